@@ -1,0 +1,230 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"go/token"
+	"sort"
+)
+
+// Validate checks a table and returns every problem it finds:
+//   - a row ID that is empty, repeated or not a Go identifier;
+//   - an ill-typed guard or update, or a guard reading a parameter its event
+//     does not carry;
+//   - two rows of one (state, event) whose guards can both hold;
+//   - a (state, valuation) with no row, for events the outside world sends;
+//   - an update that writes a value outside its variable's domain;
+//   - a row out of Removed other than a new incarnation (T25), a removal
+//     that does not reset the record, a row into Absent;
+//   - effects that disagree with the updates on a reachable record (Start
+//     without a sync put in flight, waiters dropped without CloseWaiters);
+//   - a state no behaviour reaches from Absent.
+func Validate(rows []Row) error {
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	ids := map[string]bool{}
+	for i := range rows {
+		r := &rows[i]
+		switch {
+		case r.ID == "" || !token.IsIdentifier(r.ID):
+			fail("row %d: ID %q is not an identifier", i, r.ID)
+		case ids[r.ID]:
+			fail("row %s: duplicate ID", r.ID)
+		}
+		ids[r.ID] = true
+		checkTypes(r, fail)
+		checkShape(r, fail)
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...) // the semantic checks need well-formed rows
+	}
+	ix := NewIndex(rows)
+	for _, s := range States() {
+		for _, e := range Events() {
+			checkPair(ix, s, e, fail)
+		}
+	}
+	for i := range rows {
+		checkUpdates(&rows[i], fail)
+	}
+	reached := Reachable(rows)
+	for _, msg := range reached.EffectErrors {
+		fail("%s", msg)
+	}
+	for _, s := range States() {
+		if reached.States[s] == 0 {
+			fail("state %s cannot be reached from Absent", s)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func checkTypes(r *Row, fail func(string, ...any)) {
+	k, _, err := r.Guard.typeOf()
+	switch {
+	case err != nil:
+		fail("row %s: guard: %v", r.ID, err)
+	case k != Bool:
+		fail("row %s: guard %s is not Bool", r.ID, r.Guard)
+	}
+	allowed := map[*Param]bool{}
+	for _, p := range r.Event.Info().Params {
+		allowed[p] = true
+	}
+	vars, params := map[*Var]bool{}, map[*Param]bool{}
+	r.Guard.Reads(vars, params)
+	for _, a := range r.Set {
+		a.Value.Reads(vars, params)
+		k, d, err := a.Value.typeOf()
+		switch {
+		case err != nil:
+			fail("row %s: %s := %v", r.ID, a.Var.Name, err)
+		case k != a.Var.Domain.Kind || (k == Enum && d != a.Var.Domain):
+			fail("row %s: %s := %s has the wrong type", r.ID, a.Var.Name, a.Value)
+		}
+	}
+	for p := range params {
+		if !allowed[p] {
+			fail("row %s: reads parameter %s, which %s does not carry", r.ID, p.Name, r.Event)
+		}
+	}
+}
+
+func checkShape(r *Row, fail func(string, ...any)) {
+	switch {
+	case r.From == Removed && r.To != Removed && r.Ref != "T25":
+		fail("row %s: leaves Removed but is not a new incarnation (T25)", r.ID)
+	case r.From == Removed && r.To == Removed && !r.Ignores():
+		fail("row %s: changes a removed UID", r.ID)
+	case r.To == Absent && r.From != Absent:
+		fail("row %s: enters Absent; a deleted record is Removed", r.ID)
+	case r.To == Removed && r.From != Removed && !r.Reset:
+		fail("row %s: removes the record without resetting it", r.ID)
+	case r.Reset && r.To != Removed:
+		fail("row %s: resets the record but does not remove it", r.ID)
+	case r.Reset && len(r.Set) > 0:
+		fail("row %s: resets the record and also writes variables", r.ID)
+	case !r.From.HasRecord() && r.To.HasRecord() && r.Event != RuntimeKill && !writes(r, HasConfig):
+		fail("row %s: creates a record without HasConfig", r.ID)
+	}
+}
+
+func writes(r *Row, v *Var) bool {
+	for _, a := range r.Set {
+		if a.Var == v {
+			return true
+		}
+	}
+	return false
+}
+
+// pairReads lists what the guards of one (state, event) read, and with
+// updates also what their updates read.
+func pairReads(rs []*Row, updates bool) ([]*Var, []*Param) {
+	vars, params := map[*Var]bool{}, map[*Param]bool{}
+	for _, r := range rs {
+		r.Guard.Reads(vars, params)
+		for _, a := range r.Set {
+			if updates {
+				a.Value.Reads(vars, params)
+			}
+		}
+	}
+	return sortedVars(vars), sortedParams(params)
+}
+
+func checkPair(ix *Index, s State, e Event, fail func(string, ...any)) {
+	rs := ix.Rows(s, e)
+	if len(rs) == 0 {
+		if e.Info().Total {
+			fail("(%s, %s): no row, but %s comes from outside and needs an outcome in every state", s, e, e)
+		}
+		return
+	}
+	vars, params := pairReads(rs, false)
+	if !s.HasRecord() {
+		vars = nil // no record: every variable is zero
+	}
+	env := NewEnv()
+	reported := map[string]bool{}
+	valuations(env, vars, params, func() {
+		var on []string
+		for _, r := range rs {
+			if r.Guard.Eval(env) == 1 {
+				on = append(on, r.ID)
+			}
+		}
+		switch {
+		case len(on) > 1 && !reported[on[0]+on[1]]:
+			reported[on[0]+on[1]] = true
+			fail("(%s, %s): rows %s and %s can both fire, e.g. with %s", s, e, on[0], on[1], describe(env, vars, params))
+		case len(on) == 0 && e.Info().Total && !reported[""]:
+			reported[""] = true
+			fail("(%s, %s): no row fires with %s", s, e, describe(env, vars, params))
+		}
+	})
+}
+
+func checkUpdates(r *Row, fail func(string, ...any)) {
+	vars, params := map[*Var]bool{}, map[*Param]bool{}
+	r.Guard.Reads(vars, params)
+	for _, a := range r.Set {
+		a.Value.Reads(vars, params)
+	}
+	vs, ps := sortedVars(vars), sortedParams(params)
+	if !r.From.HasRecord() {
+		vs = nil
+	}
+	env := NewEnv()
+	reported := map[string]bool{}
+	once := func(key, format string, args ...any) {
+		if !reported[key] {
+			reported[key] = true
+			fail(format, args...)
+		}
+	}
+	valuations(env, vs, ps, func() {
+		if r.Guard.Eval(env) != 1 {
+			return
+		}
+		after := r.Apply(env)
+		for _, a := range r.Set {
+			if v := after[VarIndex(a.Var)]; !a.Var.Domain.Contains(v) {
+				once("domain"+a.Var.Name, "row %s: writes %s = %d, outside %s, with %s", r.ID, a.Var.Name, v, a.Var.Domain.Name, describe(env, vs, ps))
+			}
+		}
+	})
+}
+
+func describe(env *Env, vars []*Var, params []*Param) string {
+	s := ""
+	for _, v := range vars {
+		s += fmt.Sprintf("%s=%s ", v.Name, v.Domain.Format(env.Vars[VarIndex(v)]))
+	}
+	for _, p := range params {
+		s += fmt.Sprintf("$%s=%s ", p.Name, p.Domain.Format(env.Params[ParamIndex(p)]))
+	}
+	if s == "" {
+		return "any values"
+	}
+	return s[:len(s)-1]
+}
+
+func sortedVars(m map[*Var]bool) []*Var {
+	out := make([]*Var, 0, len(m))
+	for v := range m {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return VarIndex(out[i]) < VarIndex(out[j]) })
+	return out
+}
+
+func sortedParams(m map[*Param]bool) []*Param {
+	out := make([]*Param, 0, len(m))
+	for p := range m {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return ParamIndex(out[i]) < ParamIndex(out[j]) })
+	return out
+}
