@@ -59,17 +59,16 @@ func E(d *Domain, name string) Expr { return Expr{Op: OpConst, Value: d.Value(na
 // Is compares an enum variable with one of its named values.
 func Is(v *Var, name string) Expr { return Eq(V(v), E(v.Domain, name)) }
 
-func Not(e Expr) Expr         { return Expr{Op: OpNot, Args: []Expr{e}} }
-func And(es ...Expr) Expr     { return Expr{Op: OpAnd, Args: es} }
-func Or(es ...Expr) Expr      { return Expr{Op: OpOr, Args: es} }
-func Eq(a, b Expr) Expr       { return Expr{Op: OpEq, Args: []Expr{a, b}} }
-func Lt(a, b Expr) Expr       { return Expr{Op: OpLt, Args: []Expr{a, b}} }
-func Le(a, b Expr) Expr       { return Expr{Op: OpLe, Args: []Expr{a, b}} }
-func Min(a, b Expr) Expr      { return Expr{Op: OpMin, Args: []Expr{a, b}} }
-func Max(a, b Expr) Expr      { return Expr{Op: OpMax, Args: []Expr{a, b}} }
-func If(c, a, b Expr) Expr    { return Expr{Op: OpIf, Args: []Expr{c, a, b}} }
-func Implies(a, b Expr) Expr  { return Or(Not(a), b) }
-func isTrueConst(e Expr) bool { return e.Op == OpConst && e.Domain == BoolDomain && e.Value == 1 }
+func Not(e Expr) Expr        { return Expr{Op: OpNot, Args: []Expr{e}} }
+func And(es ...Expr) Expr    { return Expr{Op: OpAnd, Args: es} }
+func Or(es ...Expr) Expr     { return Expr{Op: OpOr, Args: es} }
+func Eq(a, b Expr) Expr      { return Expr{Op: OpEq, Args: []Expr{a, b}} }
+func Lt(a, b Expr) Expr      { return Expr{Op: OpLt, Args: []Expr{a, b}} }
+func Le(a, b Expr) Expr      { return Expr{Op: OpLe, Args: []Expr{a, b}} }
+func Min(a, b Expr) Expr     { return Expr{Op: OpMin, Args: []Expr{a, b}} }
+func Max(a, b Expr) Expr     { return Expr{Op: OpMax, Args: []Expr{a, b}} }
+func If(c, a, b Expr) Expr   { return Expr{Op: OpIf, Args: []Expr{c, a, b}} }
+func Implies(a, b Expr) Expr { return Or(Not(a), b) }
 
 // Env supplies variable and parameter values to Eval, indexed like Vars and
 // Params.

@@ -6,7 +6,7 @@ import "fmt"
 // (state, variables) value reachable from Absent when every event may occur
 // with any parameters (world facts included), and which rows ever fired.
 type Reach struct {
-	Records int             // distinct (state, variables) values
+	Records []Snapshot      // every distinct (state, variables) value, in BFS order
 	States  [numStates]int  // records per state
 	Fired   map[string]bool // row IDs that fired at least once
 	// EffectErrors lists rows whose effects disagree with what they do to a
@@ -30,6 +30,12 @@ func effectErrors(r *Row, before, after []int) []string {
 	return errs
 }
 
+// Snapshot is one record value: a state and its variables, indexed like Vars.
+type Snapshot struct {
+	State State
+	Vars  []int
+}
+
 // Reachable explores a table breadth-first from the empty record, with every
 // parameter taking every value of its domain.
 func Reachable(rows []Row) Reach {
@@ -40,10 +46,6 @@ func Reachable(rows []Row) Reach {
 // choices returns (the bounds of a model-checking configuration).
 func ReachableWith(rows []Row, choices func(*Param) []int) Reach {
 	ix := NewIndex(rows)
-	type rec struct {
-		state State
-		vars  []int
-	}
 	key := func(s State, vars []int) string {
 		b := make([]byte, 0, 1+len(vars))
 		b = append(b, byte(s))
@@ -54,36 +56,36 @@ func ReachableWith(rows []Row, choices func(*Param) []int) Reach {
 	}
 	res := Reach{Fired: map[string]bool{}}
 	seen, reported := map[string]bool{}, map[string]bool{}
-	start := rec{Absent, make([]int, len(Vars))}
-	seen[key(start.state, start.vars)] = true
-	queue := []rec{start}
+	start := Snapshot{Absent, make([]int, len(Vars))}
+	seen[key(start.State, start.Vars)] = true
+	queue := []Snapshot{start}
 	env := NewEnv()
 	for len(queue) > 0 {
 		cur := queue[0]
 		queue = queue[1:]
-		res.Records++
-		res.States[cur.state]++
+		res.Records = append(res.Records, cur)
+		res.States[cur.State]++
 		for _, e := range Events() {
-			rs := ix.Rows(cur.state, e)
+			rs := ix.Rows(cur.State, e)
 			if len(rs) == 0 {
 				continue
 			}
 			_, params := pairReads(rs, true)
-			copy(env.Vars, cur.vars)
+			copy(env.Vars, cur.Vars)
 			valuationsWith(env, params, choices, func() {
-				r := ix.Enabled(cur.state, e, env)
+				r := ix.Enabled(cur.State, e, env)
 				if r == nil {
 					return
 				}
-				next := rec{r.To, r.Apply(env)}
-				for _, msg := range effectErrors(r, cur.vars, next.vars) {
+				next := Snapshot{r.To, r.Apply(env)}
+				for _, msg := range effectErrors(r, cur.Vars, next.Vars) {
 					if !reported[msg] {
 						reported[msg] = true
 						res.EffectErrors = append(res.EffectErrors, msg)
 					}
 				}
 				res.Fired[r.ID] = true
-				if k := key(next.state, next.vars); !seen[k] {
+				if k := key(next.State, next.Vars); !seen[k] {
 					seen[k] = true
 					queue = append(queue, next)
 				}

@@ -11,7 +11,7 @@ func TestTableIsValid(t *testing.T) {
 		t.Fatalf("the lifecycle table is invalid:\n%v", err)
 	}
 	r := Reachable(Table)
-	t.Logf("%d rows; %d reachable records per pod", len(Table), r.Records)
+	t.Logf("%d rows; %d reachable records per pod", len(Table), len(r.Records))
 }
 
 // TestEveryPairHasOneOutcome enumerates every (state, event) pair and every

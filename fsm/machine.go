@@ -1,0 +1,235 @@
+package fsm
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	looplab "github.com/looplab/fsm"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Machine holds the lifecycle record of every known pod UID. It is not safe
+// for concurrent use: its owner serialises every call.
+type Machine struct {
+	// lf runs every transition. Looplab keeps one current state per FSM and
+	// building one costs ~15µs, so a single FSM serves all pods: fire sets
+	// it to the pod's state, then fires the row's event. Nothing else
+	// touches it.
+	lf  *looplab.FSM
+	ctx context.Context
+
+	// records has an entry for every UID whose state HasRecord; a UID
+	// without one is Absent (a removed record is deleted, not kept).
+	records map[types.UID]record
+
+	// slots maps a full name to the static UID that holds it: a record with
+	// Static and Started in a MayHoldSlot state. At most one per full name.
+	slots map[string]types.UID
+
+	// waiting lists, per full name, the static UIDs in state Waiting, in
+	// the order their records were created. Every static Waiting record is
+	// listed exactly once; nothing else is.
+	waiting map[string][]types.UID
+
+	// synced is set by the first SyncKnownPods and never cleared.
+	synced bool
+
+	observer Observer
+}
+
+type record struct {
+	state    State
+	vars     Vars
+	fullName string // set for static pods: the slot key
+}
+
+// Record is a copy of a pod's lifecycle record.
+type Record struct {
+	State    State
+	Vars     Vars
+	FullName string // static pods only
+}
+
+// New returns an empty machine. observer may be nil.
+func New(observer Observer) *Machine {
+	return &Machine{
+		lf:       looplab.NewFSM(Absent.String(), looplabEvents(), nil),
+		ctx:      context.Background(),
+		records:  map[types.UID]record{},
+		slots:    map[string]types.UID{},
+		waiting:  map[string][]types.UID{},
+		observer: observer,
+	}
+}
+
+// Fire applies ev to the pod: it finds the row of (state, ev) whose
+// generated guard holds, fires that row's looplab event, applies the row's
+// generated updates and reports the transition. fullName is recorded when
+// the event creates the record of a static pod and ignored otherwise. The
+// world facts of p (SlotFree, FirstInLine) are computed here.
+func (m *Machine) Fire(uid types.UID, fullName string, ev Event, p Params) (Transition, error) {
+	rec, ok := m.records[uid]
+	if !ok {
+		rec = record{state: Absent}
+	}
+	if ev >= numEvents {
+		return Transition{}, m.reject(uid, rec.state, ev, &NoTransitionError{Pod: uid, State: rec.state, Event: ev})
+	}
+	p.SlotFree, p.FirstInLine = m.worldFacts(uid, rec)
+	candidates := rowsByPair[rec.state][ev]
+	var r *row
+	for _, i := range candidates {
+		if rows[i].guard(rec.vars, p) {
+			r = &rows[i]
+			break
+		}
+	}
+	if r == nil {
+		if len(candidates) == 0 {
+			return Transition{}, m.reject(uid, rec.state, ev, &NoTransitionError{Pod: uid, State: rec.state, Event: ev})
+		}
+		ids := make([]string, len(candidates))
+		for k, i := range candidates {
+			ids[k] = rows[i].id
+		}
+		return Transition{}, m.reject(uid, rec.state, ev, &GuardRejectedError{Pod: uid, State: rec.state, Event: ev, Guards: ids})
+	}
+	if err := m.fireLooplab(r); err != nil {
+		return Transition{}, err
+	}
+	next := record{state: r.to, vars: r.apply(rec.vars, p), fullName: rec.fullName}
+	if !ok && next.vars.Static {
+		next.fullName = fullName
+	}
+	m.store(uid, rec, next)
+	t := Transition{Pod: uid, Row: r.id, Ref: r.ref, Event: ev, From: rec.state, To: r.to, Vars: next.vars, Params: p, Effects: r.effects}
+	if m.observer != nil {
+		m.observer.Transition(t)
+	}
+	return t, nil
+}
+
+// fireLooplab runs the row's looplab event from the row's source state.
+// Looplab reports a self-transition as NoTransitionError without a cause;
+// that is success.
+func (m *Machine) fireLooplab(r *row) error {
+	m.lf.SetState(r.from.String())
+	err := m.lf.Event(m.ctx, r.id)
+	if noTransition, ok := err.(looplab.NoTransitionError); ok && noTransition.Err == nil && r.from == r.to {
+		err = nil // looplab returns this error value itself, never wrapped
+	}
+	if err != nil {
+		return &LooplabError{Row: r.id, Err: err}
+	}
+	if got := m.lf.Current(); got != r.to.String() {
+		return &LooplabError{Row: r.id, Err: errors.New("looplab moved to " + got + ", the table to " + r.to.String())}
+	}
+	return nil
+}
+
+func (m *Machine) reject(uid types.UID, s State, ev Event, err error) error {
+	if m.observer != nil {
+		m.observer.Rejected(uid, s, ev, err)
+	}
+	return err
+}
+
+// worldFacts computes SlotFree and FirstInLine for a static pod.
+func (m *Machine) worldFacts(uid types.UID, rec record) (slotFree, firstInLine bool) {
+	if rec.fullName == "" {
+		return true, false
+	}
+	holder, held := m.slots[rec.fullName]
+	w := m.waiting[rec.fullName]
+	return !held || holder == uid, len(w) > 0 && w[0] == uid
+}
+
+// store saves the record after a transition and keeps slots and waiting
+// true to their definitions.
+func (m *Machine) store(uid types.UID, before, after record) {
+	if after.state.HasRecord() {
+		m.records[uid] = after
+	} else {
+		delete(m.records, uid)
+	}
+	f := after.fullName
+	if f == "" {
+		return
+	}
+	holds := after.vars.Static && after.vars.Started && after.state.MayHoldSlot()
+	if holder, held := m.slots[f]; holds {
+		m.slots[f] = uid
+	} else if held && holder == uid {
+		delete(m.slots, f)
+	}
+	switch wasWaiting, isWaiting := before.state == Waiting, after.state == Waiting; {
+	case !wasWaiting && isWaiting:
+		m.waiting[f] = append(m.waiting[f], uid)
+	case wasWaiting && !isWaiting:
+		w := slices.DeleteFunc(m.waiting[f], func(x types.UID) bool { return x == uid })
+		if len(w) == 0 {
+			delete(m.waiting, f)
+		} else {
+			m.waiting[f] = w
+		}
+	}
+}
+
+// SyncKnownPods marks the machine synced and fires SyncKnownPods for every
+// record, in UID order, with the parameters params returns for it (Orphan,
+// and the grace facts of its last known pod). each, if not nil, sees every
+// transition.
+func (m *Machine) SyncKnownPods(params func(uid types.UID) Params, each func(Transition)) error {
+	m.synced = true
+	uids := make([]types.UID, 0, len(m.records))
+	for uid := range m.records {
+		uids = append(uids, uid)
+	}
+	slices.Sort(uids)
+	for _, uid := range uids {
+		t, err := m.Fire(uid, "", SyncKnownPods, params(uid))
+		if err != nil {
+			return err
+		}
+		if each != nil {
+			each(t)
+		}
+	}
+	return nil
+}
+
+// Get returns a copy of the pod's record; ok is false for a UID without
+// one (Absent).
+func (m *Machine) Get(uid types.UID) (r Record, ok bool) {
+	rec, ok := m.records[uid]
+	if !ok {
+		return Record{State: Absent}, false
+	}
+	return Record{State: rec.state, Vars: rec.vars, FullName: rec.fullName}, true
+}
+
+// Synced reports whether SyncKnownPods has run.
+func (m *Machine) Synced() bool { return m.synced }
+
+// Len is the number of records.
+func (m *Machine) Len() int { return len(m.records) }
+
+// Range calls f for every record, in no particular order, until f returns
+// false.
+func (m *Machine) Range(f func(uid types.UID, r Record) bool) {
+	for uid, rec := range m.records {
+		if !f(uid, Record{State: rec.state, Vars: rec.vars, FullName: rec.fullName}) {
+			return
+		}
+	}
+}
+
+// SlotHolder returns the static UID that holds the full name's slot.
+func (m *Machine) SlotHolder(fullName string) (types.UID, bool) {
+	uid, ok := m.slots[fullName]
+	return uid, ok
+}
+
+// Waiting returns the static UIDs waiting for the full name, in order.
+func (m *Machine) Waiting(fullName string) []types.UID { return slices.Clone(m.waiting[fullName]) }

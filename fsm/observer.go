@@ -1,0 +1,25 @@
+package fsm
+
+import "k8s.io/apimachinery/pkg/types"
+
+// Transition is one fired row, as reported to observers and returned by
+// Fire.
+type Transition struct {
+	Pod     types.UID
+	Row     string // the row ID, also the looplab event name
+	Ref     string // the reference row (T1..T25) or section
+	Event   Event
+	From    State
+	To      State
+	Vars    Vars   // the record's variables after the row
+	Params  Params // the event's parameters, world facts included
+	Effects Effect
+}
+
+// Observer receives every transition and every rejected event, in order,
+// while the machine's owner holds it. It must not call back into the
+// machine.
+type Observer interface {
+	Transition(t Transition)
+	Rejected(pod types.UID, state State, event Event, err error)
+}
