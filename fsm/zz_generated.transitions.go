@@ -6,7 +6,7 @@ import looplab "github.com/looplab/fsm"
 
 // SpecHash identifies the table this file was generated from; it equals
 // spec.Hash(spec.Table) and the SpecHash of tla/PodLifecycleTable.tla.
-const SpecHash = "247c50f7aba38aba"
+const SpecHash = "597b3ca45aa4be98"
 
 // row is one generated transition.
 type row struct {
@@ -212,7 +212,6 @@ func applyAbsentCreateAdmitTerminating(v Vars, p Params) Vars {
 	n.Deleted = p.Deleting
 	n.Evicted = false
 	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
 	n.Waiters = (v.Waiters || p.Notify)
 	return n
 }
@@ -256,7 +255,6 @@ func applyAbsentUpdateAdmitTerminating(v Vars, p Params) Vars {
 	n.Deleted = p.Deleting
 	n.Evicted = false
 	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
 	n.Waiters = (v.Waiters || p.Notify)
 	return n
 }
@@ -300,7 +298,6 @@ func applyAbsentSyncAdmitTerminating(v Vars, p Params) Vars {
 	n.Deleted = p.Deleting
 	n.Evicted = false
 	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
 	n.Waiters = (v.Waiters || p.Notify)
 	return n
 }
@@ -331,7 +328,6 @@ func applyAbsentKillAdmitTerminating(v Vars, p Params) Vars {
 	n.Deleted = p.Deleting
 	n.Evicted = (p.Evict && !p.Deleting && !p.TerminalPhase)
 	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
 	n.Waiters = (v.Waiters || p.Notify)
 	return n
 }
@@ -417,7 +413,6 @@ func applyRemovedCreateAdmitTerminating(v Vars, p Params) Vars {
 	n.Deleted = p.Deleting
 	n.Evicted = false
 	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
 	n.Waiters = (v.Waiters || p.Notify)
 	return n
 }
@@ -461,7 +456,6 @@ func applyRemovedUpdateAdmitTerminating(v Vars, p Params) Vars {
 	n.Deleted = p.Deleting
 	n.Evicted = false
 	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
 	n.Waiters = (v.Waiters || p.Notify)
 	return n
 }
@@ -505,7 +499,6 @@ func applyRemovedSyncAdmitTerminating(v Vars, p Params) Vars {
 	n.Deleted = p.Deleting
 	n.Evicted = false
 	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
 	n.Waiters = (v.Waiters || p.Notify)
 	return n
 }
@@ -536,7 +529,6 @@ func applyRemovedKillAdmitTerminating(v Vars, p Params) Vars {
 	n.Deleted = p.Deleting
 	n.Evicted = (p.Evict && !p.Deleting && !p.TerminalPhase)
 	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
 	n.Waiters = (v.Waiters || p.Notify)
 	return n
 }
@@ -605,8 +597,8 @@ func applyWaitingCreateTerminate(v Vars, p Params) Vars {
 	n.Deleted = p.Deleting
 	n.Evicted = false
 	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
 	n.Waiters = (v.Waiters || p.Notify)
+	n.Pending = PendingQueued
 	return n
 }
 
@@ -632,8 +624,8 @@ func applyWaitingUpdateTerminate(v Vars, p Params) Vars {
 	n.Deleted = p.Deleting
 	n.Evicted = false
 	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
 	n.Waiters = (v.Waiters || p.Notify)
+	n.Pending = PendingQueued
 	return n
 }
 
@@ -659,8 +651,8 @@ func applyWaitingSyncTerminate(v Vars, p Params) Vars {
 	n.Deleted = p.Deleting
 	n.Evicted = false
 	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
 	n.Waiters = (v.Waiters || p.Notify)
+	n.Pending = PendingQueued
 	return n
 }
 
@@ -674,8 +666,8 @@ func applyWaitingKillTerminate(v Vars, p Params) Vars {
 	n.Deleted = p.Deleting
 	n.Evicted = (p.Evict && !p.Deleting && !p.TerminalPhase)
 	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
 	n.Waiters = (v.Waiters || p.Notify)
+	n.Pending = PendingQueued
 	return n
 }
 
@@ -749,8 +741,8 @@ func applyRunningCreateTerminate(v Vars, p Params) Vars {
 	n.Deleted = p.Deleting
 	n.Evicted = false
 	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
 	n.Waiters = (v.Waiters || p.Notify)
+	n.Pending = PendingQueued
 	return n
 }
 
@@ -776,8 +768,8 @@ func applyRunningUpdateTerminate(v Vars, p Params) Vars {
 	n.Deleted = p.Deleting
 	n.Evicted = false
 	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
 	n.Waiters = (v.Waiters || p.Notify)
+	n.Pending = PendingQueued
 	return n
 }
 
@@ -803,8 +795,8 @@ func applyRunningSyncTerminate(v Vars, p Params) Vars {
 	n.Deleted = p.Deleting
 	n.Evicted = false
 	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
 	n.Waiters = (v.Waiters || p.Notify)
+	n.Pending = PendingQueued
 	return n
 }
 
@@ -818,8 +810,8 @@ func applyRunningKillTerminate(v Vars, p Params) Vars {
 	n.Deleted = p.Deleting
 	n.Evicted = (p.Evict && !p.Deleting && !p.TerminalPhase)
 	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
 	n.Waiters = (v.Waiters || p.Notify)
+	n.Pending = PendingQueued
 	return n
 }
 

@@ -118,15 +118,15 @@ Row_{{$ev}}(r, e) ==
 {{- end}}
 
 {{end -}}
-\* Dispatch by event name.
+\* Dispatch by event name (events without rows are never enabled).
 Enabled(ev, r, e) ==
     CASE {{range $i, $e := .Events}}{{if $i}}
       [] {{end}}ev = "{{$e}}" -> Enabled_{{$e}}(r, e){{end}}
 Apply(ev, r, e) ==
-    CASE {{range $i, $e := .Events}}{{if $i}}
+    CASE {{range $i, $e := .Fired}}{{if $i}}
       [] {{end}}ev = "{{$e}}" -> Apply_{{$e}}(r, e){{end}}
 RowName(ev, r, e) ==
-    CASE {{range $i, $e := .Events}}{{if $i}}
+    CASE {{range $i, $e := .Fired}}{{if $i}}
       [] {{end}}ev = "{{$e}}" -> Row_{{$e}}(r, e){{end}}
 =============================================================================
 `))
@@ -139,12 +139,20 @@ func tlaTable(rows []spec.Row) ([]byte, error) {
 		}
 	}
 	var names []string
+	var withRows []spec.Event
+	ix := spec.NewIndex(rows)
 	for _, e := range spec.Events() {
 		names = append(names, e.String())
+		for _, s := range spec.States() {
+			if len(ix.Rows(s, e)) > 0 {
+				withRows = append(withRows, e)
+				break
+			}
+		}
 	}
 	var b bytes.Buffer
 	err := tlaTemplate.Execute(&b, map[string]any{
-		"Hash": spec.Hash(rows), "States": spec.States(), "Events": spec.Events(), "EventNames": names,
+		"Hash": spec.Hash(rows), "States": spec.States(), "Events": spec.Events(), "EventNames": names, "Fired": withRows,
 		"Enums": enums, "NoGrace": spec.NoGrace, "Predicates": spec.Predicates, "Vars": spec.Vars,
 		"Params": spec.Params, "Rows": rows,
 	})

@@ -120,13 +120,13 @@ func (b *builder) firstSight(s State) {
 }
 
 // terminate lists the writes of a config event that makes a record
-// terminating (reference 1.4 steps 6 and 7).
+// terminating (reference 1.4 steps 6 and 7), besides queueing it.
 func terminate(ev Event) []Assign {
 	evicted := B(false)
 	if ev == Kill {
 		evicted = And(P(PEvict), Not(P(PDeleting)), Not(P(PTerminalPhase)))
 	}
-	return []Assign{set(Deleted, P(PDeleting)), set(Evicted, evicted), set(Grace, firstGrace), queue, keepNotify}
+	return []Assign{set(Deleted, P(PDeleting)), set(Evicted, evicted), set(Grace, firstGrace), keepNotify}
 }
 
 // notTerminating adds the UpdatePod rows of Waiting and Running: plain
@@ -142,7 +142,7 @@ func (b *builder) notTerminating(s State) {
 			guard = deletionOrTerminal
 		}
 		b.add("T8", s, ev, "Terminate", guard, TerminationRequested, KeepNotify|Cancel,
-			"termination is latched at once and cancels the sync in flight", terminate(ev)...)
+			"termination is latched at once and cancels the sync in flight", append(terminate(ev), queue)...)
 	}
 	b.add("T8", s, RuntimeKill, "Terminate", B(true), TerminationRequested, KeepNotify|Cancel,
 		"a runtime-only kill of a known pod becomes a kill of that pod",

@@ -9,8 +9,8 @@ import (
 
 // Validate checks a table and returns every problem it finds:
 //   - a row ID that is empty, repeated or not a Go identifier;
-//   - an ill-typed guard or update, or a guard reading a parameter its event
-//     does not carry;
+//   - an ill-typed guard or update, a variable written twice by one row, or
+//     a guard reading a parameter its event does not carry;
 //   - two rows of one (state, event) whose guards can both hold;
 //   - a (state, valuation) with no row, for events the outside world sends;
 //   - an update that writes a value outside its variable's domain;
@@ -74,7 +74,12 @@ func checkTypes(r *Row, fail func(string, ...any)) {
 	}
 	vars, params := map[*Var]bool{}, map[*Param]bool{}
 	r.Guard.Reads(vars, params)
+	written := map[*Var]bool{}
 	for _, a := range r.Set {
+		if written[a.Var] {
+			fail("row %s: writes %s twice", r.ID, a.Var.Name)
+		}
+		written[a.Var] = true
 		a.Value.Reads(vars, params)
 		k, d, err := a.Value.typeOf()
 		switch {
@@ -169,7 +174,12 @@ func checkPair(ix *Index, s State, e Event, fail func(string, ...any)) {
 func checkUpdates(r *Row, fail func(string, ...any)) {
 	vars, params := map[*Var]bool{}, map[*Param]bool{}
 	r.Guard.Reads(vars, params)
+	written := map[*Var]bool{}
 	for _, a := range r.Set {
+		if written[a.Var] {
+			fail("row %s: writes %s twice", r.ID, a.Var.Name)
+		}
+		written[a.Var] = true
 		a.Value.Reads(vars, params)
 	}
 	vs, ps := sortedVars(vars), sortedParams(params)

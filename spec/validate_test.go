@@ -117,6 +117,11 @@ func TestValidateRejectsBrokenTables(t *testing.T) {
 			rows[find(rows, "FinishedSyncKnownPodsRemove")].Reset = false
 			return rows
 		}, "without resetting"},
+		{"variable written twice", func(rows []Row) []Row {
+			r := &rows[find(rows, "RunningSyncPodDone")]
+			r.Set = append(r.Set, setEnum(InFlight, "SyncPod"))
+			return rows
+		}, "writes InFlight twice"},
 		{"ill-typed guard", func(rows []Row) []Row {
 			rows[find(rows, "RunningSyncPodDone")].Guard = V(Grace)
 			return rows

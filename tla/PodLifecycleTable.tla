@@ -8,7 +8,7 @@
 \* record e. PodLifecycle.tla extends this module.
 EXTENDS Integers
 
-SpecHash == "247c50f7aba38aba"
+SpecHash == "597b3ca45aa4be98"
 
 States == {"Absent", "Waiting", "Running", "TerminationRequested", "Terminating", "Terminated", "Finished", "Removed"}
 Events == {"Create", "Update", "Sync", "Kill", "RuntimeKill", "RuntimeUpdate", "Dequeue", "SyncPodDone", "SyncPodTerminal", "SyncPodFailed", "TerminatingDone", "TerminatingFailed", "TerminatedDone", "TerminatedFailed", "Requeue", "SyncKnownPods"}
@@ -46,7 +46,7 @@ A_AbsentCreateAdmit(r, e) == [r EXCEPT !.state = "Waiting", !.static = e.static,
 
 \* AbsentCreateAdmitTerminating (T1): first sight of a pod that is deleted, terminal or killed.
 G_AbsentCreateAdmitTerminating(r, e) == r.state = "Absent" /\ (~(e.terminalPhase /\ e.runtimeTerminal) /\ (e.deleting \/ e.terminalPhase))
-A_AbsentCreateAdmitTerminating(r, e) == [r EXCEPT !.state = "TerminationRequested", !.static = e.static, !.hasConfig = TRUE, !.pending = "Queued", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.pending = "Queued", !.waiters = (r.waiters \/ e.notify)]
+A_AbsentCreateAdmitTerminating(r, e) == [r EXCEPT !.state = "TerminationRequested", !.static = e.static, !.hasConfig = TRUE, !.pending = "Queued", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.waiters = (r.waiters \/ e.notify)]
 
 \* AbsentUpdatePreTerminated (T2): a pod terminal in the API and in the runtime cache needs only SyncTerminatedPod.
 G_AbsentUpdatePreTerminated(r, e) == r.state = "Absent" /\ (e.terminalPhase /\ e.runtimeTerminal)
@@ -58,7 +58,7 @@ A_AbsentUpdateAdmit(r, e) == [r EXCEPT !.state = "Waiting", !.static = e.static,
 
 \* AbsentUpdateAdmitTerminating (T1): first sight of a pod that is deleted, terminal or killed.
 G_AbsentUpdateAdmitTerminating(r, e) == r.state = "Absent" /\ (~(e.terminalPhase /\ e.runtimeTerminal) /\ (e.deleting \/ e.terminalPhase))
-A_AbsentUpdateAdmitTerminating(r, e) == [r EXCEPT !.state = "TerminationRequested", !.static = e.static, !.hasConfig = TRUE, !.pending = "Queued", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.pending = "Queued", !.waiters = (r.waiters \/ e.notify)]
+A_AbsentUpdateAdmitTerminating(r, e) == [r EXCEPT !.state = "TerminationRequested", !.static = e.static, !.hasConfig = TRUE, !.pending = "Queued", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.waiters = (r.waiters \/ e.notify)]
 
 \* AbsentSyncPreTerminated (T2): a pod terminal in the API and in the runtime cache needs only SyncTerminatedPod.
 G_AbsentSyncPreTerminated(r, e) == r.state = "Absent" /\ (e.terminalPhase /\ e.runtimeTerminal)
@@ -70,7 +70,7 @@ A_AbsentSyncAdmit(r, e) == [r EXCEPT !.state = "Waiting", !.static = e.static, !
 
 \* AbsentSyncAdmitTerminating (T1): first sight of a pod that is deleted, terminal or killed.
 G_AbsentSyncAdmitTerminating(r, e) == r.state = "Absent" /\ (~(e.terminalPhase /\ e.runtimeTerminal) /\ (e.deleting \/ e.terminalPhase))
-A_AbsentSyncAdmitTerminating(r, e) == [r EXCEPT !.state = "TerminationRequested", !.static = e.static, !.hasConfig = TRUE, !.pending = "Queued", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.pending = "Queued", !.waiters = (r.waiters \/ e.notify)]
+A_AbsentSyncAdmitTerminating(r, e) == [r EXCEPT !.state = "TerminationRequested", !.static = e.static, !.hasConfig = TRUE, !.pending = "Queued", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.waiters = (r.waiters \/ e.notify)]
 
 \* AbsentKillPreTerminated (T2): a pod terminal in the API and in the runtime cache needs only SyncTerminatedPod.
 G_AbsentKillPreTerminated(r, e) == r.state = "Absent" /\ (e.terminalPhase /\ e.runtimeTerminal)
@@ -78,7 +78,7 @@ A_AbsentKillPreTerminated(r, e) == [r EXCEPT !.state = "Terminated", !.static = 
 
 \* AbsentKillAdmitTerminating (T1): first sight of a pod that is deleted, terminal or killed.
 G_AbsentKillAdmitTerminating(r, e) == r.state = "Absent" /\ ~(e.terminalPhase /\ e.runtimeTerminal)
-A_AbsentKillAdmitTerminating(r, e) == [r EXCEPT !.state = "TerminationRequested", !.static = e.static, !.hasConfig = TRUE, !.pending = "Queued", !.deleted = e.deleting, !.evicted = (e.evict /\ ~e.deleting /\ ~e.terminalPhase), !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.pending = "Queued", !.waiters = (r.waiters \/ e.notify)]
+A_AbsentKillAdmitTerminating(r, e) == [r EXCEPT !.state = "TerminationRequested", !.static = e.static, !.hasConfig = TRUE, !.pending = "Queued", !.deleted = e.deleting, !.evicted = (e.evict /\ ~e.deleting /\ ~e.terminalPhase), !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.waiters = (r.waiters \/ e.notify)]
 
 \* AbsentRuntimeKillOrphan (T3): a pod known only to the runtime is terminated (grace 1 unless overridden).
 G_AbsentRuntimeKillOrphan(r, e) == r.state = "Absent" /\ TRUE
@@ -106,7 +106,7 @@ A_RemovedCreateAdmit(r, e) == [r EXCEPT !.state = "Waiting", !.static = e.static
 
 \* RemovedCreateAdmitTerminating (T25): first sight of a pod that is deleted, terminal or killed.
 G_RemovedCreateAdmitTerminating(r, e) == r.state = "Removed" /\ (~(e.terminalPhase /\ e.runtimeTerminal) /\ (e.deleting \/ e.terminalPhase))
-A_RemovedCreateAdmitTerminating(r, e) == [r EXCEPT !.state = "TerminationRequested", !.static = e.static, !.hasConfig = TRUE, !.pending = "Queued", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.pending = "Queued", !.waiters = (r.waiters \/ e.notify)]
+A_RemovedCreateAdmitTerminating(r, e) == [r EXCEPT !.state = "TerminationRequested", !.static = e.static, !.hasConfig = TRUE, !.pending = "Queued", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.waiters = (r.waiters \/ e.notify)]
 
 \* RemovedUpdatePreTerminated (T25): a pod terminal in the API and in the runtime cache needs only SyncTerminatedPod.
 G_RemovedUpdatePreTerminated(r, e) == r.state = "Removed" /\ (e.terminalPhase /\ e.runtimeTerminal)
@@ -118,7 +118,7 @@ A_RemovedUpdateAdmit(r, e) == [r EXCEPT !.state = "Waiting", !.static = e.static
 
 \* RemovedUpdateAdmitTerminating (T25): first sight of a pod that is deleted, terminal or killed.
 G_RemovedUpdateAdmitTerminating(r, e) == r.state = "Removed" /\ (~(e.terminalPhase /\ e.runtimeTerminal) /\ (e.deleting \/ e.terminalPhase))
-A_RemovedUpdateAdmitTerminating(r, e) == [r EXCEPT !.state = "TerminationRequested", !.static = e.static, !.hasConfig = TRUE, !.pending = "Queued", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.pending = "Queued", !.waiters = (r.waiters \/ e.notify)]
+A_RemovedUpdateAdmitTerminating(r, e) == [r EXCEPT !.state = "TerminationRequested", !.static = e.static, !.hasConfig = TRUE, !.pending = "Queued", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.waiters = (r.waiters \/ e.notify)]
 
 \* RemovedSyncPreTerminated (T25): a pod terminal in the API and in the runtime cache needs only SyncTerminatedPod.
 G_RemovedSyncPreTerminated(r, e) == r.state = "Removed" /\ (e.terminalPhase /\ e.runtimeTerminal)
@@ -130,7 +130,7 @@ A_RemovedSyncAdmit(r, e) == [r EXCEPT !.state = "Waiting", !.static = e.static, 
 
 \* RemovedSyncAdmitTerminating (T25): first sight of a pod that is deleted, terminal or killed.
 G_RemovedSyncAdmitTerminating(r, e) == r.state = "Removed" /\ (~(e.terminalPhase /\ e.runtimeTerminal) /\ (e.deleting \/ e.terminalPhase))
-A_RemovedSyncAdmitTerminating(r, e) == [r EXCEPT !.state = "TerminationRequested", !.static = e.static, !.hasConfig = TRUE, !.pending = "Queued", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.pending = "Queued", !.waiters = (r.waiters \/ e.notify)]
+A_RemovedSyncAdmitTerminating(r, e) == [r EXCEPT !.state = "TerminationRequested", !.static = e.static, !.hasConfig = TRUE, !.pending = "Queued", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.waiters = (r.waiters \/ e.notify)]
 
 \* RemovedKillPreTerminated (T25): a pod terminal in the API and in the runtime cache needs only SyncTerminatedPod.
 G_RemovedKillPreTerminated(r, e) == r.state = "Removed" /\ (e.terminalPhase /\ e.runtimeTerminal)
@@ -138,7 +138,7 @@ A_RemovedKillPreTerminated(r, e) == [r EXCEPT !.state = "Terminated", !.static =
 
 \* RemovedKillAdmitTerminating (T25): first sight of a pod that is deleted, terminal or killed.
 G_RemovedKillAdmitTerminating(r, e) == r.state = "Removed" /\ ~(e.terminalPhase /\ e.runtimeTerminal)
-A_RemovedKillAdmitTerminating(r, e) == [r EXCEPT !.state = "TerminationRequested", !.static = e.static, !.hasConfig = TRUE, !.pending = "Queued", !.deleted = e.deleting, !.evicted = (e.evict /\ ~e.deleting /\ ~e.terminalPhase), !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.pending = "Queued", !.waiters = (r.waiters \/ e.notify)]
+A_RemovedKillAdmitTerminating(r, e) == [r EXCEPT !.state = "TerminationRequested", !.static = e.static, !.hasConfig = TRUE, !.pending = "Queued", !.deleted = e.deleting, !.evicted = (e.evict /\ ~e.deleting /\ ~e.terminalPhase), !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.waiters = (r.waiters \/ e.notify)]
 
 \* RemovedRuntimeKillOrphan (T25): a pod known only to the runtime is terminated (grace 1 unless overridden).
 G_RemovedRuntimeKillOrphan(r, e) == r.state = "Removed" /\ TRUE
@@ -162,7 +162,7 @@ A_WaitingCreate(r, e) == [r EXCEPT !.state = "Waiting", !.hasConfig = TRUE, !.pe
 
 \* WaitingCreateTerminate (T8): termination is latched at once and cancels the sync in flight.
 G_WaitingCreateTerminate(r, e) == r.state = "Waiting" /\ (e.deleting \/ e.terminalPhase)
-A_WaitingCreateTerminate(r, e) == [r EXCEPT !.state = "TerminationRequested", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.pending = "Queued", !.waiters = (r.waiters \/ e.notify)]
+A_WaitingCreateTerminate(r, e) == [r EXCEPT !.state = "TerminationRequested", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.waiters = (r.waiters \/ e.notify), !.pending = "Queued"]
 
 \* WaitingUpdate (1.4): the latest update replaces the pending one.
 G_WaitingUpdate(r, e) == r.state = "Waiting" /\ ~(e.deleting \/ e.terminalPhase)
@@ -170,7 +170,7 @@ A_WaitingUpdate(r, e) == [r EXCEPT !.state = "Waiting", !.hasConfig = TRUE, !.pe
 
 \* WaitingUpdateTerminate (T8): termination is latched at once and cancels the sync in flight.
 G_WaitingUpdateTerminate(r, e) == r.state = "Waiting" /\ (e.deleting \/ e.terminalPhase)
-A_WaitingUpdateTerminate(r, e) == [r EXCEPT !.state = "TerminationRequested", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.pending = "Queued", !.waiters = (r.waiters \/ e.notify)]
+A_WaitingUpdateTerminate(r, e) == [r EXCEPT !.state = "TerminationRequested", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.waiters = (r.waiters \/ e.notify), !.pending = "Queued"]
 
 \* WaitingSync (1.4): the latest update replaces the pending one.
 G_WaitingSync(r, e) == r.state = "Waiting" /\ ~(e.deleting \/ e.terminalPhase)
@@ -178,11 +178,11 @@ A_WaitingSync(r, e) == [r EXCEPT !.state = "Waiting", !.hasConfig = TRUE, !.pend
 
 \* WaitingSyncTerminate (T8): termination is latched at once and cancels the sync in flight.
 G_WaitingSyncTerminate(r, e) == r.state = "Waiting" /\ (e.deleting \/ e.terminalPhase)
-A_WaitingSyncTerminate(r, e) == [r EXCEPT !.state = "TerminationRequested", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.pending = "Queued", !.waiters = (r.waiters \/ e.notify)]
+A_WaitingSyncTerminate(r, e) == [r EXCEPT !.state = "TerminationRequested", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.waiters = (r.waiters \/ e.notify), !.pending = "Queued"]
 
 \* WaitingKillTerminate (T8): termination is latched at once and cancels the sync in flight.
 G_WaitingKillTerminate(r, e) == r.state = "Waiting" /\ TRUE
-A_WaitingKillTerminate(r, e) == [r EXCEPT !.state = "TerminationRequested", !.deleted = e.deleting, !.evicted = (e.evict /\ ~e.deleting /\ ~e.terminalPhase), !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.pending = "Queued", !.waiters = (r.waiters \/ e.notify)]
+A_WaitingKillTerminate(r, e) == [r EXCEPT !.state = "TerminationRequested", !.deleted = e.deleting, !.evicted = (e.evict /\ ~e.deleting /\ ~e.terminalPhase), !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.waiters = (r.waiters \/ e.notify), !.pending = "Queued"]
 
 \* WaitingRuntimeKillTerminate (T8): a runtime-only kill of a known pod becomes a kill of that pod.
 G_WaitingRuntimeKillTerminate(r, e) == r.state = "Waiting" /\ TRUE
@@ -206,7 +206,7 @@ A_RunningCreate(r, e) == [r EXCEPT !.state = "Running", !.hasConfig = TRUE, !.pe
 
 \* RunningCreateTerminate (T8): termination is latched at once and cancels the sync in flight.
 G_RunningCreateTerminate(r, e) == r.state = "Running" /\ (e.deleting \/ e.terminalPhase)
-A_RunningCreateTerminate(r, e) == [r EXCEPT !.state = "TerminationRequested", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.pending = "Queued", !.waiters = (r.waiters \/ e.notify)]
+A_RunningCreateTerminate(r, e) == [r EXCEPT !.state = "TerminationRequested", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.waiters = (r.waiters \/ e.notify), !.pending = "Queued"]
 
 \* RunningUpdate (1.4): the latest update replaces the pending one.
 G_RunningUpdate(r, e) == r.state = "Running" /\ ~(e.deleting \/ e.terminalPhase)
@@ -214,7 +214,7 @@ A_RunningUpdate(r, e) == [r EXCEPT !.state = "Running", !.hasConfig = TRUE, !.pe
 
 \* RunningUpdateTerminate (T8): termination is latched at once and cancels the sync in flight.
 G_RunningUpdateTerminate(r, e) == r.state = "Running" /\ (e.deleting \/ e.terminalPhase)
-A_RunningUpdateTerminate(r, e) == [r EXCEPT !.state = "TerminationRequested", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.pending = "Queued", !.waiters = (r.waiters \/ e.notify)]
+A_RunningUpdateTerminate(r, e) == [r EXCEPT !.state = "TerminationRequested", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.waiters = (r.waiters \/ e.notify), !.pending = "Queued"]
 
 \* RunningSync (1.4): the latest update replaces the pending one.
 G_RunningSync(r, e) == r.state = "Running" /\ ~(e.deleting \/ e.terminalPhase)
@@ -222,11 +222,11 @@ A_RunningSync(r, e) == [r EXCEPT !.state = "Running", !.hasConfig = TRUE, !.pend
 
 \* RunningSyncTerminate (T8): termination is latched at once and cancels the sync in flight.
 G_RunningSyncTerminate(r, e) == r.state = "Running" /\ (e.deleting \/ e.terminalPhase)
-A_RunningSyncTerminate(r, e) == [r EXCEPT !.state = "TerminationRequested", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.pending = "Queued", !.waiters = (r.waiters \/ e.notify)]
+A_RunningSyncTerminate(r, e) == [r EXCEPT !.state = "TerminationRequested", !.deleted = e.deleting, !.evicted = FALSE, !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.waiters = (r.waiters \/ e.notify), !.pending = "Queued"]
 
 \* RunningKillTerminate (T8): termination is latched at once and cancels the sync in flight.
 G_RunningKillTerminate(r, e) == r.state = "Running" /\ TRUE
-A_RunningKillTerminate(r, e) == [r EXCEPT !.state = "TerminationRequested", !.deleted = e.deleting, !.evicted = (e.evict /\ ~e.deleting /\ ~e.terminalPhase), !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.pending = "Queued", !.waiters = (r.waiters \/ e.notify)]
+A_RunningKillTerminate(r, e) == [r EXCEPT !.state = "TerminationRequested", !.deleted = e.deleting, !.evicted = (e.evict /\ ~e.deleting /\ ~e.terminalPhase), !.grace = Max((IF (0 <= e.graceOverride) THEN e.graceOverride ELSE e.specGrace), 1), !.waiters = (r.waiters \/ e.notify), !.pending = "Queued"]
 
 \* RunningRuntimeKillTerminate (T8): a runtime-only kill of a known pod becomes a kill of that pod.
 G_RunningRuntimeKillTerminate(r, e) == r.state = "Running" /\ TRUE
@@ -1090,7 +1090,7 @@ Row_SyncKnownPods(r, e) ==
       [] G_TerminatedSyncKnownPodsRemove(r, e) -> "TerminatedSyncKnownPodsRemove"
       [] G_TerminatedSyncKnownPodsDrive(r, e) -> "TerminatedSyncKnownPodsDrive"
 
-\* Dispatch by event name.
+\* Dispatch by event name (events without rows are never enabled).
 Enabled(ev, r, e) ==
     CASE ev = "Create" -> Enabled_Create(r, e)
       [] ev = "Update" -> Enabled_Update(r, e)

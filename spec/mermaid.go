@@ -1,18 +1,16 @@
-package main
+package spec
 
 import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/podlife/podlife/spec"
 )
 
-// mermaid renders the transitions that can fire and change the state, one
+// Mermaid renders the transitions that can fire and change the state, one
 // edge per (from, to) labelled with its events, sorted.
-func mermaid(rows []spec.Row) string {
-	fired := spec.Reachable(rows).Fired
-	type edge struct{ from, to spec.State }
+func Mermaid(rows []Row) string {
+	fired := Reachable(rows).Fired
+	type edge struct{ from, to State }
 	labels := map[edge][]string{}
 	for _, r := range rows {
 		if r.From == r.To || !fired[r.ID] {

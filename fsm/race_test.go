@@ -1,0 +1,5 @@
+//go:build race
+
+package fsm
+
+const raceDetector = true
