@@ -4,7 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,11 +15,20 @@ import (
 // generated transitions) they only read. A new exported mutator fails this
 // test until it is reviewed and added here.
 func TestNoExportedWayToSetState(t *testing.T) {
-	pkgs, err := parser.ParseDir(token.NewFileSet(), ".", func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, 0)
+	names, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
+	}
+	var files []*ast.File
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
 	}
 	allowed := []string{
 		"New", "Machine.Fire", "Machine.SyncKnownPods", // the transitions
@@ -28,7 +37,7 @@ func TestNoExportedWayToSetState(t *testing.T) {
 		"NoTransitionError.Error", "GuardRejectedError.Error", "LooplabError.Error", "LooplabError.Unwrap",
 		"State.HasRecord", "State.TerminationRequested", "State.TerminationStarted", "State.IsTerminated", "State.IsFinished", "State.MayHoldSlot",
 	}
-	for _, f := range pkgs["fsm"].Files {
+	for _, f := range files {
 		for _, d := range f.Decls {
 			fn, ok := d.(*ast.FuncDecl)
 			if !ok || !fn.Name.IsExported() {
@@ -48,7 +57,7 @@ func TestNoExportedWayToSetState(t *testing.T) {
 		}
 	}
 	// Machine has no exported fields.
-	for _, f := range pkgs["fsm"].Files {
+	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			ts, ok := n.(*ast.TypeSpec)
 			if ok && ts.Name.Name == "Machine" {
