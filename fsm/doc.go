@@ -5,8 +5,9 @@
 //
 // Machine.Fire is the only way to change a pod's state or variables: it
 // picks the one row whose generated guard holds, fires that row's looplab
-// event, applies the row's generated updates and reports the transition to
-// the observer. Nothing exported sets a state or a variable directly.
+// event when the row changes the state, applies the row's generated updates
+// and reports the transition to the observer. Nothing exported sets a state
+// or a variable directly.
 package fsm
 
 //go:generate go run ../gen -root ..

@@ -95,8 +95,10 @@ func (m *Machine) Fire(uid types.UID, fullName string, ev Event, p Params) (Tran
 		}
 		return Transition{}, m.reject(uid, rec.state, ev, &GuardRejectedError{Pod: uid, State: rec.state, Event: ev, Guards: ids})
 	}
-	if err := m.fireLooplab(r); err != nil {
-		return Transition{}, err
+	if r.from != r.to {
+		if err := m.fireLooplab(r); err != nil {
+			return Transition{}, err
+		}
 	}
 	next := record{state: r.to, vars: r.apply(rec.vars, p), fullName: rec.fullName}
 	if !ok && next.vars.Static {
@@ -110,16 +112,13 @@ func (m *Machine) Fire(uid types.UID, fullName string, ev Event, p Params) (Tran
 	return t, nil
 }
 
-// fireLooplab runs the row's looplab event from the row's source state.
-// Looplab reports a self-transition as NoTransitionError without a cause;
-// that is success.
+// fireLooplab runs a state-changing row's looplab event from the row's
+// source state. Rows that keep the state are not looplab transitions:
+// looplab would answer NoTransitionError and do nothing else, so Fire
+// applies them without it.
 func (m *Machine) fireLooplab(r *row) error {
 	m.lf.SetState(r.from.String())
-	err := m.lf.Event(m.ctx, r.id)
-	if noTransition, ok := err.(looplab.NoTransitionError); ok && noTransition.Err == nil && r.from == r.to {
-		err = nil // looplab returns this error value itself, never wrapped
-	}
-	if err != nil {
+	if err := m.lf.Event(m.ctx, r.id); err != nil {
 		return &LooplabError{Row: r.id, Err: err}
 	}
 	if got := m.lf.Current(); got != r.to.String() {

@@ -43,12 +43,12 @@ func TestLifecycle(t *testing.T) {
 		to      State
 		effects Effect
 	}{
-		{Create, plain, Waiting, 0},
+		{Create, plain, Waiting, TakeUpdate},
 		{Dequeue, Params{}, Running, Start},
 		{SyncPodDone, Params{}, Running, Resync},
-		{Kill, Params{GraceOverride: 5, Notify: true}, TerminationRequested, KeepNotify | Cancel},
+		{Kill, Params{GraceOverride: 5, Notify: true}, TerminationRequested, KeepNotify | Cancel | TakeUpdate},
 		{Dequeue, Params{}, Terminating, Start},
-		{Kill, Params{GraceOverride: 2, Notify: true}, Terminating, KeepNotify | Cancel},
+		{Kill, Params{GraceOverride: 2, Notify: true}, Terminating, KeepNotify | Cancel | TakeUpdate},
 		{TerminatingFailed, Params{}, Terminating, Backoff},
 		{Dequeue, Params{}, Terminating, Start},
 		{TerminatingDone, Params{}, Terminated, CloseWaiters},
@@ -146,7 +146,8 @@ func TestStaticPodsTakeTheSlotInArrivalOrder(t *testing.T) {
 }
 
 // TestSelfTransitionsSucceed covers looplab's trap: a row whose source and
-// target state are equal makes looplab return NoTransitionError.
+// target state are equal would make looplab return NoTransitionError; such
+// rows are applied without looplab.
 func TestSelfTransitionsSucceed(t *testing.T) {
 	m := New(nil)
 	mustFire(t, m, "a", "", Create, plain)

@@ -245,9 +245,10 @@ const (
 	Resync
 	Backoff
 	Exit
+	TakeUpdate
 )
 
-var effectNames = [...]string{"Start", "Cancel", "KeepNotify", "CloseWaiters", "Resync", "Backoff", "Exit"}
+var effectNames = [...]string{"Start", "Cancel", "KeepNotify", "CloseWaiters", "Resync", "Backoff", "Exit", "TakeUpdate"}
 
 // Has reports whether every effect of f is in e.
 func (e Effect) Has(f Effect) bool { return e&f == f }

@@ -238,8 +238,8 @@ func apply{{.ID}}(v Vars, p Params) Vars {
 {{- end}}
 }
 {{end}}
-// looplabEvents is the table as looplab/fsm events: one per row, named by
-// the row ID, sorted by name.
+// looplabEvents is the table as looplab/fsm events: one per row that
+// changes the state, named by the row ID, sorted by name.
 func looplabEvents() looplab.Events {
 	return looplab.Events{
 {{- range .Looplab}}
@@ -330,8 +330,12 @@ func goTransitions(rows []spec.Row) ([]byte, error) {
 		}
 		pairs = append(pairs, pr)
 	}
-	looplab := make([]spec.Row, len(rows))
-	copy(looplab, rows)
+	var looplab []spec.Row
+	for _, r := range rows {
+		if r.From != r.To {
+			looplab = append(looplab, r)
+		}
+	}
 	sort.Slice(looplab, func(i, j int) bool { return looplab[i].ID < looplab[j].ID })
 	return renderGo(transitionsTemplate, map[string]any{
 		"Hash": spec.Hash(rows), "Rows": rows, "Pairs": pairs, "Looplab": looplab,

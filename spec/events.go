@@ -73,6 +73,9 @@ var eventInfo = [numEvents]EventInfo{
 	SyncKnownPods:     {Name: "SyncKnownPods", Total: true, Params: []*Param{POrphan, PGraceOverride, PSpecGrace}, Doc: "SyncKnownPods reconciles the record"},
 }
 
+// IsUpdatePod reports whether the event is an UpdatePod call.
+func (e Event) IsUpdatePod() bool { return e <= RuntimeUpdate }
+
 // Info returns the event's description.
 func (e Event) Info() EventInfo { return eventInfo[e] }
 

@@ -24,11 +24,13 @@ const (
 	Backoff
 	// Exit: the pod's worker is done; drop its timer and context.
 	Exit
+	// TakeUpdate: the update (an UpdatePod event) replaces the pending one.
+	TakeUpdate
 
 	numEffects = iota
 )
 
-var effectNames = [numEffects]string{"Start", "Cancel", "KeepNotify", "CloseWaiters", "Resync", "Backoff", "Exit"}
+var effectNames = [numEffects]string{"Start", "Cancel", "KeepNotify", "CloseWaiters", "Resync", "Backoff", "Exit", "TakeUpdate"}
 
 // EffectNames lists the effect names in bit order.
 func EffectNames() []string { return effectNames[:] }

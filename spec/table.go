@@ -39,6 +39,9 @@ type builder struct{ rows []Row }
 // add appends one row. tag tells rows of the same (from, event) apart; the
 // row ID is From+Event+tag.
 func (b *builder) add(ref string, from State, ev Event, tag string, guard Expr, to State, eff Effect, doc string, sets ...Assign) {
+	if ev.IsUpdatePod() && writes(&Row{Set: sets}, Pending) {
+		eff |= TakeUpdate // an update that queues work becomes the pending update
+	}
 	b.rows = append(b.rows, Row{
 		ID: from.String() + ev.String() + tag, Ref: ref, From: from, Event: ev,
 		Guard: guard, To: to, Set: sets, Effects: eff, Doc: doc,

@@ -16,6 +16,8 @@ import (
 //   - an update that writes a value outside its variable's domain;
 //   - a row out of Removed other than a new incarnation (T25), a removal
 //     that does not reset the record, a row into Absent;
+//   - TakeUpdate on a row that does not queue an update, or missing on one
+//     that does;
 //   - effects that disagree with the updates on a reachable record (Start
 //     without a sync put in flight, waiters dropped without CloseWaiters);
 //   - a state no behaviour reaches from Absent.
@@ -112,6 +114,8 @@ func checkShape(r *Row, fail func(string, ...any)) {
 		fail("row %s: resets the record and also writes variables", r.ID)
 	case !r.From.HasRecord() && r.To.HasRecord() && r.Event != RuntimeKill && !writes(r, HasConfig):
 		fail("row %s: creates a record without HasConfig", r.ID)
+	case r.Effects.Has(TakeUpdate) != (r.Event.IsUpdatePod() && writes(r, Pending)):
+		fail("row %s: TakeUpdate must mark exactly the UpdatePod rows that queue the update", r.ID)
 	}
 }
 

@@ -122,6 +122,10 @@ func TestValidateRejectsBrokenTables(t *testing.T) {
 			r.Set = append(r.Set, setEnum(InFlight, "SyncPod"))
 			return rows
 		}, "writes InFlight twice"},
+		{"queued update not taken", func(rows []Row) []Row {
+			rows[find(rows, "RunningUpdate")].Effects &^= TakeUpdate
+			return rows
+		}, "TakeUpdate must mark"},
 		{"ill-typed guard", func(rows []Row) []Row {
 			rows[find(rows, "RunningSyncPodDone")].Guard = V(Grace)
 			return rows

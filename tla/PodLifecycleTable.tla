@@ -8,7 +8,7 @@
 \* record e. PodLifecycle.tla extends this module.
 EXTENDS Integers
 
-SpecHash == "597b3ca45aa4be98"
+SpecHash == "c0a964aa191fd7d7"
 
 States == {"Absent", "Waiting", "Running", "TerminationRequested", "Terminating", "Terminated", "Finished", "Removed"}
 Events == {"Create", "Update", "Sync", "Kill", "RuntimeKill", "RuntimeUpdate", "Dequeue", "SyncPodDone", "SyncPodTerminal", "SyncPodFailed", "TerminatingDone", "TerminatingFailed", "TerminatedDone", "TerminatedFailed", "Requeue", "SyncKnownPods"}

@@ -1,0 +1,457 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/podlife/podlife/fsm"
+)
+
+// Driver carries out what the Core decides but must not do itself: run
+// code concurrently and wait. PodWorkers is the driver of a live engine; a
+// model checker can drive a Core directly.
+type Driver interface {
+	// Run asks for the pod's worker loop: call Core.Next and, for each Work
+	// it returns, the sync function and Core.Done, until Next returns false.
+	// The Core calls Run only when no loop runs for the pod.
+	Run(uid types.UID)
+	// After asks for Core.Timer(uid) after d, replacing any earlier request.
+	After(uid types.UID, d time.Duration)
+	// Cancel withdraws the pod's timer request.
+	Cancel(uid types.UID)
+}
+
+// Core is the engine's synchronous heart, in the manner of etcd's RawNode:
+// the lifecycle records (an fsm.Machine) plus what the engine keeps for each
+// record (the pending and last taken update, kill waiters, the context of
+// the sync in flight). It starts no goroutine and never blocks. Every change
+// of a lifecycle state or record variable goes through fsm.Machine.Fire;
+// the Core only carries out the effects of the rows that fired.
+//
+// A Core is not safe for concurrent use; PodWorkers serialises every call
+// with its mutex.
+type Core struct {
+	machine *fsm.Machine
+	// pods has an entry for every record that is neither Finished nor
+	// Removed: a finished record needs nothing but its lifecycle state.
+	pods map[types.UID]*podData
+	// loops counts, per UID, the worker loops running: Driver.Run was
+	// called and Next has not yet returned false. It outlives a record, so
+	// a loop of a removed incarnation is still counted.
+	loops   map[types.UID]int
+	driver  Driver
+	clock   clock.PassiveClock
+	cache   StatusCache
+	resync  time.Duration
+	backoff time.Duration
+	metrics *metrics
+	log     *slog.Logger
+	// base is the parent of every sync's context; Stop cancels it.
+	base context.Context
+}
+
+// podData is what the engine keeps for a live record besides its lifecycle.
+type podData struct {
+	fullName string
+	// pending is the latest update not yet taken by the worker, when
+	// hasPending. A record can be queued without one (after a phase change
+	// or a timer); the worker then repeats the last taken update.
+	pending    UpdatePodOptions
+	hasPending bool
+	// active is the merged view of the updates taken so far: the latest
+	// pod, mirror pod and runtime pod.
+	active UpdatePodOptions
+	// waiters are the kill completion channels to close when the
+	// terminating sync succeeds; statusFn is the latest status function.
+	waiters  []chan<- struct{}
+	statusFn func(*v1.PodStatus)
+	// ctx is the context of the sync calls; Cancel effects cancel it and a
+	// new one is made for the next call.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// identity is the status handed to syncers without a StatusCache.
+	identity *PodStatus
+}
+
+// coreConfig configures a Core.
+type coreConfig struct {
+	driver          Driver
+	clock           clock.PassiveClock
+	cache           StatusCache
+	resync, backoff time.Duration
+	metrics         *metrics
+	observer        fsm.Observer
+	log             *slog.Logger
+	base            context.Context
+}
+
+func newCore(cfg coreConfig) *Core {
+	c := &Core{
+		pods: map[types.UID]*podData{}, loops: map[types.UID]int{}, driver: cfg.driver, clock: cfg.clock, cache: cfg.cache,
+		resync: cfg.resync, backoff: cfg.backoff, metrics: cfg.metrics, log: cfg.log, base: cfg.base,
+	}
+	c.machine = fsm.New(observers(cfg.metrics, cfg.observer))
+	return c
+}
+
+// UpdatePod delivers an update (reference 1.4). It returns an error only for
+// invalid input, and then changes nothing.
+func (c *Core) UpdatePod(o UpdatePodOptions) error {
+	uid, err := validate(&o)
+	if errors.Is(err, errRuntimeNonKill) {
+		_, ferr := c.machine.Fire(uid, "", fsm.RuntimeUpdate, fsm.Params{GraceOverride: fsm.NoGrace})
+		closeCompleted(&o)
+		return errors.Join(err, ferr)
+	}
+	if err != nil {
+		closeCompleted(&o)
+		return err
+	}
+	pd := c.pods[uid]
+	var ev fsm.Event
+	var p fsm.Params
+	var fullName string
+	if o.Pod != nil {
+		o.RunningPod = nil
+		ev, p = updateEvents[o.UpdateType], configParams(&o)
+		fullName = FullName(o.Pod.Name, o.Pod.Namespace)
+		if _, known := c.machine.Get(uid); !known && p.TerminalPhase {
+			p.RuntimeTerminal = c.cachedTerminal(uid)
+		}
+	} else {
+		ev, fullName = fsm.RuntimeKill, FullName(o.RunningPod.Name, o.RunningPod.Namespace)
+		if known := pd.lastPod(); known != nil {
+			// A kill of a runtime pod whose config is known kills that pod.
+			o.Pod, o.RunningPod = known, nil
+		}
+		p.GraceOverride, p.SpecGrace = graceFacts(o.Pod, o.KillPodOptions)
+		p.Notify = o.KillPodOptions != nil && o.KillPodOptions.CompletedCh != nil
+	}
+	if !p.Static {
+		fullName = ""
+	}
+	t, err := c.machine.Fire(uid, fullName, ev, p)
+	if err != nil {
+		closeCompleted(&o)
+		return err // external events always have a row: a bug in the table
+	}
+	if t.From == fsm.Absent && t.Event == fsm.RuntimeKill {
+		c.metrics.orphanedRuntimePod()
+	}
+	c.apply(t, &o)
+	return nil
+}
+
+// cachedTerminal reports whether the status cache shows nothing running for
+// a pod seen for the first time with a terminal phase (reference T2).
+func (c *Core) cachedTerminal(uid types.UID) bool {
+	if c.cache == nil {
+		return false
+	}
+	s, err := c.cache.Get(uid)
+	return err == nil && s != nil && runtimeTerminal(s)
+}
+
+// apply carries out the effects of a transition that fired for the pod.
+// incoming is the update that caused it, if any.
+func (c *Core) apply(t fsm.Transition, incoming *UpdatePodOptions) {
+	uid := t.Pod
+	pd := c.pods[uid]
+	if pd == nil && incoming != nil && t.To.HasRecord() && !t.To.IsFinished() {
+		pd = &podData{}
+		if incoming.Pod != nil {
+			pd.fullName = FullName(incoming.Pod.Name, incoming.Pod.Namespace)
+		} else {
+			pd.fullName = FullName(incoming.RunningPod.Name, incoming.RunningPod.Namespace)
+		}
+		c.pods[uid] = pd
+	}
+	if incoming != nil {
+		c.takeIncoming(t, pd, incoming)
+	}
+	if pd == nil {
+		return
+	}
+	e := t.Effects
+	if e.Has(fsm.Cancel) && pd.cancel != nil {
+		pd.cancel()
+		pd.ctx, pd.cancel = nil, nil
+	}
+	if e.Has(fsm.CloseWaiters) {
+		for _, ch := range pd.waiters {
+			close(ch)
+		}
+		pd.waiters, pd.statusFn = nil, nil
+	}
+	queued := t.Vars.Pending == fsm.PendingQueued
+	switch {
+	case e.Has(fsm.Exit) || t.To == fsm.Removed:
+		c.forget(uid, pd)
+		return
+	case e.Has(fsm.Resync) && !queued:
+		c.driver.After(uid, jitter(c.resync))
+	case e.Has(fsm.Backoff) && !queued:
+		c.driver.After(uid, jitter(c.backoff))
+	}
+	if queued && t.Vars.InFlight == fsm.InFlightNone && c.loops[uid] == 0 {
+		c.loops[uid]++
+		c.driver.Run(uid)
+	}
+}
+
+// takeIncoming keeps or releases what an update carries: the update itself
+// becomes the pending one (TakeUpdate), its kill options are kept until
+// the pod terminated (KeepNotify) or its channel is closed at once.
+func (c *Core) takeIncoming(t fsm.Transition, pd *podData, o *UpdatePodOptions) {
+	if pd == nil { // finished or no record: nothing can be kept
+		closeCompleted(o)
+		return
+	}
+	if t.Effects.Has(fsm.TakeUpdate) {
+		if pd.hasPending && !pd.pending.StartTime.IsZero() && (o.StartTime.IsZero() || pd.pending.StartTime.Before(o.StartTime)) {
+			o.StartTime = pd.pending.StartTime // report the oldest coalesced update's latency
+		}
+		pd.pending, pd.hasPending = *o, true
+		pd.pending.KillPodOptions = nil // kept below, or released
+	}
+	kpo := o.KillPodOptions
+	if kpo == nil {
+		return
+	}
+	if !t.Effects.Has(fsm.KeepNotify) {
+		if kpo.CompletedCh != nil {
+			close(kpo.CompletedCh)
+		}
+		return
+	}
+	if kpo.CompletedCh != nil {
+		pd.waiters = append(pd.waiters, kpo.CompletedCh)
+	}
+	if kpo.PodStatusFunc != nil {
+		pd.statusFn = kpo.PodStatusFunc
+	}
+}
+
+// forget drops what the engine kept for a record that finished or was
+// removed; the lifecycle record (or its absence) says all that is left.
+func (c *Core) forget(uid types.UID, pd *podData) {
+	if pd.cancel != nil {
+		pd.cancel()
+	}
+	for _, ch := range pd.waiters { // rows that end a record close them; this is a backstop
+		close(ch)
+	}
+	delete(c.pods, uid)
+	c.driver.Cancel(uid)
+}
+
+func closeCompleted(o *UpdatePodOptions) {
+	if o.KillPodOptions != nil && o.KillPodOptions.CompletedCh != nil {
+		close(o.KillPodOptions.CompletedCh)
+	}
+}
+
+// lastPod is the newest real pod spec known for the record, if any.
+func (pd *podData) lastPod() *v1.Pod {
+	switch {
+	case pd == nil:
+		return nil
+	case pd.hasPending && pd.pending.Pod != nil:
+		return pd.pending.Pod
+	}
+	return pd.active.Pod
+}
+
+// Work is one sync call that a worker loop must make.
+type Work struct {
+	UID types.UID
+	// Func is the sync function to call.
+	Func       fsm.InFlight
+	Ctx        context.Context
+	UpdateType UpdateType
+	Pod        *v1.Pod
+	MirrorPod  *v1.Pod
+	RunningPod *RunningPod
+	Status     *PodStatus
+	// GracePeriod is the record's grace period for SyncTerminatingPod (nil
+	// when none was set).
+	GracePeriod *int64
+	StatusFn    func(*v1.PodStatus)
+	// StartTime of the update being processed, for the latency metric.
+	StartTime time.Time
+	// Err, when set, is the error to report instead of calling Func (the
+	// status cache failed).
+	Err error
+}
+
+// Next takes the pod's pending update (startPodSync): it returns the sync
+// call to make, or false when the pod has nothing to run now, which ends
+// its worker loop.
+func (c *Core) Next(uid types.UID) (Work, bool) {
+	w, ok := c.next(uid)
+	if !ok {
+		if c.loops[uid]--; c.loops[uid] <= 0 {
+			delete(c.loops, uid)
+		}
+	}
+	return w, ok
+}
+
+func (c *Core) next(uid types.UID) (Work, bool) {
+	pd := c.pods[uid]
+	rec, _ := c.machine.Get(uid)
+	if pd == nil || rec.Vars.Pending != fsm.PendingQueued || rec.Vars.InFlight != fsm.InFlightNone {
+		return Work{}, false
+	}
+	t, err := c.machine.Fire(uid, "", fsm.Dequeue, fsm.Params{GraceOverride: fsm.NoGrace})
+	if err != nil {
+		c.log.Error("programmer error: queued pod could not be dequeued", "pod", uid, "err", err)
+		return Work{}, false
+	}
+	if !t.Effects.Has(fsm.Start) {
+		// Parked (a static pod waits for its slot) or finished unstarted.
+		if t.To.IsFinished() && pd.hasPending {
+			c.metrics.observeDuration("terminated", pd.pending.StartTime, c.clock)
+		}
+		c.apply(t, nil)
+		return Work{}, false
+	}
+	update := pd.pending
+	if !pd.hasPending {
+		update = UpdatePodOptions{Pod: pd.active.Pod, MirrorPod: pd.active.MirrorPod, RunningPod: pd.active.RunningPod}
+	}
+	pd.pending, pd.hasPending = UpdatePodOptions{}, false
+	if update.Pod != nil {
+		pd.active.Pod = update.Pod
+	}
+	pd.active.RunningPod = update.RunningPod
+	if update.MirrorPod != nil {
+		pd.active.MirrorPod = update.MirrorPod
+	}
+	if pd.ctx == nil {
+		pd.ctx, pd.cancel = context.WithCancel(c.base)
+	}
+	w := Work{
+		UID: uid, Func: t.Vars.InFlight, Ctx: pd.ctx, UpdateType: update.UpdateType,
+		Pod: pd.active.Pod, MirrorPod: pd.active.MirrorPod, RunningPod: pd.active.RunningPod,
+		StartTime: update.StartTime,
+	}
+	switch w.Func {
+	case fsm.InFlightSyncTerminatingRuntimePod:
+		return w, true // runtime-only: no status to fetch
+	case fsm.InFlightSyncTerminatingPod:
+		if g := t.Vars.Grace; g > 0 {
+			w.GracePeriod = &g
+		}
+		w.StatusFn = pd.statusFn
+	}
+	w.Status, w.Err = c.status(uid, pd, w.Pod)
+	return w, true
+}
+
+// status is the runtime status handed to the syncer.
+func (c *Core) status(uid types.UID, pd *podData, pod *v1.Pod) (*PodStatus, error) {
+	if c.cache != nil {
+		return c.cache.Get(uid)
+	}
+	if pd.identity == nil {
+		pd.identity = &PodStatus{ID: uid, Name: pod.Name, Namespace: pod.Namespace}
+	}
+	return pd.identity, nil
+}
+
+// resultEvents maps a sync function to its (success, failure) events.
+var resultEvents = map[fsm.InFlight][2]fsm.Event{
+	fsm.InFlightSyncPod:                   {fsm.SyncPodDone, fsm.SyncPodFailed},
+	fsm.InFlightSyncTerminatingPod:        {fsm.TerminatingDone, fsm.TerminatingFailed},
+	fsm.InFlightSyncTerminatingRuntimePod: {fsm.TerminatingDone, fsm.TerminatingFailed},
+	fsm.InFlightSyncTerminatedPod:         {fsm.TerminatedDone, fsm.TerminatedFailed},
+}
+
+// Done reports the outcome of a Work's sync call (reference 1.5 step 4). A
+// context.Canceled error is not a failure to back off from: the update that
+// cancelled the call is already queued.
+func (c *Core) Done(w Work, isTerminal bool, err error) {
+	events := resultEvents[w.Func]
+	ev := events[0]
+	switch {
+	case err != nil:
+		ev = events[1]
+	case isTerminal && w.Func == fsm.InFlightSyncPod:
+		ev = fsm.SyncPodTerminal
+	}
+	t, ferr := c.machine.Fire(w.UID, "", ev, fsm.Params{GraceOverride: fsm.NoGrace})
+	if ferr != nil {
+		c.log.Error("programmer error: sync outcome rejected", "pod", w.UID, "err", ferr)
+		return
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		c.log.Info("sync failed; will retry", "pod", w.UID, "func", w.Func.String(), "err", err)
+	}
+	op := w.UpdateType.String()
+	if t.Event == fsm.TerminatedDone {
+		op = "terminated"
+	}
+	c.metrics.observeDuration(op, w.StartTime, c.clock)
+	c.apply(t, nil)
+}
+
+// Timer is the pod's retry, resync or back-off timer firing.
+func (c *Core) Timer(uid types.UID) {
+	if _, known := c.machine.Get(uid); !known {
+		return
+	}
+	t, err := c.machine.Fire(uid, "", fsm.Requeue, fsm.Params{GraceOverride: fsm.NoGrace})
+	if err != nil {
+		c.log.Error("programmer error: timer rejected", "pod", uid, "err", err)
+		return
+	}
+	c.apply(t, nil)
+}
+
+// SyncKnownPods reconciles the records with the desired pods (reference
+// 1.8) and returns every record it kept.
+func (c *Core) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
+	want := make(map[types.UID]struct{}, len(desired))
+	for _, pod := range desired {
+		if pod != nil {
+			want[pod.UID] = struct{}{}
+		}
+	}
+	var before fsm.Record
+	err := c.machine.SyncKnownPods(func(uid types.UID) fsm.Params {
+		before, _ = c.machine.Get(uid)
+		_, desired := want[uid]
+		p := fsm.Params{Orphan: !desired}
+		p.GraceOverride, p.SpecGrace = graceFacts(c.pods[uid].lastPod(), nil)
+		return p
+	}, func(t fsm.Transition) {
+		if t.To == fsm.Removed && before.Vars.RestartRequested {
+			c.metrics.restarted(before.Vars.Static)
+		}
+		c.apply(t, nil)
+	})
+	if err != nil {
+		c.log.Error("programmer error: SyncKnownPods rejected", "err", err)
+	}
+	out := make(map[types.UID]PodWorkerSync, c.machine.Len())
+	c.machine.Range(func(uid types.UID, r fsm.Record) bool {
+		_, desired := want[uid]
+		out[uid] = PodWorkerSync{State: workerState(r.State), Orphan: !desired, HasConfig: r.Vars.HasConfig, Static: r.Vars.Static}
+		return true
+	})
+	c.metrics.setWorkingPods(out)
+	return out
+}
+
+// jitter spreads a delay over [d, 1.5d), as the kubelet's requeues do.
+func jitter(d time.Duration) time.Duration {
+	return d + time.Duration(rand.Int64N(int64(d)/2+1))
+}

@@ -1,0 +1,164 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/podlife/podlife/fsm"
+)
+
+// UpdateType is the kind of an UpdatePod call.
+type UpdateType int
+
+const (
+	// SyncPodSync is a plain resync.
+	SyncPodSync UpdateType = iota
+	// SyncPodUpdate is a configuration change.
+	SyncPodUpdate
+	// SyncPodCreate is a newly admitted pod; while the UID is terminating it
+	// only asks for a restart once it finished.
+	SyncPodCreate
+	// SyncPodKill requests termination; the only type a runtime-only pod
+	// accepts.
+	SyncPodKill
+)
+
+var updateTypeNames = [...]string{"sync", "update", "create", "kill"}
+
+func (t UpdateType) String() string {
+	if t >= 0 && int(t) < len(updateTypeNames) {
+		return updateTypeNames[t]
+	}
+	return "unknown"
+}
+
+// RunningPod is a pod known only to the container runtime.
+type RunningPod struct {
+	ID         types.UID
+	Name       string
+	Namespace  string
+	Sandboxes  []*runtimeapi.PodSandbox
+	Containers []*runtimeapi.Container
+}
+
+// PodStatus is the runtime's view of a pod, as the syncer sees it.
+type PodStatus struct {
+	ID                types.UID
+	Name, Namespace   string
+	SandboxStatuses   []*runtimeapi.PodSandboxStatus
+	ContainerStatuses []*runtimeapi.ContainerStatus
+}
+
+// KillPodOptions are the options of a kill; they only mean something while
+// the pod is terminating.
+type KillPodOptions struct {
+	// CompletedCh is closed once the pod has no running container, or at
+	// once when the kill cannot be kept (the pod already terminated, or is
+	// not terminating). podlife closes every CompletedCh exactly once.
+	CompletedCh chan<- struct{}
+	// Evict marks the pod evicted: its content may be removed at once.
+	Evict bool
+	// PodStatusFunc edits the final status; the latest registered wins.
+	PodStatusFunc func(*v1.PodStatus)
+	// PodTerminationGracePeriodSecondsOverride requests a grace period; it
+	// applies only if shorter than the current one.
+	PodTerminationGracePeriodSecondsOverride *int64
+}
+
+// UpdatePodOptions is one UpdatePod call.
+type UpdatePodOptions struct {
+	UpdateType UpdateType
+	// StartTime is when the triggering event was seen; the latency until
+	// the update is processed is observed. Coalescing keeps the oldest.
+	StartTime time.Time
+	// Pod is required unless RunningPod is set; when both are, RunningPod
+	// is ignored.
+	Pod *v1.Pod
+	// MirrorPod is remembered from earlier updates when nil.
+	MirrorPod *v1.Pod
+	// RunningPod is a pod known only to the runtime; only with SyncPodKill.
+	RunningPod     *RunningPod
+	KillPodOptions *KillPodOptions
+}
+
+// PodSyncer does the work of each phase. Each method is retried until it
+// succeeds before the next phase begins; calls for one UID never overlap.
+type PodSyncer interface {
+	// SyncPod sets up and keeps running a pod that may run. isTerminal
+	// reports that the pod reached a terminal phase by itself.
+	SyncPod(ctx context.Context, updateType UpdateType, pod, mirrorPod *v1.Pod, status *PodStatus) (isTerminal bool, err error)
+	// SyncTerminatingPod stops every container within gracePeriod seconds
+	// (nil: the pod's own setting) and applies podStatusFn to the status.
+	SyncTerminatingPod(ctx context.Context, pod *v1.Pod, status *PodStatus, gracePeriod *int64, podStatusFn func(*v1.PodStatus)) error
+	// SyncTerminatingRuntimePod stops a pod known only to the runtime.
+	SyncTerminatingRuntimePod(ctx context.Context, runningPod *RunningPod) error
+	// SyncTerminatedPod cleans up after every container stopped.
+	SyncTerminatedPod(ctx context.Context, pod *v1.Pod, status *PodStatus) error
+}
+
+// StatusCache supplies the runtime status the worker hands to the syncer.
+type StatusCache interface {
+	Get(uid types.UID) (*PodStatus, error)
+}
+
+// Options configure PodWorkers. The zero value works.
+type Options struct {
+	Clock          clock.WithTicker      // nil: the real clock
+	ResyncInterval time.Duration         // 0: 1 minute
+	BackOffPeriod  time.Duration         // 0: 10 seconds
+	StatusCache    StatusCache           // nil: syncers get a status with only the pod's identity
+	Registerer     prometheus.Registerer // nil: no metrics
+	Observer       fsm.Observer          // nil: no trace; receives every transition
+	Logger         *slog.Logger          // nil: no logs
+}
+
+// PodWorkerState is the phase a pod's worker is in.
+type PodWorkerState int
+
+const (
+	// SyncPod: the pod should be set up and running.
+	SyncPod PodWorkerState = iota
+	// TerminatingPod: no new container may start; running ones are stopped.
+	TerminatingPod
+	// TerminatedPod: no container runs or will; cleanup runs.
+	TerminatedPod
+)
+
+func (s PodWorkerState) String() string {
+	switch s {
+	case SyncPod:
+		return "sync"
+	case TerminatingPod:
+		return "terminating"
+	case TerminatedPod:
+		return "terminated"
+	}
+	panic(fmt.Sprintf("unknown PodWorkerState %d", int(s)))
+}
+
+// workerState is the phase of a record in state s.
+func workerState(s fsm.State) PodWorkerState {
+	switch {
+	case s.IsTerminated():
+		return TerminatedPod
+	case s.TerminationRequested():
+		return TerminatingPod
+	}
+	return SyncPod
+}
+
+// PodWorkerSync summarises one record for SyncKnownPods' caller.
+type PodWorkerSync struct {
+	State     PodWorkerState
+	Orphan    bool // not among the desired pods
+	HasConfig bool // a real pod spec is known
+	Static    bool // that spec is from a non-apiserver source
+}

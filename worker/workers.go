@@ -1,0 +1,253 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/podlife/podlife/fsm"
+)
+
+// ErrStopped is returned by UpdatePod after Stop.
+var ErrStopped = errors.New("pod workers stopped")
+
+// PodWorkers is the engine node agents embed: one authority per pod UID
+// that knows whether its containers may start, must stop, or are gone. It
+// is the goroutine shell around a Core: a worker loop runs for a pod only
+// while it has work (an idle or finished pod has no goroutine), and one
+// goroutine runs every timer. All methods are safe for concurrent use.
+type PodWorkers struct {
+	mu     sync.Mutex
+	core   *Core
+	syncer PodSyncer
+	clock  clock.WithTicker
+	log    *slog.Logger
+
+	// timers, loops and stopped are guarded by mu. loops counts goroutines
+	// running a worker loop; idle is signalled when it drops to zero.
+	timers  *timerQueue
+	loops   int
+	idle    *sync.Cond
+	stopped bool
+
+	rearm  chan struct{} // the earliest timer changed; capacity 1
+	stopCh chan struct{} // closed by Stop
+	done   chan struct{} // closed when the timer goroutine exits
+	cancel context.CancelFunc
+}
+
+// New returns a running engine that calls syncer for every pod.
+func New(syncer PodSyncer, opts Options) *PodWorkers {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.ResyncInterval <= 0 {
+		opts.ResyncInterval = time.Minute
+	}
+	if opts.BackOffPeriod <= 0 {
+		opts.BackOffPeriod = 10 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	base, cancel := context.WithCancel(context.Background())
+	w := &PodWorkers{
+		syncer: syncer, clock: opts.Clock, log: opts.Logger, timers: newTimerQueue(),
+		rearm: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}), cancel: cancel,
+	}
+	w.idle = sync.NewCond(&w.mu)
+	w.core = newCore(coreConfig{
+		driver: (*driver)(w), clock: opts.Clock, cache: opts.StatusCache,
+		resync: opts.ResyncInterval, backoff: opts.BackOffPeriod,
+		metrics: newMetrics(opts.Registerer), observer: opts.Observer, log: opts.Logger, base: base,
+	})
+	go w.schedule()
+	return w
+}
+
+// UpdatePod delivers a configuration change or termination request for one
+// pod UID (reference 1.4). It never blocks on sync work; the latest update
+// wins, and kills are latched into the record at once. It returns an error
+// only for invalid input (wrapping ErrInvalidUpdate) or after Stop.
+func (w *PodWorkers) UpdatePod(opts UpdatePodOptions) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		closeCompleted(&opts)
+		return ErrStopped
+	}
+	return w.core.UpdatePod(opts)
+}
+
+// SyncKnownPods reconciles the workers with the desired pods: finished
+// records of undesired or restarting UIDs are removed, orphans are driven
+// to termination, and every remaining record is returned. The caller must
+// send a create for desired pods missing from the result.
+func (w *PodWorkers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.core.SyncKnownPods(desired)
+}
+
+// KillPod asks for the pod's termination and blocks until no container of
+// it runs, or ctx ends. A nil gracePeriodOverride keeps the pod's own.
+func (w *PodWorkers) KillPod(ctx context.Context, pod *v1.Pod, evict bool, gracePeriodOverride *int64, statusFn func(*v1.PodStatus)) error {
+	done := make(chan struct{})
+	err := w.UpdatePod(UpdatePodOptions{
+		UpdateType: SyncPodKill, Pod: pod,
+		KillPodOptions: &KillPodOptions{CompletedCh: done, Evict: evict, PodStatusFunc: statusFn, PodTerminationGracePeriodSecondsOverride: gracePeriodOverride},
+	})
+	if err != nil {
+		return err
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("killing pod %s/%s: %w", pod.Namespace, pod.Name, ctx.Err())
+	}
+}
+
+// Stop cancels every sync in flight, stops the timers and waits until no
+// goroutine of the engine runs. Syncers must return when their context is
+// cancelled.
+func (w *PodWorkers) Stop() {
+	w.mu.Lock()
+	if !w.stopped {
+		w.stopped = true
+		w.cancel()
+		close(w.stopCh)
+	}
+	w.mu.Unlock()
+	<-w.done
+	w.waitIdle()
+}
+
+// waitIdle blocks until no worker loop runs.
+func (w *PodWorkers) waitIdle() {
+	w.mu.Lock()
+	for w.loops > 0 {
+		w.idle.Wait()
+	}
+	w.mu.Unlock()
+}
+
+// loop is a pod's worker loop: it makes the pod's sync calls one at a time,
+// without the lock, until the pod has nothing to run.
+func (w *PodWorkers) loop(uid types.UID) {
+	w.mu.Lock()
+	for !w.stopped {
+		work, ok := w.core.Next(uid)
+		if !ok {
+			break
+		}
+		w.mu.Unlock()
+		isTerminal, err := w.call(work)
+		w.mu.Lock()
+		w.core.Done(work, isTerminal, err)
+	}
+	if w.loops--; w.loops == 0 {
+		w.idle.Broadcast()
+	}
+	w.mu.Unlock()
+}
+
+// call makes one sync call; a panic in the syncer is a failed sync.
+func (w *PodWorkers) call(work Work) (isTerminal bool, err error) {
+	if work.Err != nil {
+		return false, work.Err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s panicked: %v", work.Func, r)
+			w.log.Error("sync function panicked", "pod", work.UID, "err", err)
+		}
+	}()
+	switch work.Func {
+	case fsm.InFlightSyncPod:
+		return w.syncer.SyncPod(work.Ctx, work.UpdateType, work.Pod, work.MirrorPod, work.Status)
+	case fsm.InFlightSyncTerminatingPod:
+		return false, w.syncer.SyncTerminatingPod(work.Ctx, work.Pod, work.Status, work.GracePeriod, work.StatusFn)
+	case fsm.InFlightSyncTerminatingRuntimePod:
+		return false, w.syncer.SyncTerminatingRuntimePod(work.Ctx, work.RunningPod)
+	case fsm.InFlightSyncTerminatedPod:
+		return false, w.syncer.SyncTerminatedPod(work.Ctx, work.Pod, work.Status)
+	}
+	return false, fmt.Errorf("unknown sync function %s", work.Func)
+}
+
+// schedule is the engine's one timer goroutine: it waits for the earliest
+// due pod and hands due pods to Core.Timer.
+func (w *PodWorkers) schedule() {
+	defer close(w.done)
+	var timer clock.Timer
+	var due <-chan time.Time
+	for {
+		select {
+		case <-w.stopCh:
+			if timer != nil {
+				timer.Stop()
+			}
+			return
+		case <-w.rearm:
+		case <-due:
+			w.fireDue()
+		}
+		if timer != nil {
+			timer.Stop()
+			timer, due = nil, nil
+		}
+		w.mu.Lock()
+		next, ok := w.timers.earliest()
+		w.mu.Unlock()
+		if ok {
+			timer = w.clock.NewTimer(max(0, next.Sub(w.clock.Now())))
+			due = timer.C()
+		}
+	}
+}
+
+// fireDue runs Core.Timer for every pod whose time has come.
+func (w *PodWorkers) fireDue() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.clock.Now()
+	for {
+		uid, ok := w.timers.popDue(now)
+		if !ok {
+			return
+		}
+		w.core.Timer(uid)
+	}
+}
+
+// driver is PodWorkers as the Core's Driver; its methods run with mu held.
+type driver PodWorkers
+
+func (d *driver) Run(uid types.UID) {
+	w := (*PodWorkers)(d)
+	if w.stopped {
+		return
+	}
+	w.loops++
+	go w.loop(uid)
+}
+
+func (d *driver) After(uid types.UID, delay time.Duration) {
+	w := (*PodWorkers)(d)
+	if w.timers.set(uid, w.clock.Now().Add(delay)) {
+		select {
+		case w.rearm <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (d *driver) Cancel(uid types.UID) { d.timers.remove(uid) }
