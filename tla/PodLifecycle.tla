@@ -62,15 +62,20 @@ Fire(p, ev, e) ==
 (***************************************************************************)
 (* The inputs the environment sends (UpdatePod variants). Kills carry a    *)
 (* completion channel; other updates do not. A runtime-only kill comes     *)
-(* from housekeeping with grace 1.                                         *)
+(* from housekeeping with grace 1. SyncKnownPods takes the grace of an     *)
+(* orphan from its last known spec (never one with a deletion grace: such  *)
+(* a pod is already terminating).                                          *)
 (***************************************************************************)
 PodGrace(p) == IF rec[p].hasConfig THEN SpecGrace ELSE 0
+
+\* A deletion grace period comes only with a deletion timestamp.
+DeletionGraces(d) == IF d THEN {NoGrace} \cup GraceOverrides ELSE {NoGrace}
 
 UpdateParams(p) ==
     { [EmptyParams EXCEPT !.static = (p \in StaticPods), !.deleting = d,
                           !.terminalPhase = tp, !.runtimeTerminal = rt,
                           !.graceOverride = g, !.specGrace = SpecGrace] :
-        d \in BOOLEAN, tp \in BOOLEAN, rt \in BOOLEAN, g \in {NoGrace} \cup GraceOverrides }
+        d \in BOOLEAN, tp \in BOOLEAN, rt \in BOOLEAN, g \in DeletionGraces(d) }
 
 KillParams(p) ==
     { [EmptyParams EXCEPT !.static = (p \in StaticPods), !.evict = ev,
