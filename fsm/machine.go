@@ -32,7 +32,9 @@ type Machine struct {
 	// listed exactly once; nothing else is.
 	waiting map[string][]types.UID
 
-	// synced is set by the first SyncKnownPods and never cleared.
+	// syncs counts SyncKnownPods calls; synced is set by the first one and
+	// never cleared.
+	syncs  uint64
 	synced bool
 
 	observer Observer
@@ -105,7 +107,10 @@ func (m *Machine) Fire(uid types.UID, fullName string, ev Event, p Params) (Tran
 		next.fullName = fullName
 	}
 	m.store(uid, rec, next)
-	t := Transition{Pod: uid, Row: r.id, Ref: r.ref, Event: ev, From: rec.state, To: r.to, Vars: next.vars, Params: p, Effects: r.effects}
+	t := Transition{Pod: uid, Row: r.id, Ref: r.ref, Event: ev, From: rec.state, To: r.to, Vars: next.vars, Params: p, Effects: r.effects, FullName: next.fullName}
+	if ev == SyncKnownPods {
+		t.Batch = m.syncs
+	}
 	if m.observer != nil {
 		m.observer.Transition(t)
 	}
@@ -181,6 +186,7 @@ func (m *Machine) store(uid types.UID, before, after record) {
 // transition.
 func (m *Machine) SyncKnownPods(params func(uid types.UID) Params, each func(Transition)) error {
 	m.synced = true
+	m.syncs++
 	uids := make([]types.UID, 0, len(m.records))
 	for uid := range m.records {
 		uids = append(uids, uid)
@@ -232,3 +238,24 @@ func (m *Machine) SlotHolder(fullName string) (types.UID, bool) {
 
 // Waiting returns the static UIDs waiting for the full name, in order.
 func (m *Machine) Waiting(fullName string) []types.UID { return slices.Clone(m.waiting[fullName]) }
+
+// Clone returns an independent copy of the machine, for model checkers that
+// branch on every input. It copies what transitions produced; it cannot set
+// anything. The copy shares m's looplab FSM (building one costs ~15µs) and
+// observer, so a machine and its clones must be used from one goroutine.
+func (m *Machine) Clone() *Machine {
+	c := *m
+	c.records = make(map[types.UID]record, len(m.records))
+	for k, v := range m.records {
+		c.records[k] = v
+	}
+	c.slots = make(map[string]types.UID, len(m.slots))
+	for k, v := range m.slots {
+		c.slots[k] = v
+	}
+	c.waiting = make(map[string][]types.UID, len(m.waiting))
+	for k, v := range m.waiting {
+		c.waiting[k] = slices.Clone(v)
+	}
+	return &c
+}

@@ -181,3 +181,26 @@ func TestSyncKnownPodsVisitsRecordsInUIDOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestCloneIsIndependent: a clone and its original branch apart.
+func TestCloneIsIndependent(t *testing.T) {
+	m := New(nil)
+	const name = "web_default"
+	mustFire(t, m, "a", name, Create, staticPlain)
+	mustFire(t, m, "b", name, Create, staticPlain)
+	c := m.Clone()
+	mustFire(t, c, "a", name, Dequeue, Params{})
+	mustFire(t, c, "b", name, Kill, plain)
+	if r, _ := m.Get("a"); r.State != Waiting {
+		t.Errorf("the original moved with its clone: a is %s", r.State)
+	}
+	if holder, held := m.SlotHolder(name); held {
+		t.Errorf("the original's slot is held by %s", holder)
+	}
+	if got := m.Waiting(name); !slices.Equal(got, []types.UID{"a", "b"}) {
+		t.Errorf("the original's waiting order is %v", got)
+	}
+	if holder, _ := c.SlotHolder(name); holder != "a" || len(c.Waiting(name)) != 0 {
+		t.Errorf("the clone did not move: holder %q, waiting %v", holder, c.Waiting(name))
+	}
+}

@@ -14,6 +14,12 @@ type Transition struct {
 	Vars    Vars   // the record's variables after the row
 	Params  Params // the event's parameters, world facts included
 	Effects Effect
+	// FullName is the static pod's full name (empty for other pods).
+	FullName string
+	// Batch numbers the SyncKnownPods call a SyncKnownPods transition
+	// belongs to (1 for the first call); 0 for other events. The rows of
+	// one call form one atomic step of the model.
+	Batch uint64
 }
 
 // Observer receives every transition and every rejected event, in order,

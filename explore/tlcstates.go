@@ -1,0 +1,142 @@
+package explore
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// State is an assignment of TLC values to the spec's variables.
+type State map[string]Value
+
+// Canonical prints the state with its variables sorted, one line.
+func (s State) Canonical() string {
+	names := make([]string, 0, len(s))
+	for n := range s {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(" /\\ ")
+		}
+		b.WriteString(n + " = " + s[n].Canonical())
+	}
+	return b.String()
+}
+
+var stateHeader = regexp.MustCompile(`^State \d+:`)
+
+// ReadStates reads the states of a TLC state dump (-dump FILE) or of a TLC
+// error trace: blocks that start with a "State N:" line and list
+// "/\ var = value" conjuncts (a value may span lines). Other lines are
+// ignored.
+func ReadStates(r io.Reader) ([]State, error) {
+	var states []State
+	var cur []string
+	flush := func() error {
+		if cur == nil {
+			return nil
+		}
+		s, err := parseConjuncts(strings.Join(cur, "\n"))
+		if err != nil {
+			return fmt.Errorf("state %d: %w", len(states)+1, err)
+		}
+		states = append(states, s)
+		cur = nil
+		return nil
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		line := sc.Text()
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case stateHeader.MatchString(trimmed):
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			cur = []string{}
+		case cur != nil && trimmed == "":
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		case cur != nil:
+			cur = append(cur, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return states, nil
+}
+
+// parseConjuncts parses "/\ x = v /\ y = w" (one variable alone may omit
+// the leading /\).
+func parseConjuncts(text string) (State, error) {
+	s := State{}
+	text = strings.TrimSpace(text)
+	parts := strings.Split(text, "/\\ ")
+	for _, part := range parts {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, val, ok := strings.Cut(part, " = ")
+		if !ok {
+			return nil, fmt.Errorf("want \"var = value\", have %q", part)
+		}
+		v, err := ParseValue(val)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		s[strings.TrimSpace(name)] = v
+	}
+	return s, nil
+}
+
+// WriteDump writes states in TLC's dump form, canonically ordered, so that
+// ReadStates reads it back and two dumps of the same set are equal text.
+func WriteDump(w io.Writer, states []State) error {
+	lines := make([]string, len(states))
+	for i, s := range states {
+		lines[i] = s.Canonical()
+	}
+	sort.Strings(lines)
+	bw := bufio.NewWriter(w)
+	for i, l := range lines {
+		fmt.Fprintf(bw, "State %d:\n/\\ %s\n\n", i+1, l)
+	}
+	return bw.Flush()
+}
+
+// DiffStates compares two sets of states; it returns up to max canonical
+// states found only in a and only in b, and the sizes of both sets.
+func DiffStates(a, b []State, max int) (onlyA, onlyB []string, sizeA, sizeB int) {
+	set := func(ss []State) map[string]bool {
+		m := make(map[string]bool, len(ss))
+		for _, s := range ss {
+			m[s.Canonical()] = true
+		}
+		return m
+	}
+	ma, mb := set(a), set(b)
+	pick := func(from, other map[string]bool) []string {
+		var out []string
+		for k := range from {
+			if !other[k] {
+				out = append(out, k)
+			}
+		}
+		sort.Strings(out)
+		return out[:min(len(out), max)]
+	}
+	return pick(ma, mb), pick(mb, ma), len(ma), len(mb)
+}
