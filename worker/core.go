@@ -26,6 +26,9 @@ type Driver interface {
 	After(uid types.UID, d time.Duration)
 	// Cancel withdraws the pod's timer request.
 	Cancel(uid types.UID)
+	// Close closes a kill's completion channel: the pod terminated, or the
+	// kill cannot be kept. The Core asks exactly once per channel.
+	Close(ch chan<- struct{})
 }
 
 // Core is the engine's synchronous heart, in the manner of etcd's RawNode:
@@ -53,13 +56,10 @@ type Core struct {
 	backoff time.Duration
 	metrics *metrics
 	log     *slog.Logger
-	// base is the parent of every sync's context; Stop cancels it.
-	base context.Context
 }
 
 // podData is what the engine keeps for a live record besides its lifecycle.
 type podData struct {
-	fullName string
 	// pending is the latest update not yet taken by the worker, when
 	// hasPending. A record can be queued without one (after a phase change
 	// or a timer); the worker then repeats the last taken update.
@@ -89,13 +89,12 @@ type coreConfig struct {
 	metrics         *metrics
 	observer        fsm.Observer
 	log             *slog.Logger
-	base            context.Context
 }
 
 func newCore(cfg coreConfig) *Core {
 	c := &Core{
 		pods: map[types.UID]*podData{}, loops: map[types.UID]int{}, driver: cfg.driver, clock: cfg.clock, cache: cfg.cache,
-		resync: cfg.resync, backoff: cfg.backoff, metrics: cfg.metrics, log: cfg.log, base: cfg.base,
+		resync: cfg.resync, backoff: cfg.backoff, metrics: cfg.metrics, log: cfg.log,
 	}
 	c.machine = fsm.New(observers(cfg.metrics, cfg.observer))
 	return c
@@ -107,11 +106,11 @@ func (c *Core) UpdatePod(o UpdatePodOptions) error {
 	uid, err := validate(&o)
 	if errors.Is(err, errRuntimeNonKill) {
 		_, ferr := c.machine.Fire(uid, "", fsm.RuntimeUpdate, fsm.Params{GraceOverride: fsm.NoGrace})
-		closeCompleted(&o)
+		c.closeCompleted(&o)
 		return errors.Join(err, ferr)
 	}
 	if err != nil {
-		closeCompleted(&o)
+		c.closeCompleted(&o)
 		return err
 	}
 	pd := c.pods[uid]
@@ -121,12 +120,14 @@ func (c *Core) UpdatePod(o UpdatePodOptions) error {
 	if o.Pod != nil {
 		o.RunningPod = nil
 		ev, p = updateEvents[o.UpdateType], configParams(&o)
-		fullName = FullName(o.Pod.Name, o.Pod.Namespace)
+		if p.Static {
+			fullName = FullName(o.Pod.Name, o.Pod.Namespace)
+		}
 		if _, known := c.machine.Get(uid); !known && p.TerminalPhase {
 			p.RuntimeTerminal = c.cachedTerminal(uid)
 		}
 	} else {
-		ev, fullName = fsm.RuntimeKill, FullName(o.RunningPod.Name, o.RunningPod.Namespace)
+		ev = fsm.RuntimeKill // runtime-only pods are never static
 		if known := pd.lastPod(); known != nil {
 			// A kill of a runtime pod whose config is known kills that pod.
 			o.Pod, o.RunningPod = known, nil
@@ -134,12 +135,9 @@ func (c *Core) UpdatePod(o UpdatePodOptions) error {
 		p.GraceOverride, p.SpecGrace = graceFacts(o.Pod, o.KillPodOptions)
 		p.Notify = o.KillPodOptions != nil && o.KillPodOptions.CompletedCh != nil
 	}
-	if !p.Static {
-		fullName = ""
-	}
 	t, err := c.machine.Fire(uid, fullName, ev, p)
 	if err != nil {
-		closeCompleted(&o)
+		c.closeCompleted(&o)
 		return err // external events always have a row: a bug in the table
 	}
 	if t.From == fsm.Absent && t.Event == fsm.RuntimeKill {
@@ -166,11 +164,6 @@ func (c *Core) apply(t fsm.Transition, incoming *UpdatePodOptions) {
 	pd := c.pods[uid]
 	if pd == nil && incoming != nil && t.To.HasRecord() && !t.To.IsFinished() {
 		pd = &podData{}
-		if incoming.Pod != nil {
-			pd.fullName = FullName(incoming.Pod.Name, incoming.Pod.Namespace)
-		} else {
-			pd.fullName = FullName(incoming.RunningPod.Name, incoming.RunningPod.Namespace)
-		}
 		c.pods[uid] = pd
 	}
 	if incoming != nil {
@@ -186,7 +179,7 @@ func (c *Core) apply(t fsm.Transition, incoming *UpdatePodOptions) {
 	}
 	if e.Has(fsm.CloseWaiters) {
 		for _, ch := range pd.waiters {
-			close(ch)
+			c.driver.Close(ch)
 		}
 		pd.waiters, pd.statusFn = nil, nil
 	}
@@ -211,7 +204,7 @@ func (c *Core) apply(t fsm.Transition, incoming *UpdatePodOptions) {
 // the pod terminated (KeepNotify) or its channel is closed at once.
 func (c *Core) takeIncoming(t fsm.Transition, pd *podData, o *UpdatePodOptions) {
 	if pd == nil { // finished or no record: nothing can be kept
-		closeCompleted(o)
+		c.closeCompleted(o)
 		return
 	}
 	if t.Effects.Has(fsm.TakeUpdate) {
@@ -226,9 +219,7 @@ func (c *Core) takeIncoming(t fsm.Transition, pd *podData, o *UpdatePodOptions) 
 		return
 	}
 	if !t.Effects.Has(fsm.KeepNotify) {
-		if kpo.CompletedCh != nil {
-			close(kpo.CompletedCh)
-		}
+		c.closeCompleted(o)
 		return
 	}
 	if kpo.CompletedCh != nil {
@@ -246,15 +237,16 @@ func (c *Core) forget(uid types.UID, pd *podData) {
 		pd.cancel()
 	}
 	for _, ch := range pd.waiters { // rows that end a record close them; this is a backstop
-		close(ch)
+		c.driver.Close(ch)
 	}
 	delete(c.pods, uid)
 	c.driver.Cancel(uid)
 }
 
-func closeCompleted(o *UpdatePodOptions) {
+// closeCompleted releases an update's completion channel at once.
+func (c *Core) closeCompleted(o *UpdatePodOptions) {
 	if o.KillPodOptions != nil && o.KillPodOptions.CompletedCh != nil {
-		close(o.KillPodOptions.CompletedCh)
+		c.driver.Close(o.KillPodOptions.CompletedCh)
 	}
 }
 
@@ -336,7 +328,7 @@ func (c *Core) next(uid types.UID) (Work, bool) {
 		pd.active.MirrorPod = update.MirrorPod
 	}
 	if pd.ctx == nil {
-		pd.ctx, pd.cancel = context.WithCancel(c.base)
+		pd.ctx, pd.cancel = context.WithCancel(context.Background())
 	}
 	w := Work{
 		UID: uid, Func: t.Vars.InFlight, Ctx: pd.ctx, UpdateType: update.UpdateType,
@@ -449,6 +441,15 @@ func (c *Core) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
 	})
 	c.metrics.setWorkingPods(out)
 	return out
+}
+
+// cancelAll cancels the context of every sync in flight (PodWorkers.Stop).
+func (c *Core) cancelAll() {
+	for _, pd := range c.pods {
+		if pd.cancel != nil {
+			pd.cancel()
+		}
+	}
 }
 
 // jitter spreads a delay over [d, 1.5d), as the kubelet's requeues do.

@@ -129,12 +129,15 @@ type env struct {
 
 func newEnv(t *testing.T, opts Options) *env {
 	t.Helper()
+	// Snapshot before the engine starts: taken at cleanup, it would ignore
+	// every goroutine still alive and the check could never fail.
+	ignore := goleak.IgnoreCurrent()
 	e := &env{t: t, rec: newRecorder(), clock: clocktesting.NewFakeClock(time.Unix(1_700_000_000, 0))}
 	opts.Clock = e.clock
 	e.w = New(e.rec, opts)
 	t.Cleanup(func() {
 		e.w.Stop()
-		goleak.VerifyNone(t, goleak.IgnoreCurrent())
+		goleak.VerifyNone(t, ignore)
 	})
 	return e
 }

@@ -40,7 +40,6 @@ type PodWorkers struct {
 	rearm  chan struct{} // the earliest timer changed; capacity 1
 	stopCh chan struct{} // closed by Stop
 	done   chan struct{} // closed when the timer goroutine exits
-	cancel context.CancelFunc
 }
 
 // New returns a running engine that calls syncer for every pod.
@@ -57,16 +56,15 @@ func New(syncer PodSyncer, opts Options) *PodWorkers {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	base, cancel := context.WithCancel(context.Background())
 	w := &PodWorkers{
 		syncer: syncer, clock: opts.Clock, log: opts.Logger, timers: newTimerQueue(),
-		rearm: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}), cancel: cancel,
+		rearm: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
 	}
 	w.idle = sync.NewCond(&w.mu)
 	w.core = newCore(coreConfig{
 		driver: (*driver)(w), clock: opts.Clock, cache: opts.StatusCache,
 		resync: opts.ResyncInterval, backoff: opts.BackOffPeriod,
-		metrics: newMetrics(opts.Registerer), observer: opts.Observer, log: opts.Logger, base: base,
+		metrics: newMetrics(opts.Registerer), observer: opts.Observer, log: opts.Logger,
 	})
 	go w.schedule()
 	return w
@@ -80,7 +78,9 @@ func (w *PodWorkers) UpdatePod(opts UpdatePodOptions) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped {
-		closeCompleted(&opts)
+		if opts.KillPodOptions != nil && opts.KillPodOptions.CompletedCh != nil {
+			close(opts.KillPodOptions.CompletedCh)
+		}
 		return ErrStopped
 	}
 	return w.core.UpdatePod(opts)
@@ -122,7 +122,7 @@ func (w *PodWorkers) Stop() {
 	w.mu.Lock()
 	if !w.stopped {
 		w.stopped = true
-		w.cancel()
+		w.core.cancelAll()
 		close(w.stopCh)
 	}
 	w.mu.Unlock()
@@ -251,3 +251,5 @@ func (d *driver) After(uid types.UID, delay time.Duration) {
 }
 
 func (d *driver) Cancel(uid types.UID) { d.timers.remove(uid) }
+
+func (d *driver) Close(ch chan<- struct{}) { close(ch) }

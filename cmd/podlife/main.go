@@ -14,7 +14,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(tableCommand())
+	root.AddCommand(tableCommand(), checkCommand())
 	if err := root.Execute(); err != nil {
 		os.Exit(1)
 	}

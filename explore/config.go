@@ -1,0 +1,79 @@
+// Package explore model-checks podlife's engine itself: a breadth-first
+// explorer drives worker.Core (the engine's synchronous core, not a second
+// model) through every interleaving of the inputs that tla/PodLifecycle.tla's
+// Next allows, under the bounds of a tla/MC*.cfg configuration. It checks
+// the spec's invariants on every state and step, its liveness properties on
+// the explored graph, and dumps the reachable states in the form TLC's -dump
+// writes, so that the two sets can be compared state for state
+// (tools/dumpdiff).
+package explore
+
+import (
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Config is the bounds of one model-checking configuration; each shipped
+// one mirrors a tla/MC*.tla module (TestShippedConfigsMatchTheTLA checks).
+type Config struct {
+	Name string
+	// Pods are the pod UIDs; StaticPods the static ones, which all share
+	// one full name.
+	Pods       []types.UID
+	StaticPods []types.UID
+	// GraceOverrides are the grace periods kills and deletions may request.
+	GraceOverrides []int64
+	// SpecGrace is every pod's spec.terminationGracePeriodSeconds.
+	SpecGrace int64
+}
+
+// MaxPods bounds Config.Pods (the state key packs a fixed number of pods).
+const MaxPods = 4
+
+// Shipped are the configurations of tla/.
+var Shipped = []Config{
+	{Name: "MCPodLifecycle", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1", "p2"}, GraceOverrides: []int64{1}, SpecGrace: 2},
+	{Name: "MCPodLifecycleMixed", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1"}, GraceOverrides: []int64{1}, SpecGrace: 2},
+}
+
+// ShippedConfig returns the shipped configuration with the given name.
+func ShippedConfig(name string) (Config, error) {
+	for _, c := range Shipped {
+		if c.Name == name {
+			return c, nil
+		}
+	}
+	return Config{}, fmt.Errorf("no configuration %q (have MCPodLifecycle, MCPodLifecycleMixed)", name)
+}
+
+// Validate rejects bounds the explorer cannot represent.
+func (c Config) Validate() error {
+	switch {
+	case len(c.Pods) == 0 || len(c.Pods) > MaxPods:
+		return fmt.Errorf("config %s: %d pods; the explorer takes 1 to %d", c.Name, len(c.Pods), MaxPods)
+	case c.SpecGrace < 0 || c.SpecGrace > 15:
+		return fmt.Errorf("config %s: spec grace %d outside 0..15", c.Name, c.SpecGrace)
+	}
+	for _, s := range c.StaticPods {
+		if !slices.Contains(c.Pods, s) {
+			return fmt.Errorf("config %s: static pod %s is not a pod", c.Name, s)
+		}
+	}
+	for _, g := range c.GraceOverrides {
+		if g < 0 || g > 15 {
+			return fmt.Errorf("config %s: grace override %d outside 0..15", c.Name, g)
+		}
+	}
+	seen := map[types.UID]bool{}
+	for _, p := range c.Pods {
+		if seen[p] {
+			return fmt.Errorf("config %s: pod %s twice", c.Name, p)
+		}
+		seen[p] = true
+	}
+	return nil
+}
+
+func (c Config) isStatic(i int) bool { return slices.Contains(c.StaticPods, c.Pods[i]) }

@@ -1,0 +1,5 @@
+//go:build race
+
+package explore
+
+func init() { raceDetector = true }

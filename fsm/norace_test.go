@@ -1,5 +1,0 @@
-//go:build !race
-
-package fsm
-
-const raceDetector = false
