@@ -31,7 +31,7 @@ type PodWorkers struct {
 	log    *slog.Logger
 
 	// timers, loops and stopped are guarded by mu. loops counts goroutines
-	// running a worker loop; idle is signalled when it drops to zero.
+	// running a worker loop; idle is signalled whenever one ends.
 	timers  *timerQueue
 	loops   int
 	idle    *sync.Cond
@@ -153,9 +153,8 @@ func (w *PodWorkers) loop(uid types.UID) {
 		w.mu.Lock()
 		w.core.Done(work, isTerminal, err)
 	}
-	if w.loops--; w.loops == 0 {
-		w.idle.Broadcast()
-	}
+	w.loops--
+	w.idle.Broadcast() // waiters check their own condition (waitIdle: no loop left)
 	w.mu.Unlock()
 }
 
