@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -30,12 +33,22 @@ type PodWorkers struct {
 	clock  clock.WithTicker
 	log    *slog.Logger
 
-	// timers, loops and stopped are guarded by mu. loops counts goroutines
-	// running a worker loop; idle is signalled whenever one ends.
+	// timers, loops, starts and stopped are guarded by mu. loops counts
+	// worker loops (running, or in starts); idle is signalled whenever one
+	// ends. starts are the loops to start once mu is released: a new loop
+	// would only block on mu at once.
 	timers  *timerQueue
 	loops   int
 	idle    *sync.Cond
+	starts  []types.UID
 	stopped bool
+
+	// handoff passes a pod to a parked worker goroutine; parked counts them
+	// (at most maxParked, so idle pods own no goroutine); pool counts every
+	// worker goroutine, for Stop.
+	handoff chan types.UID
+	parked  atomic.Int32
+	pool    sync.WaitGroup
 
 	rearm  chan struct{} // the earliest timer changed; capacity 1
 	stopCh chan struct{} // closed by Stop
@@ -59,6 +72,7 @@ func New(syncer PodSyncer, opts Options) *PodWorkers {
 	w := &PodWorkers{
 		syncer: syncer, clock: opts.Clock, log: opts.Logger, timers: newTimerQueue(),
 		rearm: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
+		handoff: make(chan types.UID),
 	}
 	w.idle = sync.NewCond(&w.mu)
 	w.core = newCore(coreConfig{
@@ -76,7 +90,13 @@ func New(syncer PodSyncer, opts Options) *PodWorkers {
 // only for invalid input (wrapping ErrInvalidUpdate) or after Stop.
 func (w *PodWorkers) UpdatePod(opts UpdatePodOptions) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	err := w.updatePod(opts)
+	w.unlock()
+	return err
+}
+
+// updatePod is UpdatePod with mu held.
+func (w *PodWorkers) updatePod(opts UpdatePodOptions) error {
 	if w.stopped {
 		if opts.KillPodOptions != nil && opts.KillPodOptions.CompletedCh != nil {
 			close(opts.KillPodOptions.CompletedCh)
@@ -92,20 +112,30 @@ func (w *PodWorkers) UpdatePod(opts UpdatePodOptions) error {
 // send a create for desired pods missing from the result.
 func (w *PodWorkers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	return w.core.SyncKnownPods(desired)
 }
 
 // KillPod asks for the pod's termination and blocks until no container of
-// it runs, or ctx ends. A nil gracePeriodOverride keeps the pod's own.
+// it runs, or ctx ends. A nil gracePeriodOverride keeps the pod's own. When
+// ctx cannot end and the pod has no worker loop running, the caller's
+// goroutine runs the pod's sync calls itself until the pod terminated: it
+// would only wait for them anyway.
 func (w *PodWorkers) KillPod(ctx context.Context, pod *v1.Pod, evict bool, gracePeriodOverride *int64, statusFn func(*v1.PodStatus)) error {
 	done := make(chan struct{})
-	err := w.UpdatePod(UpdatePodOptions{
+	opts := UpdatePodOptions{
 		UpdateType: SyncPodKill, Pod: pod,
 		KillPodOptions: &KillPodOptions{CompletedCh: done, Evict: evict, PodStatusFunc: statusFn, PodTerminationGracePeriodSecondsOverride: gracePeriodOverride},
-	})
+	}
+	w.mu.Lock()
+	err := w.updatePod(opts)
+	inline := err == nil && ctx.Done() == nil && w.takeStart(pod.UID)
+	w.unlock()
 	if err != nil {
 		return err
+	}
+	if inline {
+		w.loop(pod.UID, done)
 	}
 	select {
 	case <-done:
@@ -113,6 +143,16 @@ func (w *PodWorkers) KillPod(ctx context.Context, pod *v1.Pod, evict bool, grace
 	case <-ctx.Done():
 		return fmt.Errorf("killing pod %s/%s: %w", pod.Namespace, pod.Name, ctx.Err())
 	}
+}
+
+// takeStart removes a pending loop start for uid, so that the caller can
+// run the loop itself.
+func (w *PodWorkers) takeStart(uid types.UID) bool {
+	if i := slices.Index(w.starts, uid); i >= 0 {
+		w.starts = slices.Delete(w.starts, i, i+1)
+		return true
+	}
+	return false
 }
 
 // Stop cancels every sync in flight, stops the timers and waits until no
@@ -128,6 +168,7 @@ func (w *PodWorkers) Stop() {
 	w.mu.Unlock()
 	<-w.done
 	w.waitIdle()
+	w.pool.Wait()
 }
 
 // waitIdle blocks until no worker loop runs.
@@ -140,10 +181,17 @@ func (w *PodWorkers) waitIdle() {
 }
 
 // loop is a pod's worker loop: it makes the pod's sync calls one at a time,
-// without the lock, until the pod has nothing to run.
-func (w *PodWorkers) loop(uid types.UID) {
+// without the lock, until the pod has nothing to run. With a non-nil until
+// it returns early once until is closed, handing the rest of the loop to a
+// worker goroutine.
+func (w *PodWorkers) loop(uid types.UID, until <-chan struct{}) {
 	w.mu.Lock()
 	for !w.stopped {
+		if until != nil && isClosed(until) {
+			w.starts = append(w.starts, uid) // the loop goes on elsewhere
+			w.unlock()
+			return
+		}
 		work, ok := w.core.Next(uid)
 		if !ok {
 			break
@@ -155,7 +203,63 @@ func (w *PodWorkers) loop(uid types.UID) {
 	}
 	w.loops--
 	w.idle.Broadcast() // waiters check their own condition (waitIdle: no loop left)
+	w.unlock()
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// unlock releases mu, then starts the worker loops the core asked for.
+func (w *PodWorkers) unlock() {
+	if len(w.starts) == 0 {
+		w.mu.Unlock()
+		return
+	}
+	var buf [4]types.UID
+	starts := append(buf[:0], w.starts...)
+	w.starts = w.starts[:0]
 	w.mu.Unlock()
+	for _, uid := range starts {
+		w.start(uid)
+	}
+}
+
+// maxParked bounds the worker goroutines kept waiting for work.
+var maxParked = int32(runtime.GOMAXPROCS(0))
+
+// start runs a pod's worker loop on a parked goroutine, or a new one.
+func (w *PodWorkers) start(uid types.UID) {
+	select {
+	case w.handoff <- uid:
+	default:
+		w.pool.Add(1)
+		go w.worker(uid)
+	}
+}
+
+// worker runs worker loops, parking in between while few others are parked.
+func (w *PodWorkers) worker(uid types.UID) {
+	defer w.pool.Done()
+	for {
+		w.loop(uid, nil)
+		if w.parked.Add(1) > maxParked {
+			w.parked.Add(-1)
+			return
+		}
+		select {
+		case uid = <-w.handoff:
+			w.parked.Add(-1)
+		case <-w.stopCh:
+			w.parked.Add(-1)
+			return
+		}
+	}
 }
 
 // call makes one sync call; a panic in the syncer is a failed sync.
@@ -216,7 +320,7 @@ func (w *PodWorkers) schedule() {
 // fireDue runs Core.Timer for every pod whose time has come.
 func (w *PodWorkers) fireDue() {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	now := w.clock.Now()
 	for {
 		uid, ok := w.timers.popDue(now)
@@ -236,7 +340,7 @@ func (d *driver) Run(uid types.UID) {
 		return
 	}
 	w.loops++
-	go w.loop(uid)
+	w.starts = append(w.starts, uid)
 }
 
 func (d *driver) After(uid types.UID, delay time.Duration) {
