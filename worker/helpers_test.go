@@ -292,7 +292,7 @@ func (e *tenv) step(d time.Duration) {
 // tests reproduce updates that arrive before a worker goroutine gets to run.
 func (e *tenv) locked(f func(c *Core)) {
 	e.w.mu.Lock()
-	defer e.w.unlock()
+	defer e.w.mu.Unlock()
 	f(e.w.core)
 }
 

@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -33,22 +32,24 @@ type PodWorkers struct {
 	clock  clock.WithTicker
 	log    *slog.Logger
 
-	// timers, loops, starts and stopped are guarded by mu. loops counts
-	// worker loops (running, or in starts); idle is signalled whenever one
-	// ends. starts are the loops to start once mu is released: a new loop
-	// would only block on mu at once.
-	timers  *timerQueue
-	loops   int
-	idle    *sync.Cond
-	starts  []types.UID
-	stopped bool
-
-	// handoff passes a pod to a parked worker goroutine; parked counts them
-	// (at most maxParked, so idle pods own no goroutine); pool counts every
-	// worker goroutine, for Stop.
-	handoff chan types.UID
-	parked  atomic.Int32
-	pool    sync.WaitGroup
+	// Guarded by mu:
+	//   - loops counts worker loops: queued in runq or being run; idle is
+	//     signalled whenever one ends.
+	//   - runq lists the pods whose loop no goroutine runs yet, in order.
+	//   - workers counts worker goroutines; parked of them wait on work for
+	//     runq, syncing of them are inside a sync call. A pod in runq gets a
+	//     new goroutine only when every worker is inside a sync call, so
+	//     fast syncers need few goroutines and slow ones never hold up
+	//     other pods; at most maxParked wait, so idle pods own none.
+	timers                   *timerQueue
+	loops                    int
+	idle                     *sync.Cond
+	runq                     []types.UID
+	work                     *sync.Cond
+	workers, parked, syncing int
+	stopped                  bool
+	// pool counts worker goroutines, for Stop.
+	pool sync.WaitGroup
 
 	rearm  chan struct{} // the earliest timer changed; capacity 1
 	stopCh chan struct{} // closed by Stop
@@ -72,9 +73,9 @@ func New(syncer PodSyncer, opts Options) *PodWorkers {
 	w := &PodWorkers{
 		syncer: syncer, clock: opts.Clock, log: opts.Logger, timers: newTimerQueue(),
 		rearm: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
-		handoff: make(chan types.UID),
 	}
 	w.idle = sync.NewCond(&w.mu)
+	w.work = sync.NewCond(&w.mu)
 	w.core = newCore(coreConfig{
 		driver: (*driver)(w), clock: opts.Clock, cache: opts.StatusCache,
 		resync: opts.ResyncInterval, backoff: opts.BackOffPeriod,
@@ -91,7 +92,7 @@ func New(syncer PodSyncer, opts Options) *PodWorkers {
 func (w *PodWorkers) UpdatePod(opts UpdatePodOptions) error {
 	w.mu.Lock()
 	err := w.updatePod(opts)
-	w.unlock()
+	w.mu.Unlock()
 	return err
 }
 
@@ -112,7 +113,7 @@ func (w *PodWorkers) updatePod(opts UpdatePodOptions) error {
 // send a create for desired pods missing from the result.
 func (w *PodWorkers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
 	w.mu.Lock()
-	defer w.unlock()
+	defer w.mu.Unlock()
 	return w.core.SyncKnownPods(desired)
 }
 
@@ -129,13 +130,13 @@ func (w *PodWorkers) KillPod(ctx context.Context, pod *v1.Pod, evict bool, grace
 	}
 	w.mu.Lock()
 	err := w.updatePod(opts)
-	inline := err == nil && ctx.Done() == nil && w.takeStart(pod.UID)
-	w.unlock()
+	inline := err == nil && ctx.Done() == nil && w.takeQueued(pod.UID)
+	if inline {
+		w.runLoop(pod.UID, done)
+	}
+	w.mu.Unlock()
 	if err != nil {
 		return err
-	}
-	if inline {
-		w.loop(pod.UID, done)
 	}
 	select {
 	case <-done:
@@ -145,11 +146,11 @@ func (w *PodWorkers) KillPod(ctx context.Context, pod *v1.Pod, evict bool, grace
 	}
 }
 
-// takeStart removes a pending loop start for uid, so that the caller can
-// run the loop itself.
-func (w *PodWorkers) takeStart(uid types.UID) bool {
-	if i := slices.Index(w.starts, uid); i >= 0 {
-		w.starts = slices.Delete(w.starts, i, i+1)
+// takeQueued removes uid from the run queue, so that the caller can run its
+// loop itself.
+func (w *PodWorkers) takeQueued(uid types.UID) bool {
+	if i := slices.Index(w.runq, uid); i >= 0 {
+		w.runq = slices.Delete(w.runq, i, i+1)
 		return true
 	}
 	return false
@@ -164,6 +165,7 @@ func (w *PodWorkers) Stop() {
 		w.stopped = true
 		w.core.cancelAll()
 		close(w.stopCh)
+		w.work.Broadcast()
 	}
 	w.mu.Unlock()
 	<-w.done
@@ -180,30 +182,35 @@ func (w *PodWorkers) waitIdle() {
 	w.mu.Unlock()
 }
 
-// loop is a pod's worker loop: it makes the pod's sync calls one at a time,
-// without the lock, until the pod has nothing to run. With a non-nil until
-// it returns early once until is closed, handing the rest of the loop to a
-// worker goroutine.
-func (w *PodWorkers) loop(uid types.UID, until <-chan struct{}) {
-	w.mu.Lock()
+// runLoop is a pod's worker loop, run with mu held: it makes the pod's sync
+// calls one at a time, without the lock, until the pod has nothing to run.
+// With a non-nil until (KillPod runs the loop on its caller's goroutine) it
+// returns early once until is closed, and queues the rest of the loop for
+// a worker goroutine.
+func (w *PodWorkers) runLoop(uid types.UID, until <-chan struct{}) {
 	for !w.stopped {
 		if until != nil && isClosed(until) {
-			w.starts = append(w.starts, uid) // the loop goes on elsewhere
-			w.unlock()
+			w.enqueue(uid) // the loop goes on elsewhere
 			return
 		}
 		work, ok := w.core.Next(uid)
 		if !ok {
 			break
 		}
+		if until == nil { // a worker: queued pods must not wait for this call
+			w.syncing++
+			w.serve()
+		}
 		w.mu.Unlock()
 		isTerminal, err := w.call(work)
 		w.mu.Lock()
+		if until == nil {
+			w.syncing--
+		}
 		w.core.Done(work, isTerminal, err)
 	}
 	w.loops--
 	w.idle.Broadcast() // waiters check their own condition (waitIdle: no loop left)
-	w.unlock()
 }
 
 func isClosed(ch <-chan struct{}) bool {
@@ -215,51 +222,51 @@ func isClosed(ch <-chan struct{}) bool {
 	}
 }
 
-// unlock releases mu, then starts the worker loops the core asked for.
-func (w *PodWorkers) unlock() {
-	if len(w.starts) == 0 {
-		w.mu.Unlock()
-		return
-	}
-	var buf [4]types.UID
-	starts := append(buf[:0], w.starts...)
-	w.starts = w.starts[:0]
-	w.mu.Unlock()
-	for _, uid := range starts {
-		w.start(uid)
-	}
+// maxParked bounds the worker goroutines that wait for work.
+var maxParked = runtime.GOMAXPROCS(0)
+
+// enqueue queues a pod's loop for a worker goroutine (mu held).
+func (w *PodWorkers) enqueue(uid types.UID) {
+	w.runq = append(w.runq, uid)
+	w.serve()
 }
 
-// maxParked bounds the worker goroutines kept waiting for work.
-var maxParked = int32(runtime.GOMAXPROCS(0))
-
-// start runs a pod's worker loop on a parked goroutine, or a new one.
-func (w *PodWorkers) start(uid types.UID) {
-	select {
-	case w.handoff <- uid:
-	default:
+// serve makes sure a goroutine will take the queued loops (mu held): a
+// parked worker is woken; a new one starts only if every worker is inside
+// a sync call (the others take the queue when their pod is idle).
+func (w *PodWorkers) serve() {
+	switch {
+	case len(w.runq) == 0:
+	case w.parked > 0:
+		w.work.Signal()
+	case w.syncing == w.workers:
+		w.workers++
 		w.pool.Add(1)
-		go w.worker(uid)
+		go w.worker()
 	}
 }
 
-// worker runs worker loops, parking in between while few others are parked.
-func (w *PodWorkers) worker(uid types.UID) {
+// worker runs queued pod loops until the engine stops, or until enough
+// other workers wait for work.
+func (w *PodWorkers) worker() {
 	defer w.pool.Done()
-	for {
-		w.loop(uid, nil)
-		if w.parked.Add(1) > maxParked {
-			w.parked.Add(-1)
-			return
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for !w.stopped {
+		if len(w.runq) > 0 {
+			uid := w.runq[0]
+			w.runq = w.runq[1:]
+			w.runLoop(uid, nil)
+			continue
 		}
-		select {
-		case uid = <-w.handoff:
-			w.parked.Add(-1)
-		case <-w.stopCh:
-			w.parked.Add(-1)
-			return
+		if w.parked >= maxParked {
+			break
 		}
+		w.parked++
+		w.work.Wait()
+		w.parked--
 	}
+	w.workers--
 }
 
 // call makes one sync call; a panic in the syncer is a failed sync.
@@ -320,7 +327,7 @@ func (w *PodWorkers) schedule() {
 // fireDue runs Core.Timer for every pod whose time has come.
 func (w *PodWorkers) fireDue() {
 	w.mu.Lock()
-	defer w.unlock()
+	defer w.mu.Unlock()
 	now := w.clock.Now()
 	for {
 		uid, ok := w.timers.popDue(now)
@@ -340,7 +347,7 @@ func (d *driver) Run(uid types.UID) {
 		return
 	}
 	w.loops++
-	w.starts = append(w.starts, uid)
+	w.enqueue(uid)
 }
 
 func (d *driver) After(uid types.UID, delay time.Duration) {
