@@ -11,6 +11,7 @@ require (
 	k8s.io/apimachinery v0.37.0
 	k8s.io/cri-api v0.37.0
 	k8s.io/utils v0.0.0-20260707023825-cf1189d6abe3
+	pgregory.net/rapid v1.2.0
 )
 
 require (
