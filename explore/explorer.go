@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/trace"
 	"github.com/podlife/podlife/worker"
 )
 
@@ -317,4 +318,36 @@ func FromTLC(cfg Config, states []State) ([]Input, error) {
 		}
 	}
 	return out, nil
+}
+
+// TraceOf replays inputs on a fresh core of the configuration with the
+// trace writer of package trace as its observer, writing one NDJSON line per
+// transition to out (see tla/TracePodLifecycle.tla).
+func TraceOf(cfg Config, inputs []Input, out io.Writer) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	w := newWorld(cfg)
+	tw := trace.NewWriter(out)
+	core := w.newCore(tw)
+	for _, in := range inputs {
+		w.apply(core, in)
+	}
+	return tw.Err()
+}
+
+// Deepest returns a shortest behaviour to a state at the greatest depth.
+func (r *Result) Deepest() []Input {
+	deepest := int32(0)
+	for i, n := range r.nodes {
+		if n.depth > r.nodes[deepest].depth {
+			deepest = int32(i)
+		}
+	}
+	inputs := r.Config.Inputs()
+	var out []Input
+	for _, ii := range r.path(deepest) {
+		out = append(out, inputs[ii])
+	}
+	return out
 }

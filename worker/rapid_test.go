@@ -33,6 +33,10 @@ import (
 //	go test -race -run TestRapid ./worker -soak -timeout 60m
 var soak = flag.Bool("soak", false, "TestRapid: run 5000 rapid checks (a long soak) unless -rapid.checks is given")
 
+// saveTraces keeps every run's trace (trace/testdata/rapid-*.ndjson come
+// from it): go test -run TestRapid ./worker -rapid.checks 2 -save-traces DIR
+var saveTraces = flag.String("save-traces", "", "TestRapid: write every run's trace (NDJSON) into this directory")
+
 const (
 	// rapidSteps is TestRapid's default -rapid.steps (the average number of
 	// actions of a run; rapid's own default is 30). With rapid's default
@@ -1103,6 +1107,16 @@ func (h *rapidHarness) finish() {
 	if err := h.checkTrace(); err != nil {
 		h.done = false // teardown saves the trace
 		h.t.Fatalf("%v", err)
+	}
+	if *saveTraces != "" {
+		f, err := os.CreateTemp(*saveTraces, "rapid-*.ndjson")
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.Write(h.buf.Bytes()); err != nil {
+			h.t.Fatal(err)
+		}
 	}
 }
 
