@@ -128,7 +128,7 @@ func Explore(cfg Config, opts Options) (*Result, error) {
 	index := map[key]int32{s0.key(): 0}
 	res.nodes = append(res.nodes, node{key: s0.key(), parent: -1})
 	if err := w.stateInvariants(root, &s0); err != nil {
-		res.Violation = res.violation(err, 0, -1)
+		res.Violation = res.violation(err, 0)
 		return res, nil
 	}
 	// frontier holds the cores of the states still to expand, by node.
@@ -159,7 +159,7 @@ func Explore(cfg Config, opts Options) (*Result, error) {
 				continue
 			}
 			if err := stepProperties(&ps, &next); err != nil {
-				res.Violation = res.violationAfter(err, n, int16(ii), &next)
+				res.Violation = res.violationAfter(err, n, int16(ii))
 				return res.finish(start), nil
 			}
 			dst, seen := index[k]
@@ -169,7 +169,7 @@ func Explore(cfg Config, opts Options) (*Result, error) {
 				res.nodes = append(res.nodes, node{key: k, parent: n, input: int16(ii), depth: res.nodes[n].depth + 1})
 				res.Depth = max(res.Depth, int(res.nodes[dst].depth))
 				if err := w.stateInvariants(work, &next); err != nil {
-					res.Violation = res.violation(err, dst, -1)
+					res.Violation = res.violation(err, dst)
 					return res.finish(start), nil
 				}
 				frontier[dst] = work
@@ -212,7 +212,7 @@ func (r *Result) path(n int32) []int16 {
 }
 
 // violation describes a state invariant that fails in node n.
-func (r *Result) violation(err error, n int32, _ int16) *Violation {
+func (r *Result) violation(err error, n int32) *Violation {
 	inputs := r.Config.Inputs()
 	v := &Violation{Property: propertyName(err), Message: err.Error()}
 	for _, ii := range r.path(n) {
@@ -223,8 +223,8 @@ func (r *Result) violation(err error, n int32, _ int16) *Violation {
 }
 
 // violationAfter describes a step property that fails on input ii from node n.
-func (r *Result) violationAfter(err error, n int32, ii int16, _ *snapshot) *Violation {
-	v := r.violation(err, n, -1)
+func (r *Result) violationAfter(err error, n int32, ii int16) *Violation {
+	v := r.violation(err, n)
 	v.Trace = append(v.Trace, r.Config.Inputs()[ii])
 	v.States = r.replayStates(v.Trace)
 	return v

@@ -100,7 +100,7 @@ func (r *Result) checkLiveness(inputs []Input, edges []edge) *Violation {
 			in[i] = prop.region(snaps[i].pods[prop.pod])
 		}
 		if scc := fairSCC(g, in, classes, classOf); scc != nil {
-			return r.livenessViolation(prop, g, scc, in, inputs)
+			return r.livenessViolation(prop, g, scc, inputs)
 		}
 	}
 	return nil
@@ -242,7 +242,7 @@ func sccs(g *graph, in []bool) [][]int32 {
 
 // livenessViolation builds the lasso: the shortest path to the component,
 // then a shortest cycle inside it through that state (none: it stutters).
-func (r *Result) livenessViolation(prop liveness, g *graph, comp []int32, _ []bool, inputs []Input) *Violation {
+func (r *Result) livenessViolation(prop liveness, g *graph, comp []int32, inputs []Input) *Violation {
 	member := map[int32]bool{}
 	entry := comp[0]
 	for _, s := range comp {

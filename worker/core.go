@@ -80,26 +80,6 @@ type podData struct {
 	identity *PodStatus
 }
 
-// coreConfig configures a Core.
-type coreConfig struct {
-	driver          Driver
-	clock           clock.PassiveClock
-	cache           StatusCache
-	resync, backoff time.Duration
-	metrics         *metrics
-	observer        fsm.Observer
-	log             *slog.Logger
-}
-
-func newCore(cfg coreConfig) *Core {
-	c := &Core{
-		pods: map[types.UID]*podData{}, loops: map[types.UID]int{}, driver: cfg.driver, clock: cfg.clock, cache: cfg.cache,
-		resync: cfg.resync, backoff: cfg.backoff, metrics: cfg.metrics, log: cfg.log,
-	}
-	c.machine = fsm.New(observers(cfg.metrics, cfg.observer))
-	return c
-}
-
 // UpdatePod delivers an update (reference 1.4). It returns an error only for
 // invalid input, and then changes nothing.
 func (c *Core) UpdatePod(o UpdatePodOptions) error {

@@ -17,23 +17,30 @@ import (
 // steps and timers happen. Options.Clock, StatusCache, ResyncInterval,
 // BackOffPeriod, Observer, Registerer and Logger apply as for New.
 func NewCore(d Driver, opts Options) *Core {
-	var clk clock.PassiveClock = clock.RealClock{}
-	if opts.Clock != nil {
-		clk = opts.Clock
+	opts = opts.withDefaults()
+	m := newMetrics(opts.Registerer)
+	return &Core{
+		machine: fsm.New(observers(m, opts.Observer)), metrics: m,
+		pods: map[types.UID]*podData{}, loops: map[types.UID]int{}, driver: d, clock: opts.Clock, cache: opts.StatusCache,
+		resync: opts.ResyncInterval, backoff: opts.BackOffPeriod, log: opts.Logger,
 	}
-	if opts.ResyncInterval <= 0 {
-		opts.ResyncInterval = time.Minute
+}
+
+// withDefaults fills in the zero fields of Options (see Options).
+func (o Options) withDefaults() Options {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
 	}
-	if opts.BackOffPeriod <= 0 {
-		opts.BackOffPeriod = 10 * time.Second
+	if o.ResyncInterval <= 0 {
+		o.ResyncInterval = time.Minute
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
+	if o.BackOffPeriod <= 0 {
+		o.BackOffPeriod = 10 * time.Second
 	}
-	return newCore(coreConfig{
-		driver: d, clock: clk, cache: opts.StatusCache, resync: opts.ResyncInterval, backoff: opts.BackOffPeriod,
-		metrics: newMetrics(opts.Registerer), observer: opts.Observer, log: opts.Logger,
-	})
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
 }
 
 // Clone returns an independent copy of the core driven by d, for model

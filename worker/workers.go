@@ -58,29 +58,14 @@ type PodWorkers struct {
 
 // New returns a running engine that calls syncer for every pod.
 func New(syncer PodSyncer, opts Options) *PodWorkers {
-	if opts.Clock == nil {
-		opts.Clock = clock.RealClock{}
-	}
-	if opts.ResyncInterval <= 0 {
-		opts.ResyncInterval = time.Minute
-	}
-	if opts.BackOffPeriod <= 0 {
-		opts.BackOffPeriod = 10 * time.Second
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+	opts = opts.withDefaults()
 	w := &PodWorkers{
 		syncer: syncer, clock: opts.Clock, log: opts.Logger, timers: newTimerQueue(),
 		rearm: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
 	}
 	w.idle = sync.NewCond(&w.mu)
 	w.work = sync.NewCond(&w.mu)
-	w.core = newCore(coreConfig{
-		driver: (*driver)(w), clock: opts.Clock, cache: opts.StatusCache,
-		resync: opts.ResyncInterval, backoff: opts.BackOffPeriod,
-		metrics: newMetrics(opts.Registerer), observer: opts.Observer, log: opts.Logger,
-	})
+	w.core = NewCore((*driver)(w), opts)
 	go w.schedule()
 	return w
 }
