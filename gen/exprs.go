@@ -8,106 +8,84 @@ import (
 	"github.com/podlife/podlife/spec"
 )
 
-// goExpr renders e as Go: variables read v (the record before the row
-// fires), parameters read p.
-func goExpr(e spec.Expr) string {
+// syntax is how one target language spells the expression language.
+type syntax struct {
+	not, and, or, eq, lt, le, min, max string
+	varRef, paramRef                   func(name string) string
+	ifThen                             func(c, a, b string) string
+	boolean                            [2]string // false, true
+	enum                               func(d *spec.Domain, value string) string
+}
+
+// goSyntax: variables read v (the record before the row fires), parameters p.
+var goSyntax = syntax{
+	not: "!", and: " && ", or: " || ", eq: " == ", lt: " < ", le: " <= ", min: "min", max: "max",
+	varRef:   func(n string) string { return "v." + n },
+	paramRef: func(n string) string { return "p." + n },
+	ifThen:   func(c, a, b string) string { return "choose(" + c + ", " + a + ", " + b + ")" },
+	boolean:  [2]string{"false", "true"},
+	enum:     func(d *spec.Domain, v string) string { return d.Name + v },
+}
+
+// tlaSyntax: variables are fields of the record r, parameters of the record e.
+var tlaSyntax = syntax{
+	not: "~", and: ` /\ `, or: ` \/ `, eq: " = ", lt: " < ", le: " <= ", min: "Min", max: "Max",
+	varRef:   func(n string) string { return "r." + lowerFirst(n) },
+	paramRef: func(n string) string { return "e." + lowerFirst(n) },
+	ifThen:   func(c, a, b string) string { return "(IF " + c + " THEN " + a + " ELSE " + b + ")" },
+	boolean:  [2]string{"FALSE", "TRUE"},
+	enum:     func(_ *spec.Domain, v string) string { return fmt.Sprintf("%q", v) },
+}
+
+func goExpr(e spec.Expr) string   { return goSyntax.render(e) }
+func tlaExpr(e spec.Expr) string  { return tlaSyntax.render(e) }
+func tlaConst(e spec.Expr) string { return tlaSyntax.constant(e) }
+
+func (s *syntax) render(e spec.Expr) string {
 	args := func(sep string) string {
 		parts := make([]string, len(e.Args))
 		for i, a := range e.Args {
-			parts[i] = goExpr(a)
+			parts[i] = s.render(a)
 		}
 		return "(" + strings.Join(parts, sep) + ")"
 	}
 	switch e.Op {
 	case spec.OpConst:
-		return goConst(e)
+		return s.constant(e)
 	case spec.OpVar:
-		return "v." + e.Var.Name
+		return s.varRef(e.Var.Name)
 	case spec.OpParam:
-		return "p." + e.Param.Name
+		return s.paramRef(e.Param.Name)
 	case spec.OpNot:
-		return "!" + goExpr(e.Args[0])
+		return s.not + s.render(e.Args[0])
 	case spec.OpAnd:
-		return args(" && ")
+		return args(s.and)
 	case spec.OpOr:
-		return args(" || ")
+		return args(s.or)
 	case spec.OpEq:
-		return args(" == ")
+		return args(s.eq)
 	case spec.OpLt:
-		return args(" < ")
+		return args(s.lt)
 	case spec.OpLe:
-		return args(" <= ")
+		return args(s.le)
 	case spec.OpMin:
-		return "min" + args(", ")
+		return s.min + args(", ")
 	case spec.OpMax:
-		return "max" + args(", ")
+		return s.max + args(", ")
 	case spec.OpIf:
-		return "choose" + args(", ")
+		return s.ifThen(s.render(e.Args[0]), s.render(e.Args[1]), s.render(e.Args[2]))
 	}
-	panic(fmt.Sprintf("gen: operator %d has no Go rendering", e.Op))
+	panic(fmt.Sprintf("gen: operator %d has no rendering", e.Op))
 }
 
-func goConst(e spec.Expr) string {
+func (s *syntax) constant(e spec.Expr) string {
 	switch {
 	case e.Domain == nil || e.Domain.Kind == spec.Int:
 		return fmt.Sprint(e.Value)
 	case e.Domain.Kind == spec.Bool:
-		return fmt.Sprint(e.Value == 1)
+		return s.boolean[e.Value]
 	default:
-		return e.Domain.Name + e.Domain.Values[e.Value]
-	}
-}
-
-// tlaExpr renders e as TLA+: variables are fields of the record r,
-// parameters fields of the parameter record e.
-func tlaExpr(e spec.Expr) string {
-	args := func(sep string) string {
-		parts := make([]string, len(e.Args))
-		for i, a := range e.Args {
-			parts[i] = tlaExpr(a)
-		}
-		return "(" + strings.Join(parts, sep) + ")"
-	}
-	switch e.Op {
-	case spec.OpConst:
-		return tlaConst(e)
-	case spec.OpVar:
-		return "r." + lowerFirst(e.Var.Name)
-	case spec.OpParam:
-		return "e." + lowerFirst(e.Param.Name)
-	case spec.OpNot:
-		return "~" + tlaExpr(e.Args[0])
-	case spec.OpAnd:
-		return args(" /\\ ")
-	case spec.OpOr:
-		return args(" \\/ ")
-	case spec.OpEq:
-		return args(" = ")
-	case spec.OpLt:
-		return args(" < ")
-	case spec.OpLe:
-		return args(" <= ")
-	case spec.OpMin:
-		return "Min" + args(", ")
-	case spec.OpMax:
-		return "Max" + args(", ")
-	case spec.OpIf:
-		return fmt.Sprintf("(IF %s THEN %s ELSE %s)", tlaExpr(e.Args[0]), tlaExpr(e.Args[1]), tlaExpr(e.Args[2]))
-	}
-	panic(fmt.Sprintf("gen: operator %d has no TLA+ rendering", e.Op))
-}
-
-func tlaConst(e spec.Expr) string {
-	switch {
-	case e.Domain == nil || e.Domain.Kind == spec.Int:
-		return fmt.Sprint(e.Value)
-	case e.Domain.Kind == spec.Bool:
-		if e.Value == 1 {
-			return "TRUE"
-		}
-		return "FALSE"
-	default:
-		return fmt.Sprintf("%q", e.Domain.Values[e.Value])
+		return s.enum(e.Domain, e.Domain.Values[e.Value])
 	}
 }
 
