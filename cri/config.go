@@ -1,0 +1,143 @@
+package cri
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// defaultGracePeriod is the API's default terminationGracePeriodSeconds.
+const defaultGracePeriod = 30
+
+// podGracePeriod is the pod's own termination grace period in seconds.
+func podGracePeriod(pod *v1.Pod) int64 {
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil && *g >= 0 {
+		return *g
+	}
+	return defaultGracePeriod
+}
+
+// podLabels are the labels every sandbox and container of pod carries.
+func podLabels(pod *v1.Pod) map[string]string {
+	return map[string]string{
+		PodNameLabel:      pod.Name,
+		PodNamespaceLabel: pod.Namespace,
+		PodUIDLabel:       string(pod.UID),
+	}
+}
+
+// sandboxConfig describes the attempt-th sandbox of pod. logRoot, when set,
+// is where the runtime writes container logs (one directory per pod).
+func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) *runtimeapi.PodSandboxConfig {
+	labels := podLabels(pod)
+	for k, v := range pod.Labels {
+		if _, ours := labels[k]; !ours {
+			labels[k] = v
+		}
+	}
+	network := runtimeapi.NamespaceMode_POD
+	if pod.Spec.HostNetwork {
+		network = runtimeapi.NamespaceMode_NODE
+	}
+	cfg := &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{
+			Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt,
+		},
+		Hostname:    hostname(pod),
+		Labels:      labels,
+		Annotations: maps.Clone(pod.Annotations),
+		Linux: &runtimeapi.LinuxPodSandboxConfig{
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+				NamespaceOptions: &runtimeapi.NamespaceOption{
+					Network: network,
+					Pid:     runtimeapi.NamespaceMode_CONTAINER,
+					Ipc:     runtimeapi.NamespaceMode_POD,
+				},
+			},
+		},
+	}
+	if logRoot != "" {
+		cfg.LogDirectory = podLogDir(logRoot, pod)
+	}
+	return cfg
+}
+
+// podLogDir is the kubelet's layout: <root>/<namespace>_<name>_<uid>.
+func podLogDir(logRoot string, pod *v1.Pod) string {
+	return filepath.Join(logRoot, pod.Namespace+"_"+pod.Name+"_"+string(pod.UID))
+}
+
+// hostname is the pod's hostname: spec.hostname or the name, cut to a DNS
+// label's 63 characters.
+func hostname(pod *v1.Pod) string {
+	h := pod.Spec.Hostname
+	if h == "" {
+		h = pod.Name
+	}
+	if len(h) > 63 {
+		h = h[:63]
+	}
+	return h
+}
+
+// containerConfig describes the attempt-th instance of container c of pod.
+func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool) *runtimeapi.ContainerConfig {
+	labels := podLabels(pod)
+	labels[ContainerNameLabel] = c.Name
+	cfg := &runtimeapi.ContainerConfig{
+		Metadata:   &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: attempt},
+		Image:      &runtimeapi.ImageSpec{Image: c.Image, UserSpecifiedImage: c.Image},
+		Command:    c.Command,
+		Args:       c.Args,
+		WorkingDir: c.WorkingDir,
+		Labels:     labels,
+		Annotations: map[string]string{
+			RestartCountAnnotation: strconv.FormatUint(uint64(attempt), 10),
+			GracePeriodAnnotation:  strconv.FormatInt(podGracePeriod(pod), 10),
+		},
+		Linux: &runtimeapi.LinuxContainerConfig{Resources: containerResources(c)},
+	}
+	for _, e := range c.Env {
+		if e.ValueFrom == nil {
+			cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
+		}
+	}
+	if withLogs {
+		cfg.LogPath = filepath.Join(c.Name, strconv.FormatUint(uint64(attempt), 10)+".log")
+	}
+	return cfg
+}
+
+// containerResources maps the container's CPU and memory limits to Linux
+// cgroup settings the way the kubelet does (shares from the request, quota
+// from the limit, over a 100 ms period).
+func containerResources(c *v1.Container) *runtimeapi.LinuxContainerResources {
+	r := &runtimeapi.LinuxContainerResources{CpuShares: 2}
+	if cpu, ok := c.Resources.Requests[v1.ResourceCPU]; ok {
+		r.CpuShares = max(2, cpu.MilliValue()*1024/1000)
+	}
+	if cpu, ok := c.Resources.Limits[v1.ResourceCPU]; ok {
+		r.CpuPeriod = 100000
+		r.CpuQuota = max(1000, cpu.MilliValue()*100000/1000)
+	}
+	if mem, ok := c.Resources.Limits[v1.ResourceMemory]; ok {
+		r.MemoryLimitInBytes = mem.Value()
+	}
+	return r
+}
+
+// ensureDir creates a log directory; "" means no logs.
+func ensureDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("pod log directory: %w", err)
+	}
+	return nil
+}

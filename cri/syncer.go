@@ -1,0 +1,179 @@
+package cri
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/podlife/podlife/worker"
+)
+
+// StatusWriter receives every pod status the syncer generates; the last
+// one written for a UID is the pod's current status.
+type StatusWriter interface {
+	SetPodStatus(pod *v1.Pod, status v1.PodStatus)
+}
+
+// EventRecorder records an event about a pod, Eventf style.
+type EventRecorder interface {
+	Eventf(pod *v1.Pod, eventType, reason, messageFmt string, args ...any)
+}
+
+// Options configure a Syncer. The zero value works.
+type Options struct {
+	Statuses StatusWriter       // nil: statuses are dropped
+	Events   EventRecorder      // nil: events are dropped
+	Clock    clock.PassiveClock // nil: the real clock
+	Logger   *slog.Logger       // nil: no logs
+	// RuntimeName prefixes container IDs in statuses; "" is "cri".
+	RuntimeName string
+	// LogRoot is where the runtime writes container logs; "" writes none.
+	LogRoot string
+	// RestartBackoff is the first crash-loop delay; 0 is 10 s.
+	RestartBackoff time.Duration
+	// MaxRestartBackoff caps the crash-loop delay; 0 is 5 min.
+	MaxRestartBackoff time.Duration
+	// RemovalTimeout bounds each background removal; 0 is 1 min.
+	RemovalTimeout time.Duration
+}
+
+// runtimeOnlyGracePeriod is the grace period of a pod known only to the
+// runtime: its spec, and so its own grace period, is lost.
+const runtimeOnlyGracePeriod = 1
+
+// Syncer is a worker.PodSyncer over a CRI runtime. Its methods may run
+// concurrently for different pods; the engine never overlaps calls for one
+// pod.
+type Syncer struct {
+	rt      Runtime
+	images  Images
+	opts    Options
+	backoff *restartBackoff
+
+	// removals tracks background removals of stopped sandboxes, so Close
+	// can wait for them.
+	removals sync.WaitGroup
+}
+
+var _ worker.PodSyncer = (*Syncer)(nil)
+
+// NewSyncer returns a syncer that runs pods on rt with images from images.
+func NewSyncer(rt Runtime, images Images, opts Options) *Syncer {
+	if opts.Statuses == nil {
+		opts.Statuses = discard{}
+	}
+	if opts.Events == nil {
+		opts.Events = discard{}
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.RuntimeName == "" {
+		opts.RuntimeName = "cri"
+	}
+	if opts.RestartBackoff == 0 {
+		opts.RestartBackoff = 10 * time.Second
+	}
+	if opts.MaxRestartBackoff == 0 {
+		opts.MaxRestartBackoff = 5 * time.Minute
+	}
+	if opts.RemovalTimeout == 0 {
+		opts.RemovalTimeout = time.Minute
+	}
+	return &Syncer{
+		rt: rt, images: images, opts: opts,
+		backoff: newRestartBackoff(opts.Clock, opts.RestartBackoff, opts.MaxRestartBackoff),
+	}
+}
+
+// Close waits for background removals to end.
+func (s *Syncer) Close() { s.removals.Wait() }
+
+type discard struct{}
+
+func (discard) SetPodStatus(*v1.Pod, v1.PodStatus)             {}
+func (discard) Eventf(*v1.Pod, string, string, string, ...any) {}
+
+// stopContainers stops containers concurrently, each within grace seconds
+// (SIGTERM, then SIGKILL at the deadline: the CRI's StopContainer). A
+// cancelled ctx (a shorter grace period arrived) ends the wait at once.
+func (s *Syncer) stopContainers(ctx context.Context, pod *v1.Pod, containers []*runtimeapi.ContainerStatus, grace int64) error {
+	errs := make([]error, len(containers))
+	var wg sync.WaitGroup
+	for i, c := range containers {
+		if pod != nil {
+			s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Killing", "Stopping container %s", c.GetMetadata().GetName())
+		}
+		wg.Go(func() {
+			if err := s.rt.StopContainer(ctx, c.Id, grace); err != nil {
+				errs[i] = fmt.Errorf("stop container %s (%s): %w", c.GetMetadata().GetName(), c.Id, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+// stopSandboxes stops every ready sandbox of the pod.
+func (s *Syncer) stopSandboxes(ctx context.Context, p *podRuntime) error {
+	for _, sb := range p.sandboxes {
+		if sb.State != runtimeapi.PodSandboxState_SANDBOX_READY {
+			continue
+		}
+		if err := s.rt.StopPodSandbox(ctx, sb.Id); err != nil {
+			return fmt.Errorf("stop sandbox %s: %w", sb.Id, err)
+		}
+	}
+	return nil
+}
+
+// removeInBackground removes the pod's containers and sandboxes without
+// holding up the caller: removal is garbage collection, and a slow or
+// failing runtime must not keep a finished pod from being deleted.
+func (s *Syncer) removeInBackground(p *podRuntime) {
+	if len(p.containers) == 0 && len(p.sandboxes) == 0 {
+		return
+	}
+	s.removals.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.RemovalTimeout)
+		defer cancel()
+		for _, c := range p.containers {
+			if err := s.rt.RemoveContainer(ctx, c.Id); err != nil {
+				s.opts.Logger.Warn("removing container failed; it is left to the runtime", "container", c.Id, "err", err)
+			}
+		}
+		for _, sb := range p.sandboxes {
+			if err := s.rt.RemovePodSandbox(ctx, sb.Id); err != nil {
+				s.opts.Logger.Warn("removing sandbox failed; it is left to the runtime", "sandbox", sb.Id, "err", err)
+			}
+		}
+	})
+}
+
+// verifyStopped re-reads the runtime and fails if a container of the pod
+// still runs: a runtime that said it stopped a container and did not is
+// violating the CRI, and the pod must not be reported terminated.
+func (s *Syncer) verifyStopped(ctx context.Context, p *podRuntime, what string) (*podRuntime, error) {
+	uid := p.uid
+	p, err := readPod(ctx, s.rt, uid)
+	if err != nil {
+		return nil, err
+	}
+	if ids := p.runningIDs(); len(ids) > 0 {
+		return nil, fmt.Errorf("%s %s: containers %v still run after they were stopped", what, uid, ids)
+	}
+	return p, nil
+}

@@ -1,0 +1,205 @@
+package cri
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/worker"
+)
+
+// ErrCrashLoopBackOff is returned (wrapped) by SyncPod while a container
+// waits to be restarted, so the engine retries after its back-off period.
+var ErrCrashLoopBackOff = errors.New("back-off restarting failed container")
+
+// SyncPod creates the pod's sandbox and containers, starts them, restarts
+// exited ones as the restart policy says (with a crash-loop back-off), and
+// reports isTerminal once a Never or OnFailure pod completed. It starts
+// nothing once ctx is cancelled: the engine cancels it when termination is
+// requested.
+func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Pod, _ *worker.PodStatus) (bool, error) {
+	p, err := readPod(ctx, s.rt, pod.UID)
+	if err != nil {
+		return false, err
+	}
+	sb := p.readySandbox()
+	if sb == nil && len(p.sandboxes) > 0 && len(p.containers) > 0 &&
+		(pod.Spec.RestartPolicy == v1.RestartPolicyNever || finished(pod, p, "")) {
+		// The sandbox of a pod whose containers already ran died: a Never
+		// pod does not run them again, nor an OnFailure pod whose
+		// containers all succeeded, so it is over.
+		s.setStatus(pod, p, "", true, nil)
+		return true, nil
+	}
+	if sb != nil && finished(pod, p, sb.Id) {
+		s.setStatus(pod, p, sb.Id, true, nil)
+		return true, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	sbConfig, sbID, err := s.ensureSandbox(ctx, pod, p, sb)
+	if err != nil {
+		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+		return false, err
+	}
+	if sb == nil {
+		if p, err = readPod(ctx, s.rt, pod.UID); err != nil {
+			return false, err
+		}
+	}
+	waits := map[string]waiting{}
+	var errs []error
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		if err := s.syncContainer(ctx, pod, p, sbID, sbConfig, c, waits); err != nil {
+			errs = append(errs, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+	}
+	if p, err = readPod(ctx, s.rt, pod.UID); err != nil {
+		return false, errors.Join(append(errs, err)...)
+	}
+	s.setStatus(pod, p, sbID, false, waits)
+	return false, errors.Join(errs...)
+}
+
+// ensureSandbox returns the pod's ready sandbox, or creates the next one.
+// Containers left in older sandboxes are stopped first: a pod runs in one
+// sandbox at a time.
+func (s *Syncer) ensureSandbox(ctx context.Context, pod *v1.Pod, p *podRuntime, sb *runtimeapi.PodSandbox) (*runtimeapi.PodSandboxConfig, string, error) {
+	if sb != nil {
+		return sandboxConfig(pod, sb.GetMetadata().GetAttempt(), s.opts.LogRoot), sb.Id, nil
+	}
+	if err := s.stopContainers(ctx, pod, p.notExited(), podGracePeriod(pod)); err != nil {
+		return nil, "", err
+	}
+	attempt := p.nextSandboxAttempt()
+	cfg := sandboxConfig(pod, attempt, s.opts.LogRoot)
+	if err := ensureDir(cfg.LogDirectory); err != nil {
+		return nil, "", err
+	}
+	id, err := s.rt.RunPodSandbox(ctx, cfg, "")
+	if err != nil {
+		return nil, "", fmt.Errorf("run sandbox of pod %s: %w", pod.UID, err)
+	}
+	if attempt > 0 {
+		s.opts.Events.Eventf(pod, v1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
+	}
+	return cfg, id, nil
+}
+
+// syncContainer starts container c if it has no instance in the sandbox,
+// or restarts it after an exit if the restart policy says so and its
+// back-off allows; waits gets the reason when it is not running.
+func (s *Syncer) syncContainer(ctx context.Context, pod *v1.Pod, p *podRuntime, sbID string, sbConfig *runtimeapi.PodSandboxConfig, c *v1.Container, waits map[string]waiting) error {
+	cur, _ := p.latestFor(pod.Spec.RestartPolicy, sbID, c.Name)
+	switch {
+	case cur == nil:
+	case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
+		return nil
+	case cur.State == runtimeapi.ContainerState_CONTAINER_CREATED:
+		return s.start(ctx, pod, c, cur.Id, waits)
+	case !shouldRestart(pod.Spec.RestartPolicy, cur.ExitCode):
+		return nil
+	default:
+		if wait := s.backoff.restart(pod.UID, c.Name, time.Unix(0, cur.FinishedAt)); wait > 0 {
+			msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", wait.Round(time.Second), c.Name, pod.Name)
+			waits[c.Name] = waiting{reason: "CrashLoopBackOff", message: msg}
+			s.opts.Events.Eventf(pod, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", c.Name)
+			return fmt.Errorf("container %s of pod %s: %w", c.Name, pod.UID, ErrCrashLoopBackOff)
+		}
+	}
+	if err := s.ensureImage(ctx, pod, c, sbConfig, waits); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	id, err := s.rt.CreateContainer(ctx, sbID, containerConfig(pod, c, p.nextAttempt(c.Name), s.opts.LogRoot != ""), sbConfig)
+	if err != nil {
+		waits[c.Name] = waiting{reason: "CreateContainerError", message: err.Error()}
+		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
+		return fmt.Errorf("create container %s of pod %s: %w", c.Name, pod.UID, err)
+	}
+	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Created", "Created container %s", c.Name)
+	return s.start(ctx, pod, c, id, waits)
+}
+
+// start starts a created container unless termination was requested.
+func (s *Syncer) start(ctx context.Context, pod *v1.Pod, c *v1.Container, id string, waits map[string]waiting) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := s.rt.StartContainer(ctx, id); err != nil {
+		waits[c.Name] = waiting{reason: "RunContainerError", message: err.Error()}
+		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
+		return fmt.Errorf("start container %s of pod %s: %w", c.Name, pod.UID, err)
+	}
+	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Started", "Started container %s", c.Name)
+	return nil
+}
+
+// shouldRestart applies the restart policy to an exited container.
+func shouldRestart(policy v1.RestartPolicy, exitCode int32) bool {
+	switch policy {
+	case v1.RestartPolicyNever:
+		return false
+	case v1.RestartPolicyOnFailure:
+		return exitCode != 0
+	}
+	return true
+}
+
+// ensureImage makes the container's image present as its pull policy says.
+func (s *Syncer) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, sbConfig *runtimeapi.PodSandboxConfig, waits map[string]waiting) error {
+	spec := &runtimeapi.ImageSpec{Image: c.Image, UserSpecifiedImage: c.Image}
+	if c.ImagePullPolicy != v1.PullAlways {
+		resp, err := s.images.ImageStatus(ctx, spec, false)
+		if err != nil {
+			return fmt.Errorf("image status of %s: %w", c.Image, err)
+		}
+		if resp.GetImage() != nil {
+			return nil
+		}
+		if c.ImagePullPolicy == v1.PullNever {
+			msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
+			waits[c.Name] = waiting{reason: "ErrImageNeverPull", message: msg}
+			s.opts.Events.Eventf(pod, v1.EventTypeWarning, "ErrImageNeverPull", "%s", msg)
+			return errors.New(msg)
+		}
+	}
+	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
+	if _, err := s.images.PullImage(ctx, spec, nil, sbConfig); err != nil {
+		waits[c.Name] = waiting{reason: "ErrImagePull", message: err.Error()}
+		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", c.Image, err)
+		return fmt.Errorf("pull image %s: %w", c.Image, err)
+	}
+	return nil
+}
+
+// setStatus generates and writes the pod's status.
+func (s *Syncer) setStatus(pod *v1.Pod, p *podRuntime, sbID string, terminal bool, waits map[string]waiting) {
+	in := statusInput{pod: pod, rt: p, sandboxID: sbID, terminal: terminal, waits: waits, runtimeName: s.opts.RuntimeName}
+	if sbID != "" {
+		in.podIP = s.podIP(sbID)
+	}
+	s.opts.Statuses.SetPodStatus(pod, generateStatus(in))
+}
+
+// podIP is the sandbox's IP, or "" when the runtime does not say.
+func (s *Syncer) podIP(sbID string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := s.rt.PodSandboxStatus(ctx, sbID, false)
+	if err != nil {
+		return ""
+	}
+	return resp.GetStatus().GetNetwork().GetIp()
+}

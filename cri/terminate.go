@@ -1,0 +1,102 @@
+package cri
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podlife/podlife/worker"
+)
+
+// SyncTerminatingPod stops every container of the pod within gracePeriod
+// seconds (the pod's own when nil), stops its sandbox, checks that nothing
+// runs any more, and writes the final status with podStatusFn applied. The
+// engine cancels ctx when a shorter grace period arrives and calls again
+// with it, so a shortened grace takes effect at once.
+func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, _ *worker.PodStatus, gracePeriod *int64, podStatusFn func(*v1.PodStatus)) error {
+	grace := podGracePeriod(pod)
+	if gracePeriod != nil {
+		grace = *gracePeriod
+	}
+	p, err := readPod(ctx, s.rt, pod.UID)
+	if err != nil {
+		return err
+	}
+	before := s.phaseBeforeKill(pod, p)
+	if err := s.stopContainers(ctx, pod, p.notExited(), grace); err != nil {
+		return err
+	}
+	if err := s.stopSandboxes(ctx, p); err != nil {
+		return err
+	}
+	if p, err = s.verifyStopped(ctx, p, "terminating pod"); err != nil {
+		return err
+	}
+	status := generateStatus(statusInput{pod: pod, rt: p, terminal: true, runtimeName: s.opts.RuntimeName})
+	if podStatusFn != nil {
+		// The function judges the pod as it was before its kill: node
+		// shutdown keeps Succeeded only for a pod that completed by itself,
+		// not for one whose containers exited 0 on SIGTERM. A phase it
+		// leaves non-terminal becomes the phase of the exit codes.
+		after := status.Phase
+		status.Phase = before
+		podStatusFn(&status)
+		if status.Phase != v1.PodSucceeded && status.Phase != v1.PodFailed {
+			status.Phase = after
+		}
+	}
+	s.opts.Statuses.SetPodStatus(pod, status)
+	// A terminating pod starts nothing again: its crash-loop state (and
+	// any last start error) must not outlive it or delay its deletion.
+	s.backoff.forget(pod.UID)
+	return nil
+}
+
+// phaseBeforeKill is the pod's phase as the runtime shows it before its
+// containers are stopped.
+func (s *Syncer) phaseBeforeKill(pod *v1.Pod, p *podRuntime) v1.PodPhase {
+	sbID := ""
+	if sb := p.readySandbox(); sb != nil {
+		sbID = sb.Id
+	}
+	in := statusInput{pod: pod, rt: p, sandboxID: sbID, terminal: finished(pod, p, sbID), runtimeName: s.opts.RuntimeName}
+	return generateStatus(in).Phase
+}
+
+// SyncTerminatingRuntimePod stops a pod known only to the runtime with a
+// grace period of 1 s, then removes it in the background: no record will
+// ever call SyncTerminatedPod for it.
+func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, runningPod *worker.RunningPod) error {
+	p, err := readPod(ctx, s.rt, runningPod.ID)
+	if err != nil {
+		return err
+	}
+	if err := s.stopContainers(ctx, nil, p.notExited(), runtimeOnlyGracePeriod); err != nil {
+		return err
+	}
+	if err := s.stopSandboxes(ctx, p); err != nil {
+		return err
+	}
+	if p, err = s.verifyStopped(ctx, p, "runtime pod"); err != nil {
+		return err
+	}
+	s.removeInBackground(p)
+	return nil
+}
+
+// SyncTerminatedPod cleans up after a pod whose containers all stopped: it
+// stops its sandbox if still up and removes the sandbox and the containers
+// in the background.
+func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, _ *worker.PodStatus) error {
+	p, err := readPod(ctx, s.rt, pod.UID)
+	if err != nil {
+		return err
+	}
+	if err := s.stopSandboxes(ctx, p); err != nil {
+		return err
+	}
+	s.backoff.forget(pod.UID)
+	s.removeInBackground(p)
+	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Terminated", "Pod terminated; its sandbox is being removed")
+	return nil
+}
