@@ -14,7 +14,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(tableCommand(), checkCommand())
+	root.AddCommand(tableCommand(), checkCommand(), runCommand(), statusCommand(), shutdownCommand(), demoCommand())
 	if err := root.Execute(); err != nil {
 		os.Exit(1)
 	}

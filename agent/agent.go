@@ -1,0 +1,262 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/podlife/podlife/agent/admission"
+	"github.com/podlife/podlife/agent/manifests"
+	"github.com/podlife/podlife/agent/shutdown"
+	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/embedded"
+	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/worker"
+)
+
+// Options are what an embedder injects into an Agent. The zero value works.
+type Options struct {
+	Logger   *slog.Logger         // nil: no logs
+	Clock    clock.WithTicker     // nil: the real clock
+	Registry *prometheus.Registry // nil: a new registry
+	// Observer receives every transition of the engine (a trace writer).
+	Observer fsm.Observer
+	// SyncBackOff is how long the engine waits before retrying a failed
+	// sync; 0 is the engine's default (10 s).
+	SyncBackOff time.Duration
+}
+
+// Agent is a running node agent. Its goroutines start with Run.
+type Agent struct {
+	cfg      Config
+	log      *slog.Logger
+	clock    clock.WithTicker
+	registry *prometheus.Registry
+
+	conn      *runtimeConn
+	syncer    *cri.Syncer
+	cache     *cri.Cache
+	workers   *worker.PodWorkers
+	source    *manifests.Source // nil: no manifest directory
+	admission *admission.Chain
+	shutdown  *shutdown.Manager
+	statuses  *statusStore
+	events    eventLog
+	gauges    *podGauges
+	listener  net.Listener
+
+	shutdownOnce      sync.Once
+	shutdownRequested chan struct{}
+
+	mu sync.Mutex
+	// pods are the pods of the manifests, admitted or rejected, by UID.
+	pods map[types.UID]*podEntry
+	// working is what the engine held at the last housekeeping, with the
+	// restarts and runtime-only kills that housekeeping added.
+	working map[types.UID]worker.PodWorkerSync
+	// fingerprints are the runtime states of the admitted pods at the last
+	// poll, to resync the pods whose containers changed.
+	fingerprints map[types.UID]string
+	// lastHousekeeping is when housekeeping last finished (for /healthz).
+	lastHousekeeping time.Time
+}
+
+// New connects to the runtime (or starts the embedded one), builds the
+// engine and opens the HTTP listener. Nothing runs until Run.
+func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	bands, _ := cfg.shutdownBands()
+	a := &Agent{
+		cfg: cfg, log: opts.Logger, clock: opts.Clock, registry: opts.Registry,
+		statuses: newStatusStore(), shutdownRequested: make(chan struct{}),
+		pods: map[types.UID]*podEntry{}, working: map[types.UID]worker.PodWorkerSync{},
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.clock == nil {
+		a.clock = clock.RealClock{}
+	}
+	if a.registry == nil {
+		a.registry = prometheus.NewRegistry()
+		a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	a.events = eventLog{log: a.log}
+	conn, err := connectRuntime(ctx, cfg.RuntimeEndpoint, cfg.RootDir)
+	if err != nil {
+		return nil, err
+	}
+	a.conn = conn
+	a.syncer = cri.NewSyncer(conn.runtime, conn.images, cri.Options{
+		Statuses: a.statuses, Events: a.events, Clock: a.clock, Logger: a.log,
+		RuntimeName: conn.name, LogRoot: podLogRoot(cfg),
+	})
+	a.cache = cri.NewCache(conn.runtime, a.log)
+	a.workers = worker.New(a.syncer, worker.Options{
+		Clock: a.clock, ResyncInterval: cfg.SyncFrequency.Duration, StatusCache: a.cache,
+		Registerer: a.registry, Observer: opts.Observer, Logger: a.log, BackOffPeriod: opts.SyncBackOff,
+	})
+	a.shutdown, err = shutdown.NewManager(shutdown.Config{
+		Bands: bands, Killer: a.workers, Clock: a.clock, Recorder: a.events, Logger: a.log, Registerer: a.registry,
+	})
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	allocatable, err := cfg.allocatable()
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	a.admission = admission.NewChain(a.registry, a.shutdown, admission.NewResourceAdmitter(allocatable))
+	a.gauges = newPodGauges(a.registry)
+	if cfg.StaticPodPath != "" {
+		if a.source, err = manifests.NewSource(cfg.StaticPodPath, cfg.NodeName, a.clock); err != nil {
+			a.close()
+			return nil, err
+		}
+	}
+	if a.listener, err = net.Listen("tcp", cfg.Address); err != nil {
+		a.close()
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Address, err)
+	}
+	return a, nil
+}
+
+// Addr is the address the HTTP endpoint listens on.
+func (a *Agent) Addr() string { return a.listener.Addr().String() }
+
+// RuntimeEndpoint is the CRI endpoint the agent uses.
+func (a *Agent) RuntimeEndpoint() string { return a.conn.endpoint }
+
+// Embedded is the embedded runtime, nil with an external one.
+func (a *Agent) Embedded() *embedded.Runtime { return a.conn.embedded }
+
+// Registry holds the agent's metrics.
+func (a *Agent) Registry() *prometheus.Registry { return a.registry }
+
+// RequestShutdown starts a graceful node shutdown: Run kills the pods band
+// by band, then returns nil.
+func (a *Agent) RequestShutdown() {
+	a.shutdownOnce.Do(func() { close(a.shutdownRequested) })
+}
+
+// KillPod stops the pod with the given UID, as a deletion with grace
+// period override gracePeriod (nil: the pod's own) does, and waits until
+// its containers stopped or ctx ends. A pod of a manifest stays stopped
+// while its manifest is there: its UID finished.
+func (a *Agent) KillPod(ctx context.Context, uid types.UID, gracePeriod *int64) error {
+	a.mu.Lock()
+	e, ok := a.pods[uid]
+	a.mu.Unlock()
+	if !ok || e.rejection != nil {
+		return fmt.Errorf("kill pod %s: no admitted pod has this UID", uid)
+	}
+	return a.workers.KillPod(ctx, e.pod, false, gracePeriod, nil)
+}
+
+// Run runs the agent until ctx ends (pods keep running, as when a kubelet
+// stops) or a requested node shutdown completes (pods are stopped).
+func (a *Agent) Run(ctx context.Context) error {
+	defer a.close()
+	inner, stop := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	server := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 5 * time.Second}
+	wg.Go(func() {
+		if err := server.Serve(a.listener); !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("HTTP endpoint failed", "err", err)
+		}
+	})
+	// The runtime is read before the first sync, so the engine's status
+	// cache is filled; the manifests are read before the first
+	// housekeeping, so their pods, found running, are not taken for orphans.
+	if err := a.cache.Refresh(inner); err != nil {
+		a.log.Warn("first runtime poll failed; syncs retry until one succeeds", "err", err)
+	}
+	a.scanManifests()
+	a.housekeeping(inner)
+	if a.source != nil {
+		wg.Go(func() {
+			a.source.Run(inner, a.cfg.FileCheckFrequency.Duration, a.handleChangeLocking, a.reportManifestError)
+		})
+	}
+	wg.Go(func() { a.cache.Run(inner, a.cfg.RuntimePollInterval.Duration, a.clock, a.resyncChanged) })
+	wg.Go(func() { a.runHousekeeping(inner) })
+	a.log.Info("agent running", "node", a.cfg.NodeName, "runtime", a.conn.name, "endpoint", a.conn.endpoint,
+		"manifests", a.cfg.StaticPodPath, "address", a.Addr())
+
+	var err error
+	select {
+	case <-ctx.Done():
+		a.log.Info("agent stopping; pods keep running")
+	case <-a.shutdownRequested:
+		err = a.nodeShutdown(inner)
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = server.Shutdown(shutdownCtx)
+	stop()
+	wg.Wait()
+	a.workers.Stop()
+	a.syncer.Close()
+	return err
+}
+
+// nodeShutdown kills the active pods band by band.
+func (a *Agent) nodeShutdown(ctx context.Context) error {
+	a.mu.Lock()
+	active := a.activePodsLocked()
+	a.mu.Unlock()
+	a.log.Info("node shutdown: stopping pods", "pods", len(active))
+	if err := a.shutdown.Shutdown(ctx, active); err != nil {
+		return fmt.Errorf("node shutdown: %w", err)
+	}
+	a.log.Info("node shutdown complete")
+	return nil
+}
+
+// scanManifests reads the manifest directory once.
+func (a *Agent) scanManifests() {
+	if a.source == nil {
+		return
+	}
+	changes, errs := a.source.Scan()
+	for _, err := range errs {
+		a.reportManifestError(err)
+	}
+	for _, ch := range changes {
+		a.handleChangeLocking(ch)
+	}
+}
+
+func (a *Agent) handleChangeLocking(ch manifests.Change) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.log.Info("manifest change", "op", ch.Op, "file", ch.Path, "pod", ch.Pod.Namespace+"/"+ch.Pod.Name, "uid", ch.Pod.UID)
+	a.handleChange(ch)
+}
+
+// reportManifestError logs a bad manifest; the file is skipped and every
+// other pod keeps running.
+func (a *Agent) reportManifestError(err error) {
+	a.log.Error("bad manifest skipped", "err", err)
+}
+
+func (a *Agent) close() {
+	if a.listener != nil {
+		_ = a.listener.Close()
+	}
+	a.conn.close()
+}

@@ -1,0 +1,151 @@
+// Package agent is the podlife node agent: it runs static pod manifests on
+// a CRI runtime through the pod lifecycle engine, the way a standalone
+// kubelet does, with admission, housekeeping, graceful node shutdown and a
+// local HTTP endpoint.
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// ConfigKind and ConfigAPIVersion identify an agent configuration file, in
+// the style of the kubelet's KubeletConfiguration.
+const (
+	ConfigKind       = "AgentConfiguration"
+	ConfigAPIVersion = "podlife.io/v1alpha1"
+)
+
+// Config is the agent's configuration: a file in the style of the
+// kubelet's KubeletConfiguration, overridden by command-line flags.
+type Config struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// NodeName names this node; static pod names get "-<nodeName>". "":
+	// the host name.
+	NodeName string `json:"nodeName,omitempty"`
+	// StaticPodPath is the directory of static pod manifests; "" runs no
+	// static pods.
+	StaticPodPath string `json:"staticPodPath,omitempty"`
+	// FileCheckFrequency is how often the manifest directory is read.
+	FileCheckFrequency metav1.Duration `json:"fileCheckFrequency,omitzero"`
+	// RuntimeEndpoint is the CRI socket (unix:///run/containerd/containerd.sock);
+	// "" runs the embedded runtime, in which containers do not really run.
+	RuntimeEndpoint string `json:"runtimeEndpoint,omitempty"`
+	// RootDir holds the embedded runtime's socket and the pod logs.
+	RootDir string `json:"rootDir,omitempty"`
+	// Address is the local HTTP endpoint (/metrics, /healthz, /pods,
+	// /shutdown).
+	Address string `json:"address,omitempty"`
+	// HousekeepingInterval is how often the agent reconciles the engine
+	// with the manifests and the runtime.
+	HousekeepingInterval metav1.Duration `json:"housekeepingInterval,omitzero"`
+	// SyncFrequency is how often a running pod is resynced.
+	SyncFrequency metav1.Duration `json:"syncFrequency,omitzero"`
+	// RuntimePollInterval is how often the runtime status cache polls.
+	RuntimePollInterval metav1.Duration `json:"runtimePollInterval,omitzero"`
+	// Allocatable is the CPU and memory pods may request; a missing entry
+	// is the machine's own.
+	Allocatable v1.ResourceList `json:"allocatable,omitempty"`
+	// ShutdownGracePeriod is the total time node shutdown waits for pods.
+	ShutdownGracePeriod metav1.Duration `json:"shutdownGracePeriod,omitzero"`
+	// ShutdownGracePeriodCriticalPods is the last part of that time,
+	// reserved for critical pods.
+	ShutdownGracePeriodCriticalPods metav1.Duration `json:"shutdownGracePeriodCriticalPods,omitzero"`
+	// ShutdownGracePeriodByPodPriority gives explicit priority bands; it
+	// cannot be combined with the two fields above.
+	ShutdownGracePeriodByPodPriority []ShutdownGracePeriodByPodPriority `json:"shutdownGracePeriodByPodPriority,omitempty"`
+	// LogFormat is "text" or "json".
+	LogFormat string `json:"logFormat,omitempty"`
+	// Verbosity: 0 info, 1 and more debug.
+	Verbosity int `json:"verbosity,omitempty"`
+}
+
+// ShutdownGracePeriodByPodPriority is one priority band of node shutdown.
+type ShutdownGracePeriodByPodPriority struct {
+	Priority                   int32 `json:"priority"`
+	ShutdownGracePeriodSeconds int64 `json:"shutdownGracePeriodSeconds"`
+}
+
+// DefaultConfig is the configuration with nothing set.
+func DefaultConfig() Config {
+	host, _ := os.Hostname()
+	return Config{
+		TypeMeta:             metav1.TypeMeta{Kind: ConfigKind, APIVersion: ConfigAPIVersion},
+		NodeName:             host,
+		FileCheckFrequency:   metav1.Duration{Duration: time.Second},
+		RootDir:              filepath.Join(os.TempDir(), "podlife"),
+		Address:              "127.0.0.1:10255",
+		HousekeepingInterval: metav1.Duration{Duration: 2 * time.Second},
+		SyncFrequency:        metav1.Duration{Duration: time.Minute},
+		RuntimePollInterval:  metav1.Duration{Duration: time.Second},
+		LogFormat:            "text",
+	}
+}
+
+// LoadConfigFile reads a configuration file over cfg.
+func LoadConfigFile(path string, cfg *Config) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	if err := yaml.UnmarshalStrict(data, cfg); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	if cfg.Kind != ConfigKind || cfg.APIVersion != ConfigAPIVersion {
+		return fmt.Errorf("config file %s: kind %q apiVersion %q, want %s %s", path, cfg.Kind, cfg.APIVersion, ConfigKind, ConfigAPIVersion)
+	}
+	return nil
+}
+
+// Validate reports every problem of the configuration at once.
+func (c *Config) Validate() error {
+	var errs []error
+	positive := map[string]metav1.Duration{
+		"fileCheckFrequency":   c.FileCheckFrequency,
+		"housekeepingInterval": c.HousekeepingInterval,
+		"syncFrequency":        c.SyncFrequency,
+		"runtimePollInterval":  c.RuntimePollInterval,
+	}
+	for _, name := range []string{"fileCheckFrequency", "housekeepingInterval", "syncFrequency", "runtimePollInterval"} {
+		if positive[name].Duration <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, positive[name].Duration))
+		}
+	}
+	if c.NodeName == "" {
+		errs = append(errs, errors.New("nodeName is empty and the host name is unknown"))
+	}
+	if c.Address == "" {
+		errs = append(errs, errors.New("address is empty"))
+	}
+	for name, q := range c.Allocatable {
+		if name != v1.ResourceCPU && name != v1.ResourceMemory {
+			errs = append(errs, fmt.Errorf("allocatable: unknown resource %q (cpu and memory are supported)", name))
+		} else if q.Sign() <= 0 {
+			errs = append(errs, fmt.Errorf("allocatable %s must be positive, got %s", name, q.String()))
+		}
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("logFormat must be text or json, got %q", c.LogFormat))
+	}
+	if _, err := c.shutdownBands(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// allocatableQuantity is the configured amount of a resource, or def.
+func (c *Config) allocatableQuantity(name v1.ResourceName, def resource.Quantity) resource.Quantity {
+	if q, ok := c.Allocatable[name]; ok {
+		return q
+	}
+	return def
+}

@@ -1,0 +1,45 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestDemo plays the whole script: every step's outcome must come, and the
+// engine's trace must follow the lifecycle table.
+func TestDemo(t *testing.T) {
+	dir, err := os.MkdirTemp("", "pldemo") // short: the runtime's socket lives here
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	var out, logs bytes.Buffer
+	if err := Run(context.Background(), &out, Options{Dir: dir, Logs: &logs}); err != nil {
+		t.Fatalf("demo: %v\noutput:\n%s\nlogs:\n%s", err, out.String(), logs.String())
+	}
+	got := out.String()
+	for _, want := range []string{
+		"step 9: graceful node shutdown",
+		"every one a row of the lifecycle table",
+		`kubelet_admission_rejections_total{reason="OutOfcpu"} 1`,
+		"kubelet_orphaned_runtime_pods_total 1",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	// The shutdown killed batch (priority 0) before critical: bands run
+	// from the lowest priority.
+	batch := strings.Index(got, "batch      Running              -> TerminationRequested")
+	critical := strings.Index(got, "critical   Running              -> TerminationRequested")
+	if batch < 0 || critical < 0 || batch > critical {
+		t.Errorf("shutdown order: batch at %d, critical at %d:\n%s", batch, critical, got)
+	}
+	// The bad manifest was reported with its file name.
+	if !strings.Contains(logs.String(), "broken.yaml") {
+		t.Errorf("no log line names broken.yaml:\n%s", logs.String())
+	}
+}

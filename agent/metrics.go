@@ -1,0 +1,54 @@
+package agent
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podlife/podlife/worker"
+)
+
+// podGauges are the pod counts housekeeping sets (reference section 5).
+type podGauges struct {
+	desired *prometheus.GaugeVec
+	active  *prometheus.GaugeVec
+	mirror  prometheus.Gauge
+}
+
+func newPodGauges(reg prometheus.Registerer) *podGauges {
+	g := &podGauges{
+		desired: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Subsystem: "kubelet", Name: "desired_pods",
+			Help: "The number of pods the kubelet is being instructed to run. static is true if the pod is not from the apiserver.",
+		}, []string{"static"}),
+		active: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Subsystem: "kubelet", Name: "active_pods",
+			Help: "The number of pods the kubelet considers active and which are being considered when admitting new pods. static is true if the pod is not from the apiserver.",
+		}, []string{"static"}),
+		mirror: prometheus.NewGauge(prometheus.GaugeOpts{
+			Subsystem: "kubelet", Name: "mirror_pods",
+			Help: "The number of mirror pods the kubelet will try to create (one per admitted static pod). Always 0 here: the agent has no API server.",
+		}),
+	}
+	reg.MustRegister(g.desired, g.active, g.mirror)
+	return g
+}
+
+// set writes every label combination, so a count that fell to 0 shows 0.
+func (g *podGauges) set(desired, active []*v1.Pod) {
+	for _, c := range []struct {
+		vec  *prometheus.GaugeVec
+		pods []*v1.Pod
+	}{{g.desired, desired}, {g.active, active}} {
+		var static, other float64
+		for _, p := range c.pods {
+			if worker.IsStatic(p) {
+				static++
+			} else {
+				other++
+			}
+		}
+		c.vec.WithLabelValues("true").Set(static)
+		c.vec.WithLabelValues("").Set(other)
+	}
+	g.mirror.Set(0)
+}

@@ -1,0 +1,99 @@
+package agent
+
+import (
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podlife/podlife/agent/admission"
+	"github.com/podlife/podlife/agent/manifests"
+	"github.com/podlife/podlife/worker"
+)
+
+// podEntry is one pod from a manifest.
+type podEntry struct {
+	pod  *v1.Pod
+	path string
+	// rejection is why admission refused the pod; a rejected pod never
+	// reaches the engine (reference rule 47).
+	rejection *admission.Result
+}
+
+// handleChange applies one manifest change. The caller holds a.mu.
+func (a *Agent) handleChange(ch manifests.Change) {
+	switch ch.Op {
+	case manifests.Add:
+		a.admitLocked(ch.Pod, ch.Path)
+	case manifests.Update:
+		e, ok := a.pods[ch.Pod.UID]
+		if !ok || e.rejection != nil {
+			a.admitLocked(ch.Pod, ch.Path)
+			return
+		}
+		e.pod, e.path = ch.Pod, ch.Path
+		a.updatePod(worker.SyncPodUpdate, ch.Pod)
+	case manifests.Remove:
+		e, ok := a.pods[ch.Pod.UID]
+		if !ok {
+			return
+		}
+		delete(a.pods, ch.Pod.UID)
+		if e.rejection == nil {
+			a.updatePod(worker.SyncPodKill, e.pod)
+		}
+	}
+}
+
+// admitLocked runs admission for a new pod and hands an admitted one to
+// the engine; a rejected one gets a Failed status with the reason.
+func (a *Agent) admitLocked(pod *v1.Pod, path string) {
+	res := a.admission.Admit(pod, a.activePodsLocked())
+	e := &podEntry{pod: pod, path: path}
+	a.pods[pod.UID] = e
+	if !res.Admit {
+		e.rejection = &res
+		a.events.Eventf(pod, v1.EventTypeWarning, res.Reason, "%s", res.Message)
+		a.statuses.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodFailed, Reason: res.Reason, Message: res.Message})
+		return
+	}
+	a.updatePod(worker.SyncPodCreate, pod)
+}
+
+// updatePod hands an update to the engine; the engine rejects only
+// malformed input, which a decoded manifest never is.
+func (a *Agent) updatePod(t worker.UpdateType, pod *v1.Pod) {
+	err := a.workers.UpdatePod(worker.UpdatePodOptions{UpdateType: t, StartTime: a.clock.Now(), Pod: pod})
+	if err != nil {
+		a.log.Error("engine refused an update", "type", t, "pod", pod.Namespace+"/"+pod.Name, "err", err)
+	}
+}
+
+// desiredLocked lists the admitted pods, ordered by UID.
+func (a *Agent) desiredLocked() []*v1.Pod {
+	out := make([]*v1.Pod, 0, len(a.pods))
+	for _, e := range a.pods {
+		if e.rejection == nil {
+			out = append(out, e.pod)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UID < out[j].UID })
+	return out
+}
+
+// activePodsLocked are the pods admission counts against allocatable: a
+// terminal pod keeps counting until the engine says its containers
+// stopped.
+func (a *Agent) activePodsLocked() []*v1.Pod {
+	return admission.ActivePods(a.desiredLocked(), a.workers.IsPodKnownTerminated, a.workers.IsPodTerminationRequested, a.statuses.phase)
+}
+
+// knownLocked reports whether uid is a pod of a manifest or an engine
+// record as of the last housekeeping.
+func (a *Agent) knownLocked(uid types.UID) bool {
+	if _, ok := a.pods[uid]; ok {
+		return true
+	}
+	_, ok := a.working[uid]
+	return ok
+}

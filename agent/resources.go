@@ -1,0 +1,80 @@
+package agent
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/podlife/podlife/agent/admission"
+	"github.com/podlife/podlife/agent/shutdown"
+)
+
+// allocatable is the CPU and memory pods may request: the configured
+// amounts, or the machine's.
+func (c *Config) allocatable() (admission.Resources, error) {
+	cpu := c.allocatableQuantity(v1.ResourceCPU, *resource.NewQuantity(int64(runtime.NumCPU()), resource.DecimalSI))
+	mem, ok := c.Allocatable[v1.ResourceMemory]
+	if !ok {
+		total, err := machineMemory()
+		if err != nil {
+			return admission.Resources{}, fmt.Errorf("allocatable memory is not set and the machine's is unknown: %w", err)
+		}
+		mem = *resource.NewQuantity(total, resource.BinarySI)
+	}
+	return admission.Resources{MilliCPU: cpu.MilliValue(), Memory: mem.Value()}, nil
+}
+
+// machineMemory is MemTotal from /proc/meminfo, in bytes.
+func machineMemory() (int64, error) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			kib, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/meminfo: %w", err)
+			}
+			return kib * 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("/proc/meminfo has no MemTotal")
+}
+
+// shutdownBands are the node-shutdown priority bands; none disables
+// graceful node shutdown.
+func (c *Config) shutdownBands() ([]shutdown.Band, error) {
+	var byPriority []shutdown.Band
+	for _, b := range c.ShutdownGracePeriodByPodPriority {
+		if b.ShutdownGracePeriodSeconds < 0 {
+			return nil, fmt.Errorf("shutdownGracePeriodByPodPriority: priority %d has a negative period", b.Priority)
+		}
+		byPriority = append(byPriority, shutdown.Band{Priority: b.Priority, Period: time.Duration(b.ShutdownGracePeriodSeconds) * time.Second})
+	}
+	bands, err := shutdown.Bands(c.ShutdownGracePeriod.Duration, c.ShutdownGracePeriodCriticalPods.Duration, byPriority)
+	if err != nil {
+		return nil, fmt.Errorf("graceful node shutdown: %w", err)
+	}
+	return bands, nil
+}
+
+// podLogRoot is where a real runtime writes container logs: under the
+// agent's root directory; the embedded runtime writes none.
+func podLogRoot(c Config) string {
+	if c.RuntimeEndpoint == "" {
+		return ""
+	}
+	return filepath.Join(c.RootDir, "pods")
+}

@@ -1,0 +1,80 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	internalapi "k8s.io/cri-api/pkg/apis"
+	remote "k8s.io/cri-client/pkg"
+
+	"github.com/podlife/podlife/cri/embedded"
+)
+
+// runtimeConnectTimeout bounds dialling the runtime and each CRI call the
+// client makes without its own deadline.
+const runtimeConnectTimeout = 10 * time.Second
+
+// runtimeConn is the agent's connection to its CRI runtime.
+type runtimeConn struct {
+	runtime internalapi.RuntimeService
+	images  internalapi.ImageManagerService
+	// name is the runtime's own name ("containerd"), for container IDs.
+	name     string
+	endpoint string
+	// embedded is the in-process runtime when no endpoint was configured.
+	embedded *embedded.Runtime
+}
+
+// connectRuntime dials endpoint, or starts the embedded runtime under
+// rootDir when endpoint is "".
+func connectRuntime(ctx context.Context, endpoint, rootDir string) (*runtimeConn, error) {
+	c := &runtimeConn{endpoint: endpoint}
+	if endpoint == "" {
+		emb, err := embedded.Start(filepath.Join(rootDir, "cri"))
+		if err != nil {
+			return nil, err
+		}
+		c.embedded, c.endpoint = emb, emb.Endpoint()
+	}
+	var err error
+	c.runtime, err = remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(c.endpoint).WithConnectionTimeout(runtimeConnectTimeout).Build(ctx)
+	if err == nil {
+		c.images, err = remote.NewRemoteImageServiceBuilder().WithEndpoint(c.endpoint).WithConnectionTimeout(runtimeConnectTimeout).Build(ctx)
+	}
+	if err == nil {
+		err = c.identify(ctx)
+	}
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("CRI runtime at %s: %w", c.endpoint, err)
+	}
+	return c, nil
+}
+
+// identify asks the runtime its name, which also proves it answers.
+func (c *runtimeConn) identify(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, runtimeConnectTimeout)
+	defer cancel()
+	v, err := c.runtime.Version(ctx, "v1")
+	if err != nil {
+		return err
+	}
+	c.name = v.GetRuntimeName()
+	return nil
+}
+
+func (c *runtimeConn) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if c.runtime != nil {
+		_ = c.runtime.Close(ctx)
+	}
+	if c.images != nil {
+		_ = c.images.Close(ctx)
+	}
+	if c.embedded != nil {
+		_ = c.embedded.Stop()
+	}
+}

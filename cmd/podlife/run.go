@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
+
+	"github.com/podlife/podlife/agent"
+)
+
+func runCommand() *cobra.Command {
+	var (
+		configFile string
+		flagCfg    = agent.DefaultConfig()
+	)
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the node agent: static pod manifests on a CRI runtime",
+		Long: `run is the podlife node agent. It runs the static pods of --pod-manifest-path on the CRI
+runtime at --runtime-endpoint (containerd, for example) through the pod lifecycle engine, the way
+a standalone kubelet does: it watches the directory, admits pods against allocatable CPU and
+memory, restarts containers as their restart policy says, kills runtime pods nobody knows, and
+serves /metrics, /healthz and /pods on --address.
+
+With no --runtime-endpoint it starts an embedded CRI runtime in which containers do not really
+run: every step of the lifecycle happens, but no process is started.
+
+Settings come from --config (an AgentConfiguration file) and flags; a flag that is set wins.
+SIGINT stops the agent and leaves its pods running. SIGTERM, or 'podlife shutdown', is a
+graceful node shutdown when shutdown grace periods are configured: new pods are rejected,
+running ones are stopped band by band from the lowest priority, then the agent exits 0.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := resolveConfig(cmd.Flags(), configFile)
+			if err != nil {
+				return err
+			}
+			return runAgent(cmd.Context(), cfg)
+		},
+	}
+	cmd.Flags().StringVar(&configFile, "config", "", "agent configuration file (kind AgentConfiguration, apiVersion "+agent.ConfigAPIVersion+")")
+	addConfigFlags(cmd.Flags(), &flagCfg)
+	return cmd
+}
+
+// addConfigFlags binds the flags that override configuration fields.
+func addConfigFlags(fs *pflag.FlagSet, c *agent.Config) {
+	fs.StringVar(&c.NodeName, "node-name", c.NodeName, "node name; static pod names get -<node-name>")
+	fs.StringVar(&c.StaticPodPath, "pod-manifest-path", c.StaticPodPath, "directory of static pod manifests (YAML or JSON)")
+	fs.DurationVar(&c.FileCheckFrequency.Duration, "file-check-frequency", c.FileCheckFrequency.Duration, "how often the manifest directory is read")
+	fs.StringVar(&c.RuntimeEndpoint, "runtime-endpoint", c.RuntimeEndpoint, "CRI runtime socket, e.g. unix:///run/containerd/containerd.sock; empty: the embedded runtime")
+	fs.StringVar(&c.RootDir, "root-dir", c.RootDir, "directory for the embedded runtime's socket and pod logs")
+	fs.StringVar(&c.Address, "address", c.Address, "local HTTP endpoint for /metrics, /healthz, /pods and /shutdown")
+	fs.DurationVar(&c.HousekeepingInterval.Duration, "housekeeping-interval", c.HousekeepingInterval.Duration, "how often the engine is reconciled with manifests and runtime")
+	fs.DurationVar(&c.SyncFrequency.Duration, "sync-frequency", c.SyncFrequency.Duration, "how often a running pod is resynced")
+	fs.DurationVar(&c.RuntimePollInterval.Duration, "runtime-poll-interval", c.RuntimePollInterval.Duration, "how often the runtime status cache polls the runtime")
+	fs.Var(resourceListFlag{&c.Allocatable}, "allocatable", "CPU and memory pods may request, e.g. cpu=2,memory=4Gi; unset: the machine's")
+	fs.DurationVar(&c.ShutdownGracePeriod.Duration, "shutdown-grace-period", c.ShutdownGracePeriod.Duration, "total time a node shutdown waits for pods; 0 disables graceful shutdown")
+	fs.DurationVar(&c.ShutdownGracePeriodCriticalPods.Duration, "shutdown-grace-period-critical-pods", c.ShutdownGracePeriodCriticalPods.Duration, "the last part of --shutdown-grace-period, reserved for critical pods")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json")
+	fs.IntVarP(&c.Verbosity, "v", "v", c.Verbosity, "log verbosity: 0 info, 1 debug")
+}
+
+// resolveConfig is the defaults, then the configuration file, then every
+// flag set on the command line.
+func resolveConfig(fs *pflag.FlagSet, configFile string) (agent.Config, error) {
+	cfg := agent.DefaultConfig()
+	if configFile != "" {
+		if err := agent.LoadConfigFile(configFile, &cfg); err != nil {
+			return cfg, err
+		}
+	}
+	onto := pflag.NewFlagSet("config", pflag.ContinueOnError)
+	addConfigFlags(onto, &cfg)
+	var err error
+	fs.Visit(func(f *pflag.Flag) {
+		if onto.Lookup(f.Name) != nil && err == nil {
+			err = onto.Set(f.Name, f.Value.String())
+		}
+	})
+	if err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
+
+// newLogger is a structured logger on stderr.
+func newLogger(format string, verbosity int) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	if verbosity > 0 {
+		opts.Level = slog.LevelDebug
+	}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+// runAgent runs the agent until SIGINT, or until a node shutdown (SIGTERM
+// or POST /shutdown) completed.
+func runAgent(ctx context.Context, cfg agent.Config) error {
+	log := newLogger(cfg.LogFormat, cfg.Verbosity)
+	klog.SetSlogLogger(log) // the CRI client logs through klog
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	a, err := agent.New(ctx, cfg, agent.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	terms := make(chan os.Signal, 1)
+	signal.Notify(terms, syscall.SIGTERM)
+	defer signal.Stop(terms)
+	go func() {
+		if _, ok := <-terms; ok {
+			log.Info("SIGTERM: graceful node shutdown")
+			a.RequestShutdown()
+		}
+	}()
+	if err := a.Run(ctx); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	return nil
+}

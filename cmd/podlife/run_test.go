@@ -1,0 +1,68 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// TestResolveConfig checks the precedence defaults < file < flags set on
+// the command line, and that bad values are errors.
+func TestResolveConfig(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "agent.yaml")
+	err := os.WriteFile(file, []byte(`apiVersion: podlife.io/v1alpha1
+kind: AgentConfiguration
+nodeName: from-file
+staticPodPath: /from/file
+housekeepingInterval: 5s
+allocatable: {cpu: "3"}
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		check   func(t *testing.T, node, path string, hk time.Duration, cpu string)
+		wantErr string
+	}{
+		{name: "file over defaults", args: []string{"--config", file}, check: func(t *testing.T, node, path string, hk time.Duration, cpu string) {
+			if node != "from-file" || path != "/from/file" || hk != 5*time.Second || cpu != "3" {
+				t.Errorf("got %s %s %s cpu=%s", node, path, hk, cpu)
+			}
+		}},
+		{name: "flags over file", args: []string{"--config", file, "--node-name", "from-flag", "--housekeeping-interval", "1s", "--allocatable", "cpu=500m,memory=1Gi"}, check: func(t *testing.T, node, path string, hk time.Duration, cpu string) {
+			if node != "from-flag" || path != "/from/file" || hk != time.Second || cpu != "500m" {
+				t.Errorf("got %s %s %s cpu=%s", node, path, hk, cpu)
+			}
+		}},
+		{name: "invalid value", args: []string{"--housekeeping-interval", "-1s"}, wantErr: "housekeepingInterval must be positive"},
+		{name: "bad allocatable flag", args: []string{"--allocatable", "cpu"}, wantErr: "not name=quantity"},
+		{name: "unknown resource", args: []string{"--allocatable", "gpu=1"}, wantErr: `unknown resource "gpu"`},
+		{name: "missing file", args: []string{"--config", filepath.Join(t.TempDir(), "nope.yaml")}, wantErr: "nope.yaml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := runCommand()
+			err := cmd.ParseFlags(tc.args)
+			if err == nil {
+				configFile, _ := cmd.Flags().GetString("config")
+				cfg, rerr := resolveConfig(cmd.Flags(), configFile)
+				err = rerr
+				if err == nil && tc.check != nil {
+					cpu := cfg.Allocatable[v1.ResourceCPU]
+					tc.check(t, cfg.NodeName, cfg.StaticPodPath, cfg.HousekeepingInterval.Duration, cpu.String())
+				}
+			}
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
