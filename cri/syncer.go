@@ -163,6 +163,19 @@ func (s *Syncer) removeInBackground(p *podRuntime) {
 	})
 }
 
+// stopPod stops every container of p within grace seconds and its
+// sandboxes, then re-reads the runtime to prove nothing runs. pod, when
+// known, gets the Killing events.
+func (s *Syncer) stopPod(ctx context.Context, pod *v1.Pod, p *podRuntime, grace int64, what string) (*podRuntime, error) {
+	if err := s.stopContainers(ctx, pod, p.notExited(), grace); err != nil {
+		return nil, err
+	}
+	if err := s.stopSandboxes(ctx, p); err != nil {
+		return nil, err
+	}
+	return s.verifyStopped(ctx, p, what)
+}
+
 // verifyStopped re-reads the runtime and fails if a container of the pod
 // still runs: a runtime that said it stopped a container and did not is
 // violating the CRI, and the pod must not be reported terminated.

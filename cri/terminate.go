@@ -23,13 +23,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, _ *worker.
 		return err
 	}
 	before := s.phaseBeforeKill(pod, p)
-	if err := s.stopContainers(ctx, pod, p.notExited(), grace); err != nil {
-		return err
-	}
-	if err := s.stopSandboxes(ctx, p); err != nil {
-		return err
-	}
-	if p, err = s.verifyStopped(ctx, p, "terminating pod"); err != nil {
+	if p, err = s.stopPod(ctx, pod, p, grace, "terminating pod"); err != nil {
 		return err
 	}
 	status := generateStatus(statusInput{pod: pod, rt: p, terminal: true, runtimeName: s.opts.RuntimeName})
@@ -71,13 +65,7 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, runningPod *work
 	if err != nil {
 		return err
 	}
-	if err := s.stopContainers(ctx, nil, p.notExited(), runtimeOnlyGracePeriod); err != nil {
-		return err
-	}
-	if err := s.stopSandboxes(ctx, p); err != nil {
-		return err
-	}
-	if p, err = s.verifyStopped(ctx, p, "runtime pod"); err != nil {
+	if p, err = s.stopPod(ctx, nil, p, runtimeOnlyGracePeriod, "runtime pod"); err != nil {
 		return err
 	}
 	s.removeInBackground(p)

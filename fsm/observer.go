@@ -29,3 +29,20 @@ type Observer interface {
 	Transition(t Transition)
 	Rejected(pod types.UID, state State, event Event, err error)
 }
+
+// Observers fans every call out to several observers, in order.
+type Observers []Observer
+
+// Transition passes t to each observer.
+func (o Observers) Transition(t Transition) {
+	for _, x := range o {
+		x.Transition(t)
+	}
+}
+
+// Rejected passes the rejection to each observer.
+func (o Observers) Rejected(pod types.UID, state State, event Event, err error) {
+	for _, x := range o {
+		x.Rejected(pod, state, event, err)
+	}
+}

@@ -69,21 +69,7 @@ func observers(m *metrics, obs fsm.Observer) fsm.Observer {
 	case obs == nil:
 		return m
 	}
-	return multiObserver{m, obs}
-}
-
-type multiObserver []fsm.Observer
-
-func (o multiObserver) Transition(t fsm.Transition) {
-	for _, x := range o {
-		x.Transition(t)
-	}
-}
-
-func (o multiObserver) Rejected(uid types.UID, s fsm.State, ev fsm.Event, err error) {
-	for _, x := range o {
-		x.Rejected(uid, s, ev, err)
-	}
+	return fsm.Observers{m, obs}
 }
 
 func (m *metrics) Transition(t fsm.Transition) {

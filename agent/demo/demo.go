@@ -93,7 +93,7 @@ func Run(ctx context.Context, w io.Writer, opts Options) (err error) {
 	klog.SetSlogLogger(logs)
 	a, err := agent.New(ctx, cfg, agent.Options{
 		Logger:      logs,
-		Observer:    observers{tw, &progress{d: d}},
+		Observer:    fsm.Observers{tw, &progress{d: d}},
 		SyncBackOff: 500 * time.Millisecond,
 	})
 	if err != nil {
@@ -234,18 +234,3 @@ func (p *progress) Transition(t fsm.Transition) {
 }
 
 func (p *progress) Rejected(types.UID, fsm.State, fsm.Event, error) {}
-
-// observers fans transitions out to several observers.
-type observers []fsm.Observer
-
-func (o observers) Transition(t fsm.Transition) {
-	for _, x := range o {
-		x.Transition(t)
-	}
-}
-
-func (o observers) Rejected(uid types.UID, s fsm.State, ev fsm.Event, err error) {
-	for _, x := range o {
-		x.Rejected(uid, s, ev, err)
-	}
-}
