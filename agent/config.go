@@ -97,6 +97,9 @@ func LoadConfigFile(path string, cfg *Config) error {
 	if err != nil {
 		return fmt.Errorf("config file: %w", err)
 	}
+	// The kind checked below must be the file's: cfg's own (DefaultConfig
+	// sets it) would let a file that names no kind pass.
+	cfg.TypeMeta = metav1.TypeMeta{}
 	if err := yaml.UnmarshalStrict(data, cfg); err != nil {
 		return fmt.Errorf("config file %s: %w", path, err)
 	}

@@ -10,20 +10,55 @@ import (
 )
 
 // housekeeping reconciles the engine with the manifests and the runtime,
-// as the kubelet's HandlePodCleanups does: it refreshes the runtime cache,
-// lets the engine drop finished records (SyncKnownPods), restarts desired
-// pods the engine no longer knows (a UID reused after it finished), and
-// kills runtime pods nobody knows: at startup, the orphans of a previous
-// run. Restarts come before orphan kills, so a restarting UID is never
-// mistaken for an orphan.
+// as the kubelet's HandlePodCleanups does: it lets the engine drop finished
+// records (SyncKnownPods), restarts desired pods the engine no longer knows
+// (a UID reused after it finished), refreshes the runtime cache, and kills
+// runtime pods nobody knows: at startup, the orphans of a previous run.
+// Restarts come before orphan kills, so a restarting UID is never mistaken
+// for an orphan. The refresh comes after SyncKnownPods, as in the kubelet:
+// a snapshot taken before it could still show running a pod whose record
+// SyncKnownPods then dropped because it had finished meanwhile, and that
+// pod would be killed again as an orphan. For the same reason no orphan is
+// killed when the refresh fails.
 func (a *Agent) housekeeping(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.HousekeepingInterval.Duration)
 	defer cancel()
+	a.mu.Lock()
+	a.syncKnownLocked()
+	a.mu.Unlock()
+	// The runtime is read without the lock, so a slow runtime does not stall
+	// manifest changes, /pods or /healthz.
+	var running []*worker.RunningPod
 	if err := a.cache.Refresh(ctx); err != nil {
-		a.log.Warn("housekeeping: runtime cache refresh failed; using the previous snapshot", "err", err)
+		a.log.Warn("housekeeping: runtime cache refresh failed; no orphan is killed this time", "err", err)
+	} else {
+		running = a.cache.RunningPods()
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	for _, rp := range running {
+		if _, ok := a.working[rp.ID]; ok {
+			continue
+		}
+		if e, ok := a.pods[rp.ID]; ok && e.rejection == nil {
+			continue // admitted while the runtime was read
+		}
+		a.log.Info("housekeeping: killing a runtime pod nobody knows", "pod", rp.Namespace+"/"+rp.Name, "uid", rp.ID)
+		err := a.workers.UpdatePod(worker.UpdatePodOptions{UpdateType: worker.SyncPodKill, StartTime: a.clock.Now(), RunningPod: rp})
+		if err != nil {
+			a.log.Error("engine refused a runtime-only kill", "uid", rp.ID, "err", err)
+			continue
+		}
+		a.working[rp.ID] = worker.PodWorkerSync{State: worker.TerminatingPod, Orphan: true}
+	}
+	a.gauges.set(a.desiredLocked(), a.activePodsLocked())
+	a.statuses.retain(func(uid types.UID) bool { return a.knownLocked(uid) })
+	a.lastHousekeeping = a.clock.Now()
+}
+
+// syncKnownLocked lets the engine drop finished records and starts the
+// desired pods it no longer knows; a.working becomes what the engine holds.
+func (a *Agent) syncKnownLocked() {
 	desired := a.desiredLocked()
 	working := a.workers.SyncKnownPods(desired)
 	for _, pod := range desired {
@@ -33,22 +68,7 @@ func (a *Agent) housekeeping(ctx context.Context) {
 			working[pod.UID] = worker.PodWorkerSync{HasConfig: true, Static: worker.IsStatic(pod)}
 		}
 	}
-	for _, rp := range a.cache.RunningPods() {
-		if _, ok := working[rp.ID]; ok {
-			continue
-		}
-		a.log.Info("housekeeping: killing a runtime pod nobody knows", "pod", rp.Namespace+"/"+rp.Name, "uid", rp.ID)
-		err := a.workers.UpdatePod(worker.UpdatePodOptions{UpdateType: worker.SyncPodKill, StartTime: a.clock.Now(), RunningPod: rp})
-		if err != nil {
-			a.log.Error("engine refused a runtime-only kill", "uid", rp.ID, "err", err)
-			continue
-		}
-		working[rp.ID] = worker.PodWorkerSync{State: worker.TerminatingPod, Orphan: true}
-	}
 	a.working = working
-	a.gauges.set(desired, a.activePodsLocked())
-	a.statuses.retain(func(uid types.UID) bool { return a.knownLocked(uid) })
-	a.lastHousekeeping = a.clock.Now()
 }
 
 // runHousekeeping runs housekeeping every interval until ctx ends.

@@ -27,7 +27,6 @@ func (a *Agent) resyncChanged() {
 		fp := fingerprint(st)
 		seen[uid] = fp
 		if old, ok := a.fingerprints[uid]; !ok || old != fp {
-			a.log.Info("DEBUG resync", "uid", uid, "ok", ok, "old", old, "new", fp)
 			a.updatePod(worker.SyncPodSync, e.pod)
 		}
 	}

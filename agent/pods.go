@@ -41,6 +41,11 @@ func (a *Agent) handleChange(ch manifests.Change) {
 		delete(a.pods, ch.Pod.UID)
 		if e.rejection == nil {
 			a.updatePod(worker.SyncPodKill, e.pod)
+			// The engine holds the pod until it finished: Pods reports it as
+			// an orphan from now on, not only once housekeeping has seen it.
+			if _, ok := a.working[ch.Pod.UID]; !ok {
+				a.working[ch.Pod.UID] = worker.PodWorkerSync{State: worker.TerminatingPod, HasConfig: true, Static: worker.IsStatic(e.pod), Orphan: true}
+			}
 		}
 	}
 }

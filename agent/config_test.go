@@ -1,0 +1,137 @@
+package agent_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/podlife/podlife/agent"
+)
+
+func TestDefaultConfigValidates(t *testing.T) {
+	cfg := agent.DefaultConfig()
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("DefaultConfig: %v", err)
+	}
+	if cfg.Kind != agent.ConfigKind || cfg.APIVersion != agent.ConfigAPIVersion {
+		t.Errorf("DefaultConfig's type: %s %s", cfg.Kind, cfg.APIVersion)
+	}
+}
+
+// Validate names the field of every bad value, all at once.
+func TestValidateNamesBadFields(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*agent.Config)
+		want []string // in the error, all of them
+	}{
+		{"negative interval", func(c *agent.Config) { c.HousekeepingInterval.Duration = -time.Second }, []string{"housekeepingInterval", "-1s"}},
+		{"zero interval", func(c *agent.Config) { c.RuntimePollInterval.Duration = 0 }, []string{"runtimePollInterval"}},
+		{"unknown allocatable resource", func(c *agent.Config) { c.Allocatable = resources("nvidia.com/gpu=1") }, []string{"allocatable", `"nvidia.com/gpu"`}},
+		{"zero allocatable", func(c *agent.Config) { c.Allocatable = resources("memory=0") }, []string{"allocatable memory"}},
+		{"bad logFormat", func(c *agent.Config) { c.LogFormat = "xml" }, []string{"logFormat", `"xml"`}},
+		{"both shutdown forms", func(c *agent.Config) {
+			c.ShutdownGracePeriod.Duration = 30 * time.Second
+			c.ShutdownGracePeriodByPodPriority = []agent.ShutdownGracePeriodByPodPriority{{Priority: 0, ShutdownGracePeriodSeconds: 10}}
+		}, []string{"shutdownGracePeriodByPodPriority", "shutdownGracePeriod/"}},
+		{"critical longer than total", func(c *agent.Config) {
+			c.ShutdownGracePeriod.Duration = 10 * time.Second
+			c.ShutdownGracePeriodCriticalPods.Duration = 20 * time.Second
+		}, []string{"shutdownGracePeriodCriticalPods"}},
+		{"negative band", func(c *agent.Config) {
+			c.ShutdownGracePeriodByPodPriority = []agent.ShutdownGracePeriodByPodPriority{{Priority: 5, ShutdownGracePeriodSeconds: -1}}
+		}, []string{"shutdownGracePeriodByPodPriority", "priority 5"}},
+		{"no node name", func(c *agent.Config) { c.NodeName = "" }, []string{"nodeName"}},
+		{"no address", func(c *agent.Config) { c.Address = "" }, []string{"address"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := agent.DefaultConfig()
+			c.edit(&cfg)
+			err := cfg.Validate()
+			if err == nil {
+				t.Fatal("Validate accepted it")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+
+	t.Run("every problem at once", func(t *testing.T) {
+		cfg := agent.DefaultConfig()
+		cfg.FileCheckFrequency.Duration = -1
+		cfg.LogFormat = "xml"
+		cfg.Allocatable = resources("gpu=1")
+		err := cfg.Validate()
+		if err == nil {
+			t.Fatal("Validate accepted it")
+		}
+		for _, w := range []string{"fileCheckFrequency", "logFormat", "allocatable"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error %q does not mention %q", err, w)
+			}
+		}
+	})
+}
+
+// New refuses an invalid configuration before it starts anything.
+func TestNewRejectsInvalidConfig(t *testing.T) {
+	cfg := agent.DefaultConfig()
+	cfg.RootDir = t.TempDir()
+	cfg.LogFormat = "xml"
+	a, err := agent.New(context.Background(), cfg, agent.Options{})
+	if err == nil || !strings.Contains(err.Error(), "logFormat") {
+		t.Fatalf("New: %v, %v; want the logFormat error", a, err)
+	}
+}
+
+func TestLoadConfigFile(t *testing.T) {
+	t.Run("valid", func(t *testing.T) {
+		cfg := agent.DefaultConfig()
+		if err := agent.LoadConfigFile(filepath.Join("testdata", "config", "valid.yaml"), &cfg); err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.NodeName != "edge-1" || cfg.HousekeepingInterval.Duration != 5*time.Second || cfg.LogFormat != "json" ||
+			cfg.ShutdownGracePeriod.Duration != 30*time.Second || cfg.ShutdownGracePeriodCriticalPods.Duration != 10*time.Second {
+			t.Errorf("loaded: %+v", cfg)
+		}
+		if q := cfg.Allocatable["memory"]; q.String() != "4Gi" {
+			t.Errorf("allocatable memory %s", q.String())
+		}
+		// What the file does not set keeps its default.
+		if def := agent.DefaultConfig(); cfg.FileCheckFrequency != def.FileCheckFrequency || cfg.Address != def.Address {
+			t.Errorf("defaults lost: %+v", cfg)
+		}
+	})
+	for _, c := range []struct {
+		file string
+		want []string
+	}{
+		{"unknown-field.yaml", []string{"housekeepingIntervall"}},
+		{"wrong-kind.yaml", []string{`"KubeletConfiguration"`, agent.ConfigKind}},
+		{"no-kind.yaml", []string{agent.ConfigKind}},
+		{"not-yaml.yaml", nil},
+		{"missing.yaml", []string{"no such file"}},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			path := filepath.Join("testdata", "config", c.file)
+			cfg := agent.DefaultConfig()
+			err := agent.LoadConfigFile(path, &cfg)
+			if err == nil {
+				t.Fatal("LoadConfigFile accepted it")
+			}
+			for _, w := range append([]string{path}, c.want...) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}

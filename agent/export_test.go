@@ -1,0 +1,25 @@
+package agent
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// StatusOf is the latest API status the agent recorded for uid: PodInfo
+// carries no conditions, which node shutdown's tests need to see.
+func (a *Agent) StatusOf(uid types.UID) (v1.PodStatus, bool) { return a.statuses.get(uid) }
+
+// Resync polls the runtime and resyncs the pods whose containers changed,
+// as the cache's poller does, and returns once that is done. A test that
+// needs a sync retry to wait for its back-off calls it first: afterwards
+// the agent's view of an unchanged pod is current, so no later poll takes
+// a catch-up for a change and retries the pod's sync at once.
+func (a *Agent) Resync(ctx context.Context) error {
+	if err := a.cache.Refresh(ctx); err != nil {
+		return err
+	}
+	a.resyncChanged()
+	return nil
+}

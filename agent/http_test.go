@@ -1,0 +1,75 @@
+package agent_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podlife/podlife/agent"
+)
+
+// The local endpoint: /healthz, /metrics, /pods; anything else is 404.
+func TestHTTPEndpoint(t *testing.T) {
+	t.Parallel()
+	h := start(t, withConfig(func(c *agent.Config) { c.Allocatable = resources("cpu=1,memory=1Gi") }))
+	web := podSpec{name: "web", uid: uid(1), containers: []string{"server", "sidecar"}}
+	big := podSpec{name: "big", uid: uid(2), cpu: "2"}
+	h.writePod(web)
+	h.writePod(big)
+	h.waitRunning(web.uid)
+	h.waitPods("big rejected", func(pods map[types.UID]agent.PodInfo) bool { return isRejected(pods[types.UID(big.uid)], "OutOfcpu") })
+	h.waitHousekeepings(1)
+
+	if code, _, body := h.get("/healthz"); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("GET /healthz: %d %q, want 200 \"ok\\n\"", code, body)
+	}
+
+	code, _, body := h.get("/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("GET /metrics: %d", code)
+	}
+	for _, want := range []string{
+		"kubelet_desired_pods", "kubelet_active_pods", "kubelet_mirror_pods", "kubelet_working_pods",
+		"kubelet_pod_worker_duration_seconds",
+		`kubelet_desired_pods{static="true"} 1`, `kubelet_active_pods{static="true"} 1`, "kubelet_mirror_pods 0",
+		`kubelet_working_pods{config="desired",lifecycle="sync",static="true"} 1`,
+		`kubelet_admission_rejections_total{reason="OutOfcpu"} 1`,
+		"go_goroutines", // the default registry's collectors
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+
+	code, contentType, body := h.get("/pods")
+	if code != http.StatusOK || contentType != "application/json" {
+		t.Fatalf("GET /pods: %d %s", code, contentType)
+	}
+	var pods []agent.PodInfo
+	if err := json.Unmarshal([]byte(body), &pods); err != nil {
+		t.Fatalf("/pods: %v\n%s", err, body)
+	}
+	byUID := map[types.UID]agent.PodInfo{}
+	for _, p := range pods {
+		byUID[p.UID] = p
+	}
+	if len(pods) != 2 {
+		t.Errorf("/pods: %d pods, want 2:\n%s", len(pods), body)
+	}
+	if p := byUID[types.UID(web.uid)]; p.Lifecycle != "Running" || p.Worker != "sync" || p.Phase != v1.PodRunning || p.Config != "desired" || len(p.Containers) != 2 || p.Name != "web-"+nodeName {
+		t.Errorf("/pods web: %+v", p)
+	}
+	if p := byUID[types.UID(big.uid)]; p.Lifecycle != "" || p.Config != "rejected" || p.Reason != "OutOfcpu" || p.Phase != v1.PodFailed {
+		t.Errorf("/pods big: %+v", p)
+	}
+
+	for _, path := range []string{"/", "/nope", "/pods/" + web.uid} {
+		if code, _, _ := h.get(path); code != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, code)
+		}
+	}
+}
