@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
@@ -223,8 +224,42 @@ func (a *Agent) nodeShutdown(ctx context.Context) error {
 	if err := a.shutdown.Shutdown(ctx, active); err != nil {
 		return fmt.Errorf("node shutdown: %w", err)
 	}
+	a.drainKills(ctx, active)
 	a.log.Info("node shutdown complete")
 	return nil
+}
+
+// shutdownDrain bounds the wait for the last kills after the last band.
+const shutdownDrain = 5 * time.Second
+
+// drainKills waits, up to shutdownDrain, until the engine says the pods'
+// containers stopped. A band ends when its period does, and the period is
+// also its pods' grace: the last band's SIGKILLs are due just after it
+// ends, and stopping the engine then would cancel them.
+func (a *Agent) drainKills(ctx context.Context, pods []*v1.Pod) {
+	tick := a.clock.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	deadline := a.clock.Now().Add(shutdownDrain)
+	for {
+		var running []string
+		for _, p := range pods {
+			if !a.workers.IsPodKnownTerminated(p.UID) {
+				running = append(running, p.Namespace+"/"+p.Name)
+			}
+		}
+		if len(running) == 0 {
+			return
+		}
+		if !a.clock.Now().Before(deadline) {
+			a.log.Warn("node shutdown: pods still stopping; the agent exits anyway", "pods", running)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C():
+		}
+	}
 }
 
 // scanManifests reads the manifest directory once.

@@ -40,10 +40,6 @@ func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) *runtimeapi.PodS
 			labels[k] = v
 		}
 	}
-	network := runtimeapi.NamespaceMode_POD
-	if pod.Spec.HostNetwork {
-		network = runtimeapi.NamespaceMode_NODE
-	}
 	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{
 			Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt,
@@ -52,19 +48,29 @@ func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) *runtimeapi.PodS
 		Labels:      labels,
 		Annotations: maps.Clone(pod.Annotations),
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-				NamespaceOptions: &runtimeapi.NamespaceOption{
-					Network: network,
-					Pid:     runtimeapi.NamespaceMode_CONTAINER,
-					Ipc:     runtimeapi.NamespaceMode_POD,
-				},
-			},
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: namespaceOptions(pod)},
 		},
 	}
 	if logRoot != "" {
 		cfg.LogDirectory = podLogDir(logRoot, pod)
 	}
 	return cfg
+}
+
+// namespaceOptions are the kubelet's for pod, on its sandbox and on each
+// of its containers alike: one network (the node's with hostNetwork) and
+// IPC namespace per pod, one PID namespace per container, so that each
+// container's first process is its PID 1.
+func namespaceOptions(pod *v1.Pod) *runtimeapi.NamespaceOption {
+	network := runtimeapi.NamespaceMode_POD
+	if pod.Spec.HostNetwork {
+		network = runtimeapi.NamespaceMode_NODE
+	}
+	return &runtimeapi.NamespaceOption{
+		Network: network,
+		Pid:     runtimeapi.NamespaceMode_CONTAINER,
+		Ipc:     runtimeapi.NamespaceMode_POD,
+	}
 }
 
 // podLogDir is the kubelet's layout: <root>/<namespace>_<name>_<uid>.
@@ -100,7 +106,15 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 			RestartCountAnnotation: strconv.FormatUint(uint64(attempt), 10),
 			GracePeriodAnnotation:  strconv.FormatInt(podGracePeriod(pod), 10),
 		},
-		Linux: &runtimeapi.LinuxContainerConfig{Resources: containerResources(c)},
+		Linux: &runtimeapi.LinuxContainerConfig{
+			Resources: containerResources(c),
+			// The pod's namespaces again: the runtime reads a container's
+			// from its own config, and without them it joins the
+			// sandbox's PID namespace (NamespaceMode_POD is CRI's zero
+			// value), where the pause process, not the container's, is
+			// PID 1.
+			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: namespaceOptions(pod)},
+		},
 	}
 	for _, e := range c.Env {
 		if e.ValueFrom == nil {

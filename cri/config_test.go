@@ -76,6 +76,12 @@ func TestContainerConfig(t *testing.T) {
 	if cfg.Labels[ContainerNameLabel] != "app" || cfg.Labels[PodUIDLabel] != "uid-p" {
 		t.Errorf("labels %v", cfg.Labels)
 	}
+	// Without them containerd puts the container in the sandbox's PID
+	// namespace, where its process is not PID 1.
+	if ns := cfg.GetLinux().GetSecurityContext().GetNamespaceOptions(); ns.GetPid() != runtimeapi.NamespaceMode_CONTAINER ||
+		ns.GetNetwork() != runtimeapi.NamespaceMode_POD || ns.GetIpc() != runtimeapi.NamespaceMode_POD {
+		t.Errorf("namespace options %v, want the pod's: PID per container, network and IPC per pod", ns)
+	}
 	if cfg := containerConfig(pod, c, 0, false); cfg.LogPath != "" {
 		t.Errorf("log path %q without logs", cfg.LogPath)
 	}

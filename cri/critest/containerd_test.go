@@ -50,6 +50,7 @@ const stopGrace = 3
 // that ignores it when the grace period is over (137); removing the sandbox
 // removes its containers.
 func TestContainerdSmoke(t *testing.T) {
+	critest.Exclusive(t)
 	rt, img := critest.Connect(t)
 	ctx := t.Context()
 
