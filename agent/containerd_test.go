@@ -24,7 +24,6 @@ package agent_test
 // clock just before it asked for the kill; both clocks are the host's.
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -281,7 +280,7 @@ type ctrdAgent struct {
 	t         *testing.T
 	node      string
 	manifests string
-	logs      *ctrdLogs
+	logs      *syncBuffer
 	obs       *ctrdObserver
 	cancel    context.CancelFunc
 	done      chan struct{}
@@ -314,7 +313,7 @@ func (e *ctrdEnv) startAgent(manifestDir string, edit func(*agent.Config)) *ctrd
 			t.Fatal(err)
 		}
 	}
-	logs := &ctrdLogs{}
+	logs := &syncBuffer{}
 	obs := &ctrdObserver{}
 	a, err := agent.New(t.Context(), cfg, agent.Options{
 		Logger:      slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -489,27 +488,8 @@ func ctrdExitCodes(p agent.PodInfo) map[string]int32 {
 	return out
 }
 
-// ctrdLogs collects an agent's log lines; they are printed when the test
-// fails.
-type ctrdLogs struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *ctrdLogs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *ctrdLogs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // lines returns the log lines holding every one of parts.
-func (l *ctrdLogs) lines(parts ...string) []string {
+func (l *syncBuffer) lines(parts ...string) []string {
 	var out []string
 	for line := range strings.Lines(l.String()) {
 		match := true

@@ -19,22 +19,12 @@
 # environment), never by name alone. Idempotent: a missing DIR is success.
 set -euo pipefail
 
-export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
-log() { echo "containerd-down: $*" >&2; }
-die() {
-  log "ERROR: $*"
-  exit 1
-}
+TOOL=containerd-down
+# shellcheck source=tools/containerd-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/containerd-lib.sh"
 
 [[ $# -eq 1 && -n "$1" ]] || die "usage: containerd-down.sh DIR|unix:///DIR/containerd.sock"
-arg="$1"
-if [[ "$arg" == unix://* ]]; then
-  DIR="$(dirname "${arg#unix://}")"
-elif [[ "$arg" == *.sock ]]; then
-  DIR="$(dirname "$arg")"
-else
-  DIR="$arg"
-fi
+DIR="$(instance_dir "$1")"
 if [[ ! -d "$DIR" ]]; then
   log "$DIR does not exist: nothing to do"
   exit 0

@@ -20,22 +20,12 @@
 # finished starting. Needs root.
 set -euo pipefail
 
-export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
-log() { echo "containerd-restart: $*" >&2; }
-die() {
-  log "ERROR: $*"
-  exit 1
-}
+TOOL=containerd-restart
+# shellcheck source=tools/containerd-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/containerd-lib.sh"
 
 [[ $# -eq 1 && -n "$1" ]] || die "usage: containerd-restart.sh DIR|unix:///DIR/containerd.sock"
-arg="$1"
-if [[ "$arg" == unix://* ]]; then
-  DIR="$(dirname "${arg#unix://}")"
-elif [[ "$arg" == *.sock ]]; then
-  DIR="$(dirname "$arg")"
-else
-  DIR="$arg"
-fi
+DIR="$(instance_dir "$1")"
 [[ -d "$DIR" ]] || die "$DIR does not exist"
 DIR="$(cd "$DIR" && pwd -P)"
 [[ $(id -u) -eq 0 ]] || die "must run as root"

@@ -36,15 +36,11 @@ set -euo pipefail
 
 start=$SECONDS
 tools="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# runc, iptables and ip live in sbin; containerd passes its PATH on to shims
-# and CNI plugins.
-export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
-
-log() { echo "containerd-up: $*" >&2; }
-die() {
-  log "ERROR: $*"
-  exit 1
-}
+# runc, iptables and ip live in sbin (containerd-lib.sh adds them to PATH);
+# containerd passes its PATH on to shims and CNI plugins.
+TOOL=containerd-up
+# shellcheck source=tools/containerd-lib.sh
+source "$tools/containerd-lib.sh"
 
 # Names shared with the Go side (cri/critest): keep them in sync.
 BUSYBOX_IMAGE=localhost/podlife/busybox:latest
