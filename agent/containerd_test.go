@@ -51,6 +51,7 @@ import (
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/critest"
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/internal/testlog"
 )
 
 // ctrdTimeout bounds each wait for an outcome that should come within a
@@ -280,7 +281,7 @@ type ctrdAgent struct {
 	t         *testing.T
 	node      string
 	manifests string
-	logs      *syncBuffer
+	logs      *testlog.Buffer
 	obs       *ctrdObserver
 	cancel    context.CancelFunc
 	done      chan struct{}
@@ -313,7 +314,7 @@ func (e *ctrdEnv) startAgent(manifestDir string, edit func(*agent.Config)) *ctrd
 			t.Fatal(err)
 		}
 	}
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	obs := &ctrdObserver{}
 	a, err := agent.New(t.Context(), cfg, agent.Options{
 		Logger:      slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -483,21 +484,6 @@ func ctrdExitCodes(p agent.PodInfo) map[string]int32 {
 	for _, c := range p.Containers {
 		if c.ExitCode != nil {
 			out[c.Name] = *c.ExitCode
-		}
-	}
-	return out
-}
-
-// lines returns the log lines holding every one of parts.
-func (l *syncBuffer) lines(parts ...string) []string {
-	var out []string
-	for line := range strings.Lines(l.String()) {
-		match := true
-		for _, p := range parts {
-			match = match && strings.Contains(line, p)
-		}
-		if match {
-			out = append(out, strings.TrimSuffix(line, "\n"))
 		}
 	}
 	return out
@@ -1004,7 +990,7 @@ func TestContainerdRuntimeRestart(t *testing.T) {
 	e.waitRuntimeGone(uid)
 
 	// In the logs: the stop, its failure, and the retry's stop.
-	lines := a.logs.lines(uid)
+	lines := a.logs.Lines(uid)
 	failedAt := slices.IndexFunc(lines, func(l string) bool {
 		return strings.Contains(l, "sync failed; will retry") && strings.Contains(l, "SyncTerminatingPod")
 	})
@@ -1093,7 +1079,7 @@ func TestContainerdOrphanOfKilledAgent(t *testing.T) {
 	if got := b.counter("kubelet_orphaned_runtime_pods_total"); got != 1 {
 		t.Errorf("agent B's kubelet_orphaned_runtime_pods_total = %g, want 1", got)
 	}
-	if kills := b.logs.lines("killing a runtime pod nobody knows", uid); len(kills) != 1 {
+	if kills := b.logs.Lines("killing a runtime pod nobody knows", uid); len(kills) != 1 {
 		t.Errorf("agent B logged %d orphan kills of pod %s, want 1: %q", len(kills), uid, kills)
 	}
 	e.waitRuntimeGone(uid)

@@ -27,6 +27,7 @@ import (
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/internal/testlog"
 	"github.com/podlife/podlife/trace"
 )
 
@@ -137,7 +138,7 @@ type harness struct {
 	root      string
 	manifests string
 	rt        internalapi.RuntimeService
-	logs      *syncBuffer
+	logs      *testlog.Buffer
 	rec       *recorder
 
 	cancel  context.CancelFunc
@@ -161,7 +162,7 @@ func start(t *testing.T, opts ...option) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(root) })
-	h := &harness{t: t, root: root, manifests: filepath.Join(root, "manifests"), logs: &syncBuffer{}, rec: newRecorder(), ran: make(chan error, 1)}
+	h := &harness{t: t, root: root, manifests: filepath.Join(root, "manifests"), logs: &testlog.Buffer{}, rec: newRecorder(), ran: make(chan error, 1)}
 	if err := os.Mkdir(h.manifests, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func (h *harness) finish() {
 		var table bytes.Buffer
 		_ = agent.WriteTable(&table, h.agent.Pods())
 		t.Logf("pods at the end:\n%s", table.String())
-		t.Logf("agent log (last lines):\n%s", h.logs.tail(150))
+		t.Logf("agent log (last lines):\n%s", h.logs.Tail(150))
 	}
 }
 
@@ -520,32 +521,6 @@ func resources(s string) v1.ResourceList {
 
 // uid makes a distinct, readable pod UID for test n.
 func uid(n int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
-
-// syncBuffer is a buffer the agent's logger and the test share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *syncBuffer) tail(n int) string {
-	lines := strings.SplitAfter(b.String(), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "")
-}
 
 // recorder is the engine's observer: it keeps every transition in order,
 // every rejected event, and the NDJSON trace for trace.Check.

@@ -1,13 +1,11 @@
 package cri
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 	apitest "k8s.io/cri-api/pkg/apis/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/podlife/podlife/internal/testlog"
 	"github.com/podlife/podlife/worker"
 )
 
@@ -294,24 +293,6 @@ func TestCacheResultsAreCopies(t *testing.T) {
 	}
 }
 
-// cacheLog is a log sink safe for the Run goroutine and the test.
-type cacheLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *cacheLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *cacheLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // cacheEventually waits for cond, failing after a while.
 func cacheEventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -325,7 +306,7 @@ func cacheEventually(t *testing.T, what string, cond func() bool) {
 func TestCacheRun(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent()) // other tests' goroutines are not ours to judge
 	rt := apitest.NewFakeRuntimeService()
-	var log cacheLog
+	var log testlog.Buffer
 	c := NewCache(rt, slog.New(slog.NewTextHandler(&log, nil)))
 	f := &cacheFixture{t: t, rt: rt, c: c}
 	f.sandbox("u1", 0, 100, true)

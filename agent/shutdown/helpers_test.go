@@ -1,10 +1,8 @@
 package shutdown
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -136,29 +134,6 @@ func (r *fakeRecorder) Eventf(pod *v1.Pod, eventType, reason, messageFmt string,
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, fmt.Sprintf("%s %s %s %s", eventType, reason, fmt.Sprintf(messageFmt, args...), pod.Name))
-}
-
-// syncBuffer is a log sink that goroutines may write to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func newLogger() (*slog.Logger, *syncBuffer) {
-	var b syncBuffer
-	return slog.New(slog.NewTextHandler(&b, nil)), &b
 }
 
 // timerClock is a fake clock that remembers the duration of every timer,

@@ -17,6 +17,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/podlife/podlife/agent/admission"
+	"github.com/podlife/podlife/internal/testlog"
 	"github.com/podlife/podlife/worker"
 )
 
@@ -31,13 +32,13 @@ type harness struct {
 	k     *fakeKiller
 	clock *timerClock
 	rec   *fakeRecorder
-	logs  *syncBuffer
+	logs  *testlog.Buffer
 	reg   *prometheus.Registry
 }
 
 func newHarness(t *testing.T, bands ...Band) *harness {
 	t.Helper()
-	log, logs := newLogger()
+	log, logs := testlog.New()
 	h := &harness{k: newFakeKiller(), clock: &timerClock{FakeClock: clocktesting.NewFakeClock(t0)}, rec: &fakeRecorder{}, logs: logs, reg: prometheus.NewPedanticRegistry()}
 	m, err := NewManager(Config{Bands: bands, Killer: h.k, Clock: h.clock, Recorder: h.rec, Logger: log, Registerer: h.reg})
 	if err != nil {
