@@ -49,6 +49,7 @@ type podSpec struct {
 	grace         int    // terminationGracePeriodSeconds; 0 is 5
 	cpu, memory   string // requests of the first container; "" none
 	containers    []string
+	inits         []string // init containers, run before containers
 	labels        map[string]string
 }
 
@@ -77,6 +78,12 @@ func (p podSpec) yaml() string {
 	fmt.Fprintf(&b, "spec:\n  restartPolicy: %s\n  terminationGracePeriodSeconds: %d\n", policy, grace)
 	if p.priority != 0 {
 		fmt.Fprintf(&b, "  priority: %d\n", p.priority)
+	}
+	if len(p.inits) > 0 {
+		b.WriteString("  initContainers:\n")
+		for _, c := range p.inits {
+			fmt.Fprintf(&b, "  - name: %s\n    image: %s\n    imagePullPolicy: IfNotPresent\n", c, image)
+		}
 	}
 	containers := p.containers
 	if len(containers) == 0 {

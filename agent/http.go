@@ -87,7 +87,8 @@ func (a *Agent) fillLocked(info *PodInfo) {
 	}
 	if st, ok := a.statuses.get(info.UID); ok {
 		info.Phase, info.Reason, info.Message = st.Phase, st.Reason, st.Message
-		info.Containers = containerInfos(st)
+		info.InitContainers = containerInfos(st.InitContainerStatuses)
+		info.Containers = containerInfos(st.ContainerStatuses)
 	}
 }
 

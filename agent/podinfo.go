@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -28,11 +29,13 @@ type PodInfo struct {
 	// holds no record.
 	Lifecycle string `json:"lifecycle,omitempty"`
 	// Worker is the engine's phase: sync, terminating or terminated.
-	Worker     string          `json:"worker,omitempty"`
-	Phase      v1.PodPhase     `json:"phase,omitempty"`
-	Reason     string          `json:"reason,omitempty"`
-	Message    string          `json:"message,omitempty"`
-	Containers []ContainerInfo `json:"containers,omitempty"`
+	Worker  string      `json:"worker,omitempty"`
+	Phase   v1.PodPhase `json:"phase,omitempty"`
+	Reason  string      `json:"reason,omitempty"`
+	Message string      `json:"message,omitempty"`
+	// InitContainers are the init containers and sidecars, in order.
+	InitContainers []ContainerInfo `json:"initContainers,omitempty"`
+	Containers     []ContainerInfo `json:"containers,omitempty"`
 }
 
 // ContainerInfo is one container of a PodInfo.
@@ -44,10 +47,10 @@ type ContainerInfo struct {
 	Restarts int32  `json:"restarts"`
 }
 
-// containerInfos summarises the container statuses of a pod status.
-func containerInfos(st v1.PodStatus) []ContainerInfo {
-	out := make([]ContainerInfo, 0, len(st.ContainerStatuses))
-	for _, cs := range st.ContainerStatuses {
+// containerInfos summarises container statuses.
+func containerInfos(statuses []v1.ContainerStatus) []ContainerInfo {
+	out := make([]ContainerInfo, 0, len(statuses))
+	for _, cs := range statuses {
 		ci := ContainerInfo{Name: cs.Name, Restarts: cs.RestartCount}
 		switch {
 		case cs.State.Running != nil:
@@ -74,7 +77,7 @@ func WriteTable(w io.Writer, pods []PodInfo) error {
 			uid = uid[:8]
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Namespace, p.Name, uid, p.Config,
-			dash(p.Lifecycle), dash(string(p.Phase)), dash(p.Reason), containersCell(p.Containers))
+			dash(p.Lifecycle), dash(string(p.Phase)), dash(p.Reason), containersCell(p.InitContainers, p.Containers))
 	}
 	return tw.Flush()
 }
@@ -86,14 +89,18 @@ func dash(s string) string {
 	return s
 }
 
-// containersCell is "name=state[(exit code)][xrestarts]" per container.
-func containersCell(cs []ContainerInfo) string {
-	if len(cs) == 0 {
+// containersCell is "name=state[(exit code)][xrestarts]" per container,
+// init containers first as "init:name=...".
+func containersCell(inits, cs []ContainerInfo) string {
+	if len(inits)+len(cs) == 0 {
 		return "-"
 	}
-	parts := make([]string, 0, len(cs))
-	for _, c := range cs {
+	parts := make([]string, 0, len(inits)+len(cs))
+	for i, c := range append(slices.Clone(inits), cs...) {
 		s := c.Name + "=" + c.State
+		if i < len(inits) {
+			s = "init:" + s
+		}
 		if c.ExitCode != nil {
 			s += fmt.Sprintf("(%d)", *c.ExitCode)
 		} else if c.Reason != "" {

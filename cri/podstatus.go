@@ -1,6 +1,7 @@
 package cri
 
 import (
+	"fmt"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -38,22 +39,73 @@ func generateStatus(in statusInput) v1.PodStatus {
 		t := metav1.NewTime(time.Unix(0, in.rt.sandboxes[n-1].CreatedAt))
 		st.StartTime = &t
 	}
-	ready := true
+	pin := phaseInput{policy: in.pod.Spec.RestartPolicy, terminal: in.terminal,
+		initialized: regularStarted(in.pod, in.rt, in.sandboxID)}
+	for i := range in.pod.Spec.InitContainers {
+		c := &in.pod.Spec.InitContainers[i]
+		cs := initContainerStatus(in, c)
+		st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
+		if isSidecar(c) {
+			pin.sidecars = append(pin.sidecars, cs)
+		} else {
+			pin.inits = append(pin.inits, cs)
+		}
+	}
 	for i := range in.pod.Spec.Containers {
 		c := &in.pod.Spec.Containers[i]
-		cs := containerStatus(in, c)
-		ready = ready && cs.Ready
-		st.ContainerStatuses = append(st.ContainerStatuses, cs)
+		cur, prev := in.rt.latestFor(in.pod.Spec.RestartPolicy, in.sandboxID, c.Name)
+		st.ContainerStatuses = append(st.ContainerStatuses, containerStatus(in, c, cur, prev))
 	}
-	st.Phase = phase(in.pod.Spec.RestartPolicy, st.ContainerStatuses, in.terminal)
-	ready = ready && st.Phase == v1.PodRunning
-	st.Conditions = []v1.PodCondition{
+	pin.containers = st.ContainerStatuses
+	st.Phase = phase(pin)
+	st.Conditions = podConditions(in.pod, &st, pin.initialized)
+	return st
+}
+
+// podConditions are the pod's conditions: Initialized once its init
+// containers had their turn, ContainersReady and Ready while it runs with
+// its regular containers and sidecars all running.
+func podConditions(pod *v1.Pod, st *v1.PodStatus, initialized bool) []v1.PodCondition {
+	ready := st.Phase == v1.PodRunning
+	for _, cs := range st.ContainerStatuses {
+		ready = ready && cs.Ready
+	}
+	for i := range pod.Spec.InitContainers {
+		ready = ready && (!isSidecar(&pod.Spec.InitContainers[i]) || st.InitContainerStatuses[i].Ready)
+	}
+	return []v1.PodCondition{
 		{Type: v1.PodScheduled, Status: v1.ConditionTrue},
-		{Type: v1.PodInitialized, Status: v1.ConditionTrue},
+		initializedCondition(pod, st.InitContainerStatuses, initialized),
 		{Type: v1.ContainersReady, Status: conditionStatus(ready)},
 		{Type: v1.PodReady, Status: conditionStatus(ready)},
 	}
-	return st
+}
+
+// initializedCondition is True once every regular init container succeeded
+// and every sidecar started, or once the regular containers ran in the
+// sandbox (the kubelet's GeneratePodInitializedCondition).
+func initializedCondition(pod *v1.Pod, statuses []v1.ContainerStatus, initialized bool) v1.PodCondition {
+	cond := v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}
+	if initialized {
+		return cond
+	}
+	var incomplete []string
+	for i := range pod.Spec.InitContainers {
+		c, cs := &pod.Spec.InitContainers[i], statuses[i]
+		done := cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
+		if isSidecar(c) {
+			done = cs.Started != nil && *cs.Started
+		}
+		if !done {
+			incomplete = append(incomplete, c.Name)
+		}
+	}
+	if len(incomplete) > 0 {
+		cond.Status = v1.ConditionFalse
+		cond.Reason = "ContainersNotInitialized"
+		cond.Message = fmt.Sprintf("containers with incomplete status: %v", incomplete)
+	}
+	return cond
 }
 
 func conditionStatus(b bool) v1.ConditionStatus {
@@ -63,9 +115,22 @@ func conditionStatus(b bool) v1.ConditionStatus {
 	return v1.ConditionFalse
 }
 
-// containerStatus is the API status of spec container c.
-func containerStatus(in statusInput, c *v1.Container) v1.ContainerStatus {
-	cur, prev := in.rt.latestFor(in.pod.Spec.RestartPolicy, in.sandboxID, c.Name)
+// initContainerStatus is the API status of init container c: its instances
+// in the sandbox only, since each sandbox initializes the pod anew. A
+// regular init container is ready once it succeeded, as in the kubelet; a
+// sidecar while it runs.
+func initContainerStatus(in statusInput, c *v1.Container) v1.ContainerStatus {
+	cur, prev := in.rt.latest(in.sandboxID, c.Name)
+	cs := containerStatus(in, c, cur, prev)
+	if !isSidecar(c) {
+		cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
+	}
+	return cs
+}
+
+// containerStatus is the API status of spec container c, whose newest
+// instance is cur and the one before it prev.
+func containerStatus(in statusInput, c *v1.Container, cur, prev *runtimeapi.ContainerStatus) v1.ContainerStatus {
 	cs := v1.ContainerStatus{Name: c.Name, Image: c.Image}
 	if prev != nil {
 		cs.LastTerminationState = containerState(in, prev)
@@ -73,7 +138,7 @@ func containerStatus(in statusInput, c *v1.Container) v1.ContainerStatus {
 	if cur == nil {
 		w, ok := in.waits[c.Name]
 		if !ok {
-			w = waiting{reason: "ContainerCreating"}
+			w = waiting{reason: defaultWaitingReason(in.pod)}
 		}
 		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: w.reason, Message: w.message}
 		return cs
@@ -100,6 +165,15 @@ func containerStatus(in statusInput, c *v1.Container) v1.ContainerStatus {
 	return cs
 }
 
+// defaultWaitingReason is why a container without an instance waits, as the
+// kubelet says it: PodInitializing in a pod with init containers.
+func defaultWaitingReason(pod *v1.Pod) string {
+	if len(pod.Spec.InitContainers) > 0 {
+		return "PodInitializing"
+	}
+	return "ContainerCreating"
+}
+
 // containerState converts one runtime container status.
 func containerState(in statusInput, c *runtimeapi.ContainerStatus) v1.ContainerState {
 	id := in.runtimeName + "://" + c.Id
@@ -119,53 +193,9 @@ func containerState(in statusInput, c *runtimeapi.ContainerStatus) v1.ContainerS
 	return v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ContainerCreating"}}
 }
 
-// phase follows the kubelet's getPhase for pods without init containers:
-// a terminal pod succeeded iff every container exited 0; otherwise running
-// or restarting containers make it Running, never-started ones Pending.
-func phase(policy v1.RestartPolicy, statuses []v1.ContainerStatus, terminal bool) v1.PodPhase {
-	var running, waitingN, stopped, succeeded int
-	for _, cs := range statuses {
-		switch {
-		case cs.State.Running != nil:
-			running++
-		case cs.State.Terminated != nil:
-			stopped++
-			if cs.State.Terminated.ExitCode == 0 {
-				succeeded++
-			}
-		case cs.LastTerminationState.Terminated != nil:
-			stopped++ // waiting for a restart
-		default:
-			waitingN++
-		}
-	}
-	if terminal {
-		if len(statuses) > 0 && succeeded == len(statuses) {
-			return v1.PodSucceeded
-		}
-		return v1.PodFailed
-	}
-	switch {
-	case waitingN > 0:
-		return v1.PodPending
-	case running > 0:
-		return v1.PodRunning
-	case stopped > 0:
-		switch {
-		case policy == v1.RestartPolicyAlways:
-			return v1.PodRunning
-		case stopped == succeeded:
-			return v1.PodSucceeded
-		case policy == v1.RestartPolicyNever:
-			return v1.PodFailed
-		}
-		return v1.PodRunning
-	}
-	return v1.PodPending
-}
-
-// finished reports whether the pod's containers completed for good under
-// its restart policy: the pod is terminal by itself.
+// finished reports whether the pod's regular containers completed for good
+// under its restart policy: the pod is terminal by itself. Sidecars do not
+// count: the pod's termination stops them.
 func finished(pod *v1.Pod, rt *podRuntime, sandboxID string) bool {
 	if pod.Spec.RestartPolicy == v1.RestartPolicyAlways || len(pod.Spec.Containers) == 0 {
 		return false

@@ -1,175 +1,11 @@
 package cri
 
 import (
-	"fmt"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
-
-// Container states as generateStatus reports them.
-var (
-	csRunning  = v1.ContainerStatus{State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}
-	csCreating = v1.ContainerStatus{State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ContainerCreating"}}}
-)
-
-func csExited(code int32) v1.ContainerStatus {
-	return v1.ContainerStatus{State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: code}}}
-}
-
-// csCrashLoop is a container waiting for its restart after exiting with code.
-func csCrashLoop(code int32) v1.ContainerStatus {
-	return v1.ContainerStatus{
-		State:                v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
-		LastTerminationState: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: code}},
-	}
-}
-
-// kubeletPhase transcribes the kubelet's rules for a pod without init
-// containers: getPhase (pkg/kubelet/kubelet_pods.go), and for a terminal
-// pod the status manager's TerminatePod, which turns a phase that is not
-// terminal into Failed.
-func kubeletPhase(policy v1.RestartPolicy, info []v1.ContainerStatus, podIsTerminal bool) v1.PodPhase {
-	unknown, running, waiting, stopped, succeeded := 0, 0, 0, 0, 0
-	for _, cs := range info {
-		switch {
-		case cs.State.Running != nil:
-			running++
-		case cs.State.Terminated != nil:
-			stopped++
-			if cs.State.Terminated.ExitCode == 0 {
-				succeeded++
-			}
-		case cs.State.Waiting != nil:
-			if cs.LastTerminationState.Terminated != nil {
-				stopped++
-			} else {
-				waiting++
-			}
-		default:
-			unknown++
-		}
-	}
-	var phase v1.PodPhase
-	switch {
-	case waiting > 0:
-		phase = v1.PodPending
-	case running > 0 && unknown == 0:
-		phase = v1.PodRunning
-	case running == 0 && stopped > 0 && unknown == 0:
-		switch {
-		case podIsTerminal && stopped == succeeded:
-			phase = v1.PodSucceeded
-		case podIsTerminal:
-			phase = v1.PodFailed
-		case policy == v1.RestartPolicyAlways:
-			phase = v1.PodRunning
-		case stopped == succeeded:
-			phase = v1.PodSucceeded
-		case policy == v1.RestartPolicyNever:
-			phase = v1.PodFailed
-		default:
-			phase = v1.PodRunning
-		}
-	default:
-		phase = v1.PodPending
-	}
-	if podIsTerminal && phase != v1.PodSucceeded && phase != v1.PodFailed {
-		phase = v1.PodFailed
-	}
-	return phase
-}
-
-func TestPhase(t *testing.T) {
-	always, onFailure, never := v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever
-	for _, tc := range []struct {
-		name     string
-		policy   v1.RestartPolicy
-		statuses []v1.ContainerStatus
-		terminal bool
-		want     v1.PodPhase
-	}{
-		{"no container yet", always, nil, false, v1.PodPending},
-		{"creating", always, []v1.ContainerStatus{csCreating, csCreating}, false, v1.PodPending},
-		{"one running, one creating", always, []v1.ContainerStatus{csRunning, csCreating}, false, v1.PodPending},
-		{"all running", never, []v1.ContainerStatus{csRunning, csRunning}, false, v1.PodRunning},
-		{"running and succeeded", never, []v1.ContainerStatus{csRunning, csExited(0)}, false, v1.PodRunning},
-		{"running and failed, Never", never, []v1.ContainerStatus{csRunning, csExited(1)}, false, v1.PodRunning},
-		{"running and crash-looping", always, []v1.ContainerStatus{csRunning, csCrashLoop(1)}, false, v1.PodRunning},
-		{"crash-looping alone", always, []v1.ContainerStatus{csCrashLoop(1)}, false, v1.PodRunning},
-		{"crash-looping after exit 0", always, []v1.ContainerStatus{csCrashLoop(0)}, false, v1.PodRunning},
-		{"crash-looping, OnFailure", onFailure, []v1.ContainerStatus{csCrashLoop(1), csExited(0)}, false, v1.PodRunning},
-		{"all succeeded, Always", always, []v1.ContainerStatus{csExited(0), csExited(0)}, false, v1.PodRunning},
-		{"all succeeded, OnFailure", onFailure, []v1.ContainerStatus{csExited(0), csExited(0)}, false, v1.PodSucceeded},
-		{"all succeeded, Never", never, []v1.ContainerStatus{csExited(0), csExited(0)}, false, v1.PodSucceeded},
-		{"one failed, Never", never, []v1.ContainerStatus{csExited(0), csExited(2)}, false, v1.PodFailed},
-		{"one failed, OnFailure", onFailure, []v1.ContainerStatus{csExited(0), csExited(2)}, false, v1.PodRunning},
-		{"all failed, Always", always, []v1.ContainerStatus{csExited(1), csExited(137)}, false, v1.PodRunning},
-		{"creating and exited", never, []v1.ContainerStatus{csExited(0), csCreating}, false, v1.PodPending},
-
-		{"terminal, all succeeded, Always", always, []v1.ContainerStatus{csExited(0), csExited(0)}, true, v1.PodSucceeded},
-		{"terminal, all succeeded, Never", never, []v1.ContainerStatus{csExited(0)}, true, v1.PodSucceeded},
-		{"terminal, one failed", onFailure, []v1.ContainerStatus{csExited(0), csExited(143)}, true, v1.PodFailed},
-		{"terminal, crash-looping after exit 0", always, []v1.ContainerStatus{csCrashLoop(0)}, true, v1.PodFailed},
-		{"terminal, never started", always, []v1.ContainerStatus{csExited(0), csCreating}, true, v1.PodFailed},
-		{"terminal, still running", always, []v1.ContainerStatus{csRunning}, true, v1.PodFailed},
-		{"terminal, no container", never, nil, true, v1.PodFailed},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := phase(tc.policy, tc.statuses, tc.terminal); got != tc.want {
-				t.Errorf("phase = %s, want %s", got, tc.want)
-			}
-			if ref := kubeletPhase(tc.policy, tc.statuses, tc.terminal); ref != tc.want {
-				t.Errorf("the kubelet's rules give %s; the table says %s", ref, tc.want)
-			}
-		})
-	}
-}
-
-// Every combination of up to three containers in the states generateStatus
-// produces, under every policy, agrees with the kubelet's rules.
-func TestPhaseMatchesKubelet(t *testing.T) {
-	states := []v1.ContainerStatus{csRunning, csCreating, csExited(0), csExited(1), csCrashLoop(0), csCrashLoop(1)}
-	var combos [][]v1.ContainerStatus
-	var rec func(prefix []v1.ContainerStatus)
-	rec = func(prefix []v1.ContainerStatus) {
-		combos = append(combos, prefix)
-		if len(prefix) == 3 {
-			return
-		}
-		for _, s := range states {
-			rec(append(append([]v1.ContainerStatus(nil), prefix...), s))
-		}
-	}
-	rec(nil)
-	for _, policy := range []v1.RestartPolicy{v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever} {
-		for _, terminal := range []bool{false, true} {
-			for _, combo := range combos {
-				if got, want := phase(policy, combo, terminal), kubeletPhase(policy, combo, terminal); got != want {
-					t.Errorf("%s terminal=%v %s: phase %s, kubelet %s", policy, terminal, describeStatuses(combo), got, want)
-				}
-			}
-		}
-	}
-}
-
-func describeStatuses(statuses []v1.ContainerStatus) string {
-	var out []string
-	for _, cs := range statuses {
-		switch {
-		case cs.State.Running != nil:
-			out = append(out, "running")
-		case cs.State.Terminated != nil:
-			out = append(out, fmt.Sprintf("exited(%d)", cs.State.Terminated.ExitCode))
-		case cs.LastTerminationState.Terminated != nil:
-			out = append(out, fmt.Sprintf("crashloop(%d)", cs.LastTerminationState.Terminated.ExitCode))
-		default:
-			out = append(out, "waiting")
-		}
-	}
-	return fmt.Sprint(out)
-}
 
 // rtContainer is a runtime container status for podRuntime fixtures.
 func rtContainer(id, sandbox, name string, attempt uint32, state runtimeapi.ContainerState, exitCode int32, createdAt int64) (*runtimeapi.ContainerStatus, string) {
@@ -307,5 +143,68 @@ func TestGenerateStatus(t *testing.T) {
 		if cs.State.Waiting == nil || cs.State.Waiting.Reason != "ContainerCreating" || cs.Started != nil {
 			t.Errorf("empty %s: %+v", cs.Name, cs)
 		}
+	}
+}
+
+func TestGenerateStatusInitContainers(t *testing.T) {
+	pod := withInits(makePod("p", v1.RestartPolicyAlways, ctr{name: "app"}), initCtr{name: "sc", sidecar: true}, initCtr{name: "i1"}, initCtr{name: "i2"})
+	for _, tc := range []struct {
+		name        string
+		rt          *podRuntime
+		init, ctrs  string
+		initialized string // the Initialized condition's status and message
+		phase       v1.PodPhase
+	}{
+		{
+			name: "nothing yet", rt: podFixture(nil),
+			init: "sc=waiting(PodInitializing) i1=waiting(PodInitializing) i2=waiting(PodInitializing)", ctrs: "app=waiting(PodInitializing)",
+			initialized: "False containers with incomplete status: [sc i1 i2]", phase: v1.PodPending,
+		},
+		{
+			name: "instances of an earlier sandbox do not count",
+			rt:   podFixture(nil, fxC("i1", "s0", "i1", 0, stExited, 0, 2), fxC("sc", "s0", "sc", 0, stRunning, 0, 1)),
+			init: "sc=waiting(PodInitializing) i1=waiting(PodInitializing) i2=waiting(PodInitializing)", ctrs: "app=waiting(PodInitializing)",
+			initialized: "False containers with incomplete status: [sc i1 i2]", phase: v1.PodPending,
+		},
+		{
+			name: "the sidecar runs, i1 succeeded, i2 runs",
+			rt:   podFixture(nil, fxC("i2", "s1", "i2", 0, stRunning, 0, 3), fxC("i1", "s1", "i1", 0, stExited, 0, 2), fxC("sc", "s1", "sc", 0, stRunning, 0, 1)),
+			init: "sc=running i1=exited(0) i2=running", ctrs: "app=waiting(PodInitializing)",
+			initialized: "False containers with incomplete status: [i2]", phase: v1.PodPending,
+		},
+		{
+			name: "all succeeded, the sidecar exited",
+			rt: podFixture(nil, fxC("i2", "s1", "i2", 0, stExited, 0, 3), fxC("i1", "s1", "i1", 0, stExited, 0, 2),
+				fxC("sc", "s1", "sc", 0, stExited, 1, 1)),
+			init: "sc=exited(1) i1=exited(0) i2=exited(0)", ctrs: "app=waiting(PodInitializing)",
+			initialized: "False containers with incomplete status: [sc]", phase: v1.PodPending,
+		},
+		{
+			name: "the container started: initialized, whatever the sidecar does",
+			rt: podFixture(nil, fxC("a0", "s1", "app", 0, stRunning, 0, 4), fxC("i2", "s1", "i2", 0, stExited, 0, 3),
+				fxC("i1", "s1", "i1", 0, stExited, 0, 2), fxC("sc", "s1", "sc", 0, stExited, 1, 1)),
+			init: "sc=exited(1) i1=exited(0) i2=exited(0)", ctrs: "app=running",
+			initialized: "True ", phase: v1.PodRunning,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := generateStatus(statusInput{pod: pod, rt: tc.rt, sandboxID: "s1", runtimeName: "rt"})
+			if got := statusesOf(st.InitContainerStatuses); got != tc.init {
+				t.Errorf("init container statuses %s, want %s", got, tc.init)
+			}
+			if got := statusesOf(st.ContainerStatuses); got != tc.ctrs {
+				t.Errorf("container statuses %s, want %s", got, tc.ctrs)
+			}
+			if c := condition(st, v1.PodInitialized); string(c.Status)+" "+c.Message != tc.initialized {
+				t.Errorf("Initialized %s %q, want %s", c.Status, c.Message, tc.initialized)
+			}
+			if st.Phase != tc.phase {
+				t.Errorf("phase %s, want %s", st.Phase, tc.phase)
+			}
+			// Never ready: the sidecar does not run where the container does.
+			if c := condition(st, v1.PodReady); c.Status != v1.ConditionFalse {
+				t.Errorf("Ready is %s", c.Status)
+			}
+		})
 	}
 }

@@ -16,11 +16,12 @@ import (
 // waits to be restarted, so the engine retries after its back-off period.
 var ErrCrashLoopBackOff = errors.New("back-off restarting failed container")
 
-// SyncPod creates the pod's sandbox and containers, starts them, restarts
-// exited ones as the restart policy says (with a crash-loop back-off), and
-// reports isTerminal once a Never or OnFailure pod completed. It starts
-// nothing once ctx is cancelled: the engine cancels it when termination is
-// requested.
+// SyncPod creates the pod's sandbox and containers, runs its init
+// containers in turn and then its regular containers, restarts exited ones
+// as the restart policy says (with a crash-loop back-off), and reports
+// isTerminal once a Never or OnFailure pod completed, or a Never pod's init
+// container failed. It starts nothing once ctx is cancelled: the engine
+// cancels it when termination is requested.
 func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Pod, _ *worker.PodStatus) (bool, error) {
 	p, err := readPod(ctx, s.rt, pod.UID)
 	if err != nil {
@@ -31,11 +32,12 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 		(pod.Spec.RestartPolicy == v1.RestartPolicyNever || finished(pod, p, "")) {
 		// The sandbox of a pod whose containers already ran died: a Never
 		// pod does not run them again, nor an OnFailure pod whose
-		// containers all succeeded, so it is over.
+		// containers all succeeded, so it is over. Init containers count,
+		// as in the kubelet: a Never pod does not initialize twice.
 		s.setStatus(pod, p, "", true, nil)
 		return true, nil
 	}
-	if sb != nil && finished(pod, p, sb.Id) {
+	if sb != nil && (finished(pod, p, sb.Id) || initFailed(pod, p, sb.Id)) {
 		s.setStatus(pod, p, sb.Id, true, nil)
 		return true, nil
 	}
@@ -52,22 +54,56 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 			return false, err
 		}
 	}
-	waits := map[string]waiting{}
-	var errs []error
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		if err := s.syncContainer(ctx, pod, p, sbID, sbConfig, c, waits); err != nil {
-			errs = append(errs, err)
-		}
-		if err := ctx.Err(); err != nil {
-			return false, err
-		}
+	ps := &podSync{pod: pod, rt: p, sbID: sbID, sbConfig: sbConfig, waits: map[string]waiting{}}
+	errs, err := s.syncContainers(ctx, ps)
+	if err != nil {
+		return false, err
 	}
 	if p, err = readPod(ctx, s.rt, pod.UID); err != nil {
 		return false, errors.Join(append(errs, err)...)
 	}
-	s.setStatus(pod, p, sbID, false, waits)
+	s.setStatus(pod, p, sbID, false, ps.waits)
 	return false, errors.Join(errs...)
+}
+
+// podSync is what one SyncPod works with: the pod, what the runtime held
+// of it when the sync began, the sandbox its containers go in, and why the
+// containers it could not run wait.
+type podSync struct {
+	pod      *v1.Pod
+	rt       *podRuntime
+	sbID     string
+	sbConfig *runtimeapi.PodSandboxConfig
+	waits    map[string]waiting
+}
+
+// syncContainers starts the init containers whose turn it is and, once the
+// pod is initialized, syncs its regular containers. It returns the
+// containers' errors, or ctx's error alone once it is cancelled.
+func (s *Syncer) syncContainers(ctx context.Context, ps *podSync) ([]error, error) {
+	plan := planInit(ps.pod, ps.rt, ps.sbID)
+	var errs []error
+	for _, c := range plan.start {
+		cur, _ := ps.rt.latest(ps.sbID, c.Name)
+		if err := s.runContainer(ctx, ps, c, cur, true); err != nil {
+			errs = append(errs, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if !plan.initialized {
+		return errs, nil
+	}
+	for i := range ps.pod.Spec.Containers {
+		if err := s.syncContainer(ctx, ps, &ps.pod.Spec.Containers[i]); err != nil {
+			errs = append(errs, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return errs, nil
 }
 
 // ensureSandbox returns the pod's ready sandbox, or creates the next one.
@@ -95,41 +131,50 @@ func (s *Syncer) ensureSandbox(ctx context.Context, pod *v1.Pod, p *podRuntime, 
 	return cfg, id, nil
 }
 
-// syncContainer starts container c if it has no instance in the sandbox,
-// or restarts it after an exit if the restart policy says so and its
-// back-off allows; waits gets the reason when it is not running.
-func (s *Syncer) syncContainer(ctx context.Context, pod *v1.Pod, p *podRuntime, sbID string, sbConfig *runtimeapi.PodSandboxConfig, c *v1.Container, waits map[string]waiting) error {
-	cur, _ := p.latestFor(pod.Spec.RestartPolicy, sbID, c.Name)
+// syncContainer starts regular container c if it has no instance in the
+// sandbox, or restarts it after an exit if the restart policy says so.
+func (s *Syncer) syncContainer(ctx context.Context, ps *podSync, c *v1.Container) error {
+	cur, _ := ps.rt.latestFor(ps.pod.Spec.RestartPolicy, ps.sbID, c.Name)
+	return s.runContainer(ctx, ps, c, cur, cur != nil && shouldRestart(ps.pod.Spec.RestartPolicy, cur.ExitCode))
+}
+
+// runContainer makes container c run in the sandbox, given cur, its newest
+// instance there: it creates c when cur is nil, starts cur when only
+// created, and re-creates c after an exit when restart says so and its
+// crash-loop back-off allows; ps.waits gets the reason when it does not
+// run.
+func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container, cur *runtimeapi.ContainerStatus, restart bool) error {
+	pod := ps.pod
 	switch {
 	case cur == nil:
 	case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
 		return nil
 	case cur.State == runtimeapi.ContainerState_CONTAINER_CREATED:
-		return s.start(ctx, pod, c, cur.Id, waits)
-	case !shouldRestart(pod.Spec.RestartPolicy, cur.ExitCode):
+		return s.start(ctx, pod, c, cur.Id, ps.waits)
+	case !restart:
 		return nil
 	default:
 		if wait := s.backoff.restart(pod.UID, c.Name, time.Unix(0, cur.FinishedAt)); wait > 0 {
 			msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", wait.Round(time.Second), c.Name, pod.Name)
-			waits[c.Name] = waiting{reason: "CrashLoopBackOff", message: msg}
+			ps.waits[c.Name] = waiting{reason: "CrashLoopBackOff", message: msg}
 			s.opts.Events.Eventf(pod, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", c.Name)
 			return fmt.Errorf("container %s of pod %s: %w", c.Name, pod.UID, ErrCrashLoopBackOff)
 		}
 	}
-	if err := s.ensureImage(ctx, pod, c, sbConfig, waits); err != nil {
+	if err := s.ensureImage(ctx, pod, c, ps.sbConfig, ps.waits); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	id, err := s.rt.CreateContainer(ctx, sbID, containerConfig(pod, c, p.nextAttempt(c.Name), s.opts.LogRoot != ""), sbConfig)
+	id, err := s.rt.CreateContainer(ctx, ps.sbID, containerConfig(pod, c, ps.rt.nextAttempt(c.Name), s.opts.LogRoot != ""), ps.sbConfig)
 	if err != nil {
-		waits[c.Name] = waiting{reason: "CreateContainerError", message: err.Error()}
+		ps.waits[c.Name] = waiting{reason: "CreateContainerError", message: err.Error()}
 		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
 		return fmt.Errorf("create container %s of pod %s: %w", c.Name, pod.UID, err)
 	}
 	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Created", "Created container %s", c.Name)
-	return s.start(ctx, pod, c, id, waits)
+	return s.start(ctx, pod, c, id, ps.waits)
 }
 
 // start starts a created container unless termination was requested.

@@ -211,6 +211,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"duplicate of an init container", validPod + "  initContainers: [{name: c, image: a}]\n",
 			[]string{`spec.containers[0].name "c" is a duplicate of spec.initContainers[0]`}},
 		{"init container without image", validPod + "  initContainers: [{name: i}]\n", []string{"spec.initContainers[0].image is required"}},
+		{"init container restartPolicy not Always", validPod + "  initContainers: [{name: s, image: a, restartPolicy: Always}, {name: i, image: a, restartPolicy: OnFailure}]\n",
+			[]string{`spec.initContainers[1].restartPolicy "OnFailure" is not Always`}},
 		{"negative grace", validPod + "  terminationGracePeriodSeconds: -1\n", []string{"spec.terminationGracePeriodSeconds -1 is negative"}},
 		{"bad restartPolicy", validPod + "  restartPolicy: Sometimes\n", []string{`spec.restartPolicy "Sometimes"`}},
 		{"bad imagePullPolicy", strings.Replace(validPod, "image: busybox", "image: busybox, imagePullPolicy: Maybe", 1), []string{`imagePullPolicy "Maybe"`}},
@@ -244,5 +246,14 @@ func TestDecodeRejectsBadNodeName(t *testing.T) {
 		if _, err := Decode("/m/p.yaml", []byte(validPod), n); err == nil || !strings.Contains(err.Error(), "node name") {
 			t.Errorf("Decode with node name %q: err = %v, want a node name error", n, err)
 		}
+	}
+}
+
+// A sidecar, an init container with restartPolicy Always, is valid and
+// keeps its policy.
+func TestDecodeSidecar(t *testing.T) {
+	pod := mustDecode(t, "/m/p.yaml", []byte(validPod+"  initContainers: [{name: s, image: a, restartPolicy: Always}]\n"), node)
+	if p := pod.Spec.InitContainers[0].RestartPolicy; p == nil || *p != v1.ContainerRestartPolicyAlways {
+		t.Errorf("the sidecar's restartPolicy is %v", p)
 	}
 }

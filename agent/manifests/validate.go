@@ -81,6 +81,13 @@ func validate(pod *v1.Pod, nodeName string) []string {
 	}
 	checkContainers("spec.initContainers", s.InitContainers)
 	checkContainers("spec.containers", s.Containers)
+	// An init container with restartPolicy Always is a sidecar; no other
+	// policy is valid there.
+	for i := range s.InitContainers {
+		if p := s.InitContainers[i].RestartPolicy; p != nil && *p != v1.ContainerRestartPolicyAlways {
+			add("spec.initContainers[%d].restartPolicy %q is not Always, the only policy an init container may have (a sidecar)", i, *p)
+		}
+	}
 
 	if g := s.TerminationGracePeriodSeconds; g != nil && *g < 0 {
 		add("spec.terminationGracePeriodSeconds %d is negative", *g)
