@@ -375,13 +375,15 @@ func (h *harness) waitGone(uid string) {
 	})
 }
 
-// waitHousekeepings waits until housekeeping ran n more times, as counted
-// by its SyncKnownPods calls (which only show while the engine holds a
-// record).
+// waitHousekeepings waits until housekeeping ran n more times to its end,
+// as counted by its SyncKnownPods calls (which only show while the engine
+// holds a record). A housekeeping's SyncKnownPods comes before its runtime
+// read, orphan kills and gauges; the next one's comes after them all, so
+// n complete runs are seen at the n+1-th call.
 func (h *harness) waitHousekeepings(n uint64) {
 	h.t.Helper()
 	from := h.rec.batch()
-	h.eventually(fmt.Sprintf("%d more housekeepings", n), func() bool { return h.rec.batch() >= from+n })
+	h.eventually(fmt.Sprintf("%d more housekeepings", n), func() bool { return h.rec.batch() >= from+n+1 })
 }
 
 // sandboxes lists the runtime's sandboxes of pod uid.
