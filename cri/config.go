@@ -1,7 +1,9 @@
 package cri
 
 import (
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"os"
 	"path/filepath"
@@ -103,8 +105,9 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 		WorkingDir: c.WorkingDir,
 		Labels:     labels,
 		Annotations: map[string]string{
-			RestartCountAnnotation: strconv.FormatUint(uint64(attempt), 10),
-			GracePeriodAnnotation:  strconv.FormatInt(podGracePeriod(pod), 10),
+			RestartCountAnnotation:  strconv.FormatUint(uint64(attempt), 10),
+			ContainerHashAnnotation: containerHash(c),
+			GracePeriodAnnotation:   strconv.FormatInt(podGracePeriod(pod), 10),
 		},
 		Linux: &runtimeapi.LinuxContainerConfig{
 			Resources: containerResources(c),
@@ -154,4 +157,18 @@ func ensureDir(dir string) error {
 		return fmt.Errorf("pod log directory: %w", err)
 	}
 	return nil
+}
+
+// containerHash identifies the container's spec, resources aside (the
+// kubelet resizes those in place rather than restart for them).
+func containerHash(c *v1.Container) string {
+	spec := *c
+	spec.Resources = v1.ResourceRequirements{}
+	data, err := json.Marshal(&spec)
+	if err != nil {
+		panic(fmt.Sprintf("a v1.Container always marshals: %v", err))
+	}
+	h := fnv.New64a()
+	h.Write(data)
+	return strconv.FormatUint(h.Sum64(), 16)
 }

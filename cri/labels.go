@@ -18,6 +18,9 @@ const (
 	// RestartCountAnnotation is the number of earlier instances of the
 	// container in its sandbox; CRI metadata's Attempt carries the same.
 	RestartCountAnnotation = "io.kubernetes.container.restartCount"
+	// ContainerHashAnnotation is a hash of the container's spec: a running
+	// container whose spec changed is replaced.
+	ContainerHashAnnotation = "io.kubernetes.container.hash"
 	// GracePeriodAnnotation is the pod's terminationGracePeriodSeconds when
 	// the container was created; an orphan is stopped within it.
 	GracePeriodAnnotation = "io.kubernetes.pod.terminationGracePeriod"

@@ -147,6 +147,10 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 	pod := ps.pod
 	switch {
 	case cur == nil:
+	case cur.State != runtimeapi.ContainerState_CONTAINER_EXITED && specChanged(cur, c):
+		if err := s.replace(ctx, pod, c, cur); err != nil {
+			return err
+		}
 	case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
 		return nil
 	case cur.State == runtimeapi.ContainerState_CONTAINER_CREATED:
@@ -175,6 +179,26 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 	}
 	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Created", "Created container %s", c.Name)
 	return s.start(ctx, pod, c, id, ps.waits)
+}
+
+// specChanged reports whether the container instance was created from
+// another spec than c (an update of the pod changed it).
+func specChanged(cur *runtimeapi.ContainerStatus, c *v1.Container) bool {
+	h, ok := cur.GetAnnotations()[ContainerHashAnnotation]
+	return ok && h != containerHash(c)
+}
+
+// replace stops an instance whose spec changed, within the pod's grace
+// period, so that a new one is created from the new spec.
+func (s *Syncer) replace(ctx context.Context, pod *v1.Pod, c *v1.Container, cur *runtimeapi.ContainerStatus) error {
+	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Killing", "Container %s definition changed, will be restarted", c.Name)
+	if err := s.rt.StopContainer(ctx, cur.Id, podGracePeriod(pod)); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return fmt.Errorf("stop changed container %s of pod %s: %w", c.Name, pod.UID, err)
+	}
+	return nil
 }
 
 // start starts a created container unless termination was requested.
