@@ -232,10 +232,11 @@ func (a *Agent) nodeShutdown(ctx context.Context) error {
 // shutdownDrain bounds the wait for the last kills after the last band.
 const shutdownDrain = 5 * time.Second
 
-// drainKills waits, up to shutdownDrain, until the engine says the pods'
-// containers stopped. A band ends when its period does, and the period is
-// also its pods' grace: the last band's SIGKILLs are due just after it
-// ends, and stopping the engine then would cancel them.
+// drainKills waits, up to shutdownDrain, until the engine finished the
+// pods: their containers stopped and their sandboxes were cleaned up. A
+// band ends when its period does, and the period is also its pods' grace:
+// the last band's SIGKILLs are due just after it ends, and stopping the
+// engine then would cancel them.
 func (a *Agent) drainKills(ctx context.Context, pods []*v1.Pod) {
 	tick := a.clock.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -243,7 +244,7 @@ func (a *Agent) drainKills(ctx context.Context, pods []*v1.Pod) {
 	for {
 		var running []string
 		for _, p := range pods {
-			if !a.workers.IsPodKnownTerminated(p.UID) {
+			if st, ok := a.workers.State(p.UID); ok && !st.IsFinished() {
 				running = append(running, p.Namespace+"/"+p.Name)
 			}
 		}

@@ -38,6 +38,13 @@ func TestDemo(t *testing.T) {
 	if batch < 0 || critical < 0 || batch > critical {
 		t.Errorf("shutdown order: batch at %d, critical at %d:\n%s", batch, critical, got)
 	}
+	// Node shutdown let the engine finish every pod before the agent exited.
+	table := got[strings.Index(got, "== final state"):strings.Index(got, "== metrics")]
+	for _, line := range strings.Split(table, "\n")[2:] {
+		if f := strings.Fields(line); len(f) > 4 && f[3] == "desired" && f[4] != "Finished" {
+			t.Errorf("after the shutdown %s is %s, want Finished", f[1], f[4])
+		}
+	}
 	// The bad manifest was reported with its file name.
 	if !strings.Contains(logs.String(), "broken.yaml") {
 		t.Errorf("no log line names broken.yaml:\n%s", logs.String())
