@@ -35,7 +35,6 @@ func (a *Agent) housekeeping(ctx context.Context) {
 		running = a.cache.RunningPods()
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	for _, rp := range running {
 		if _, ok := a.working[rp.ID]; ok {
 			continue
@@ -53,7 +52,27 @@ func (a *Agent) housekeeping(ctx context.Context) {
 	}
 	a.gauges.set(a.desiredLocked(), a.activePodsLocked())
 	a.statuses.retain(func(uid types.UID) bool { return a.knownLocked(uid) })
+	var dead []types.UID
+	for _, uid := range a.cache.DeadPods() {
+		if !a.knownLocked(uid) {
+			dead = append(dead, uid)
+		}
+	}
 	a.lastHousekeeping = a.clock.Now()
+	a.mu.Unlock()
+	a.removeDead(ctx, dead)
+}
+
+// removeDead removes what the runtime holds of pods nobody knows and in
+// which nothing runs, as the kubelet's container garbage collector does for
+// the sandboxes of deleted pods: those of a previous agent, or of pods
+// whose background removal was cut short when an agent stopped.
+func (a *Agent) removeDead(ctx context.Context, uids []types.UID) {
+	for _, uid := range uids {
+		if err := a.syncer.RemoveDeadPod(ctx, uid); err != nil {
+			a.log.Warn("housekeeping: leaving a dead pod in the runtime", "uid", uid, "err", err)
+		}
+	}
 }
 
 // syncKnownLocked lets the engine drop finished records and starts the

@@ -191,3 +191,26 @@ func TestFinishedPodNotTakenForOrphan(t *testing.T) {
 		t.Errorf("web was killed as an orphan:\n%s", describe(h.rec.of(web.uid)))
 	}
 }
+
+// What a previous run left stopped in the runtime, of a pod nobody knows,
+// is removed by housekeeping, as the kubelet's garbage collector removes
+// the sandboxes of deleted pods.
+func TestDeadPodOfNobodyRemoved(t *testing.T) {
+	t.Parallel()
+	dead := uid(98)
+	h := start(t, beforeRun(func(h *harness) {
+		sandboxID, _ := h.plant(dead, "gone", "old")
+		if err := h.rt.StopPodSandbox(context.Background(), sandboxID); err != nil {
+			t.Fatal(err)
+		}
+	}))
+	h.eventually("the dead pod's sandbox and container are removed", func() bool {
+		return len(h.sandboxes(dead)) == 0 && len(h.containers(dead)) == 0
+	})
+	if n := h.metric("kubelet_orphaned_runtime_pods_total", nil); n != 0 {
+		t.Errorf("kubelet_orphaned_runtime_pods_total = %v: a dead pod is not an orphan to kill", n)
+	}
+	if h.rec.saw(dead, event(fsm.RuntimeKill)) {
+		t.Errorf("the engine was asked to kill a dead pod:\n%s", describe(h.rec.of(dead)))
+	}
+}

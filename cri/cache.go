@@ -50,6 +50,7 @@ type Cache struct {
 type cacheSnapshot struct {
 	pods    map[types.UID]*worker.PodStatus
 	running []*worker.RunningPod // sorted by UID
+	dead    []types.UID          // the other pods, sorted
 }
 
 var _ worker.StatusCache = (*Cache)(nil)
@@ -99,6 +100,16 @@ func (c *Cache) RunningPods() []*worker.RunningPod {
 		}
 	}
 	return out
+}
+
+// DeadPods lists, as of the last poll and sorted, the pods the runtime
+// still holds with nothing running: no ready sandbox, no running container.
+func (c *Cache) DeadPods() []types.UID {
+	snap := c.snapshot()
+	if snap == nil {
+		return nil
+	}
+	return slices.Clone(snap.dead)
 }
 
 func (c *Cache) snapshot() *cacheSnapshot {
@@ -197,9 +208,12 @@ func (c *Cache) Refresh(ctx context.Context) error {
 		snap.pods[uid] = p.status()
 		if p.running() {
 			snap.running = append(snap.running, p.runningPod())
+		} else {
+			snap.dead = append(snap.dead, uid)
 		}
 	}
 	slices.SortFunc(snap.running, func(a, b *worker.RunningPod) int { return cmp.Compare(a.ID, b.ID) })
+	slices.Sort(snap.dead)
 	c.mu.Lock()
 	c.snap = snap
 	c.mu.Unlock()

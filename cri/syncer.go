@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
@@ -60,6 +62,10 @@ type Syncer struct {
 	// removals tracks background removals of stopped sandboxes, so Close
 	// can wait for them.
 	removals sync.WaitGroup
+	// removing holds the UIDs whose removal is in flight, so a pod is not
+	// removed twice at once.
+	removingMu sync.Mutex
+	removing   map[types.UID]bool
 }
 
 var _ worker.PodSyncer = (*Syncer)(nil)
@@ -91,7 +97,7 @@ func NewSyncer(rt Runtime, images Images, opts Options) *Syncer {
 		opts.RemovalTimeout = time.Minute
 	}
 	return &Syncer{
-		rt: rt, images: images, opts: opts,
+		rt: rt, images: images, opts: opts, removing: map[types.UID]bool{},
 		backoff: newRestartBackoff(opts.Clock, opts.RestartBackoff, opts.MaxRestartBackoff),
 	}
 }
@@ -147,7 +153,18 @@ func (s *Syncer) removeInBackground(p *podRuntime) {
 	if len(p.containers) == 0 && len(p.sandboxes) == 0 {
 		return
 	}
+	s.removingMu.Lock()
+	defer s.removingMu.Unlock()
+	if s.removing[p.uid] {
+		return
+	}
+	s.removing[p.uid] = true
 	s.removals.Go(func() {
+		defer func() {
+			s.removingMu.Lock()
+			delete(s.removing, p.uid)
+			s.removingMu.Unlock()
+		}()
 		ctx, cancel := context.WithTimeout(context.Background(), s.opts.RemovalTimeout)
 		defer cancel()
 		for _, c := range p.containers {
@@ -174,6 +191,26 @@ func (s *Syncer) stopPod(ctx context.Context, pod *v1.Pod, p *podRuntime, grace 
 		return nil, err
 	}
 	return s.verifyStopped(ctx, p, what)
+}
+
+// RemoveDeadPod removes, in the background, what the runtime holds of a
+// pod nobody knows any more and in which nothing runs: the sandboxes of a
+// previous agent's finished pods, or of pods whose removal was cut short.
+// It reads the runtime again first and leaves a pod alone if anything of
+// it runs.
+func (s *Syncer) RemoveDeadPod(ctx context.Context, uid types.UID) error {
+	p, err := readPod(ctx, s.rt, uid)
+	if err != nil {
+		return err
+	}
+	ready := slices.ContainsFunc(p.sandboxes, func(sb *runtimeapi.PodSandbox) bool {
+		return sb.State == runtimeapi.PodSandboxState_SANDBOX_READY
+	})
+	if ready || len(p.runningIDs()) > 0 {
+		return fmt.Errorf("pod %s: not removed, something of it runs", uid)
+	}
+	s.removeInBackground(p)
+	return nil
 }
 
 // verifyStopped re-reads the runtime and fails if a container of the pod
