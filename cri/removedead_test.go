@@ -13,17 +13,7 @@ func TestRemoveDeadPod(t *testing.T) {
 	h.killSandbox(sandboxID(dead, 0))
 	alive := runningPod(h, "alive")
 
-	removing := make(chan string, 8)
-	release := make(chan struct{})
-	h.rt.onRemove = func(ctx context.Context, id string, next func() error) error {
-		removing <- id
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		return next()
-	}
+	removing, release := h.blockRemovals()
 	if err := h.s.RemoveDeadPod(context.Background(), dead.UID); err != nil {
 		t.Fatalf("RemoveDeadPod(dead): %v", err)
 	}

@@ -406,6 +406,23 @@ func (h *harness) podObjects(uid types.UID) (sandboxes, containers []string) {
 	return sandboxes, containers
 }
 
+// blockRemovals makes every RemoveContainer report its ID on removing and
+// wait for release to be closed (or its context to end).
+func (h *harness) blockRemovals() (removing <-chan string, release chan<- struct{}) {
+	ids := make(chan string, 8)
+	gate := make(chan struct{})
+	h.rt.onRemove = func(ctx context.Context, id string, next func() error) error {
+		ids <- id
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return next()
+	}
+	return ids, gate
+}
+
 // backoffEntries is how many containers of uid have back-off state.
 func (h *harness) backoffEntries(uid types.UID) int {
 	h.s.backoff.mu.Lock()

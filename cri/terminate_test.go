@@ -506,17 +506,7 @@ func TestSyncTerminatedPod(t *testing.T) {
 func TestSyncTerminatedPodRemovalBlocks(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
 	pod := completedPod(h, "p")
-	removing := make(chan string, 2)
-	release := make(chan struct{})
-	h.rt.onRemove = func(ctx context.Context, id string, next func() error) error {
-		removing <- id
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		return next()
-	}
+	removing, release := h.blockRemovals()
 
 	if err := h.s.SyncTerminatedPod(context.Background(), pod, nil); err != nil {
 		t.Fatalf("SyncTerminatedPod: %v", err)
