@@ -218,34 +218,20 @@ func (e *ctrdEnv) removePod(uid string) {
 // sandboxes lists the sandboxes of uid.
 func (e *ctrdEnv) sandboxes(uid string) []*runtimeapi.PodSandbox {
 	e.t.Helper()
-	sbs, err := e.rt.ListPodSandbox(e.t.Context(), &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{cri.PodUIDLabel: uid}})
-	if err != nil {
-		e.t.Fatalf("ListPodSandbox(uid %s): %v", uid, err)
-	}
-	return sbs
+	return podSandboxes(e.t, e.rt, uid)
 }
 
 // containers lists the containers of uid.
 func (e *ctrdEnv) containers(uid string) []*runtimeapi.Container {
 	e.t.Helper()
-	cs, err := e.rt.ListContainers(e.t.Context(), &runtimeapi.ContainerFilter{LabelSelector: map[string]string{cri.PodUIDLabel: uid}})
-	if err != nil {
-		e.t.Fatalf("ListContainers(uid %s): %v", uid, err)
-	}
-	return cs
+	return podContainers(e.t, e.rt, uid)
 }
 
 // runningContainers maps the names of the running containers of uid to
 // their IDs.
 func (e *ctrdEnv) runningContainers(uid string) map[string]string {
 	e.t.Helper()
-	out := map[string]string{}
-	for _, c := range e.containers(uid) {
-		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
-			out[c.GetMetadata().GetName()] = c.Id
-		}
-	}
-	return out
+	return runningByName(e.containers(uid))
 }
 
 // waitRuntimeGone waits until the runtime holds no sandbox and no
@@ -563,8 +549,7 @@ type ctrdWatch struct {
 	last map[string]*runtimeapi.ContainerStatus // by name
 	gone map[string]bool                        // removed (NotFound)
 
-	stop chan struct{}
-	done chan struct{}
+	poller ctrdPoller
 }
 
 // watch follows the running containers of uid, which must be want.
@@ -582,36 +567,45 @@ func (e *ctrdEnv) watch(uid string, poke <-chan struct{}, want ...string) *ctrdW
 	w := &ctrdWatch{
 		t: e.t, rt: e.rt, ids: ids,
 		last: map[string]*runtimeapi.ContainerStatus{}, gone: map[string]bool{},
-		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	w.poll()
-	go w.run(poke)
-	e.t.Cleanup(w.close)
+	w.poller.start(poke, w.poll)
+	e.t.Cleanup(w.poller.close)
 	return w
 }
 
-func (w *ctrdWatch) run(poke <-chan struct{}) {
-	defer close(w.done)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-w.stop:
-			return
-		case <-poke:
-		case <-tick.C:
-		}
-		w.poll()
-	}
+// ctrdPoller calls a function every 5 ms and at every poke, until closed.
+type ctrdPoller struct {
+	stop chan struct{}
+	done chan struct{}
 }
 
-func (w *ctrdWatch) close() {
+func (p *ctrdPoller) start(poke <-chan struct{}, poll func()) {
+	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(p.done)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-poke:
+			case <-tick.C:
+			}
+			poll()
+		}
+	}()
+}
+
+// close stops the poller and waits for it; it may be called again.
+func (p *ctrdPoller) close() {
 	select {
-	case <-w.stop:
+	case <-p.stop:
 	default:
-		close(w.stop)
+		close(p.stop)
 	}
-	<-w.done
+	<-p.done
 }
 
 // poll reads the status of every container not yet removed. Errors other
@@ -709,48 +703,27 @@ func (w *ctrdWatch) exitedOrGone(name string) (st *runtimeapi.ContainerStatus) {
 type ctrdFinal struct {
 	mu   sync.Mutex
 	info *agent.PodInfo
-	stop chan struct{}
-	done chan struct{}
+
+	poller ctrdPoller
 }
 
 func (a *ctrdAgent) recordFinal(uid string) *ctrdFinal {
-	f := &ctrdFinal{stop: make(chan struct{}), done: make(chan struct{})}
-	poke := a.obs.poke()
-	go func() {
-		defer close(f.done)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-f.stop:
-				return
-			case <-poke:
-			case <-tick.C:
-			}
-			if p, ok := a.pod(uid); ok && ctrdTerminated(p) {
-				f.mu.Lock()
-				f.info = &p
-				f.mu.Unlock()
-			}
+	f := &ctrdFinal{}
+	f.poller.start(a.obs.poke(), func() {
+		if p, ok := a.pod(uid); ok && ctrdTerminated(p) {
+			f.mu.Lock()
+			f.info = &p
+			f.mu.Unlock()
 		}
-	}()
-	a.t.Cleanup(f.close)
+	})
+	a.t.Cleanup(f.poller.close)
 	return f
-}
-
-func (f *ctrdFinal) close() {
-	select {
-	case <-f.stop:
-	default:
-		close(f.stop)
-	}
-	<-f.done
 }
 
 // get stops recording and returns the last view with every container
 // terminated, or nil.
 func (f *ctrdFinal) get() *agent.PodInfo {
-	f.close()
+	f.poller.close()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.info

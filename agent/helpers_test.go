@@ -389,9 +389,15 @@ func (h *harness) waitHousekeepings(n uint64) {
 // sandboxes lists the runtime's sandboxes of pod uid.
 func (h *harness) sandboxes(uid string) []*runtimeapi.PodSandbox {
 	h.t.Helper()
-	sbs, err := h.rt.ListPodSandbox(context.Background(), &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{cri.PodUIDLabel: uid}})
+	return podSandboxes(h.t, h.rt, uid)
+}
+
+// podSandboxes lists rt's sandboxes of pod uid.
+func podSandboxes(t testing.TB, rt internalapi.RuntimeService, uid string) []*runtimeapi.PodSandbox {
+	t.Helper()
+	sbs, err := rt.ListPodSandbox(context.Background(), &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{cri.PodUIDLabel: uid}})
 	if err != nil {
-		h.t.Fatal(err)
+		t.Fatalf("ListPodSandbox(uid %s): %v", uid, err)
 	}
 	return sbs
 }
@@ -411,19 +417,31 @@ func (h *harness) readySandboxes(uid string) []*runtimeapi.PodSandbox {
 // containers lists the runtime's containers of pod uid.
 func (h *harness) containers(uid string) []*runtimeapi.Container {
 	h.t.Helper()
-	cs, err := h.rt.ListContainers(context.Background(), &runtimeapi.ContainerFilter{LabelSelector: map[string]string{cri.PodUIDLabel: uid}})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return cs
+	return podContainers(h.t, h.rt, uid)
 }
 
 // runningContainers maps the names of pod uid's running containers to
 // their IDs.
 func (h *harness) runningContainers(uid string) map[string]string {
 	h.t.Helper()
+	return runningByName(h.containers(uid))
+}
+
+// podContainers lists rt's containers of pod uid.
+func podContainers(t testing.TB, rt internalapi.RuntimeService, uid string) []*runtimeapi.Container {
+	t.Helper()
+	cs, err := rt.ListContainers(context.Background(), &runtimeapi.ContainerFilter{LabelSelector: map[string]string{cri.PodUIDLabel: uid}})
+	if err != nil {
+		t.Fatalf("ListContainers(uid %s): %v", uid, err)
+	}
+	return cs
+}
+
+// runningByName maps the names of the running containers in cs to their
+// IDs.
+func runningByName(cs []*runtimeapi.Container) map[string]string {
 	out := map[string]string{}
-	for _, c := range h.containers(uid) {
+	for _, c := range cs {
 		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 			out[c.GetMetadata().GetName()] = c.Id
 		}
