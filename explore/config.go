@@ -13,6 +13,8 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podlife/podlife/spec"
 )
 
 // Config is the bounds of one model-checking configuration; each shipped
@@ -27,6 +29,12 @@ type Config struct {
 	GraceOverrides []int64
 	// SpecGrace is every pod's spec.terminationGracePeriodSeconds.
 	SpecGrace int64
+	// KillChannels bounds the kills: one is sent only while fewer of the
+	// pod's completion channels are open.
+	KillChannels int
+	// Properties names the spec.Properties to check, as the config's .cfg
+	// lists them; nil checks them all.
+	Properties []string
 }
 
 // MaxPods bounds Config.Pods (the state key packs a fixed number of pods).
@@ -34,8 +42,8 @@ const MaxPods = 4
 
 // Shipped are the configurations of tla/.
 var Shipped = []Config{
-	{Name: "MCPodLifecycle", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1", "p2"}, GraceOverrides: []int64{1}, SpecGrace: 2},
-	{Name: "MCPodLifecycleMixed", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1"}, GraceOverrides: []int64{1}, SpecGrace: 2},
+	{Name: "MCPodLifecycle", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1", "p2"}, GraceOverrides: []int64{1}, SpecGrace: 2, KillChannels: 2},
+	{Name: "MCPodLifecycleMixed", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1"}, GraceOverrides: []int64{1}, SpecGrace: 2, KillChannels: 2},
 }
 
 // ShippedConfig returns the shipped configuration with the given name.
@@ -53,8 +61,15 @@ func (c Config) Validate() error {
 	switch {
 	case len(c.Pods) == 0 || len(c.Pods) > MaxPods:
 		return fmt.Errorf("config %s: %d pods; the explorer takes 1 to %d", c.Name, len(c.Pods), MaxPods)
-	case c.SpecGrace < 0 || c.SpecGrace > 15:
-		return fmt.Errorf("config %s: spec grace %d outside 0..15", c.Name, c.SpecGrace)
+	case !spec.GraceDomain.Contains(int(c.SpecGrace)):
+		return fmt.Errorf("config %s: spec grace %d outside %d..%d", c.Name, c.SpecGrace, spec.GraceDomain.Min, spec.GraceDomain.Max)
+	case c.KillChannels < 0 || c.KillChannels > spec.ChannelsDomain.Max:
+		return fmt.Errorf("config %s: kill channels %d outside 0..%d", c.Name, c.KillChannels, spec.ChannelsDomain.Max)
+	}
+	for _, name := range c.Properties {
+		if _, ok := spec.PropertyNamed(name); !ok {
+			return fmt.Errorf("config %s: no property %s in spec.Properties", c.Name, name)
+		}
 	}
 	for _, s := range c.StaticPods {
 		if !slices.Contains(c.Pods, s) {
@@ -62,8 +77,8 @@ func (c Config) Validate() error {
 		}
 	}
 	for _, g := range c.GraceOverrides {
-		if g < 0 || g > 15 {
-			return fmt.Errorf("config %s: grace override %d outside 0..15", c.Name, g)
+		if !spec.GraceDomain.Contains(int(g)) {
+			return fmt.Errorf("config %s: grace override %d outside %d..%d", c.Name, g, spec.GraceDomain.Min, spec.GraceDomain.Max)
 		}
 	}
 	seen := map[types.UID]bool{}
@@ -77,3 +92,6 @@ func (c Config) Validate() error {
 }
 
 func (c Config) isStatic(i int) bool { return slices.Contains(c.StaticPods, c.Pods[i]) }
+
+// checks reports whether the configuration checks the named property.
+func (c Config) checks(name string) bool { return c.Properties == nil || slices.Contains(c.Properties, name) }

@@ -3,14 +3,9 @@ package explore
 import (
 	"fmt"
 	"io"
-	"log/slog"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/trace"
-	"github.com/podlife/podlife/worker"
 )
 
 // Options tune an exploration.
@@ -97,17 +92,6 @@ type edge struct {
 	input    int16
 }
 
-// firedCounter counts the rows that fire in the cores of one exploration.
-type firedCounter struct{ n int64 }
-
-func (c *firedCounter) Transition(fsm.Transition)                       { c.n++ }
-func (c *firedCounter) Rejected(types.UID, fsm.State, fsm.Event, error) {}
-
-// newCore returns a core in the initial state of the configuration.
-func (w *world) newCore(obs fsm.Observer) *worker.Core {
-	return worker.NewCore(driver{}, worker.Options{StatusCache: w.cache, Observer: obs, Logger: slog.New(slog.DiscardHandler)})
-}
-
 // Explore checks the engine's core on the configuration's bounds.
 func Explore(cfg Config, opts Options) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
@@ -118,47 +102,46 @@ func Explore(cfg Config, opts Options) (*Result, error) {
 	}
 	w := newWorld(cfg)
 	inputs := cfg.Inputs()
-	fired := &firedCounter{}
 	res := &Result{Config: cfg, w: w}
 	start := time.Now()
 	lastProgress := start
 
-	root := w.newCore(fired)
-	s0 := w.project(root, nil)
+	root := w.newSim(nil)
+	s0 := w.project(root)
 	index := map[key]int32{s0.key(): 0}
 	res.nodes = append(res.nodes, node{key: s0.key(), parent: -1})
-	if err := w.stateInvariants(root, &s0); err != nil {
+	if err := w.stateInvariants(&s0); err != nil {
 		res.Violation = res.violation(err, 0)
 		return res, nil
 	}
-	// frontier holds the cores of the states still to expand, by node.
-	frontier := map[int32]*worker.Core{0: root}
+	// frontier holds the simulations of the states still to expand, by node.
+	frontier := map[int32]*sim{0: root}
 	var edges []edge
 	for n := int32(0); int(n) < len(res.nodes); n++ {
 		parent := frontier[n]
 		delete(frontier, n)
 		ps := res.nodes[n].key.decode(len(cfg.Pods))
 		pk := res.nodes[n].key
-		work := parent.Clone(driver{})
+		work := parent.clone()
 		for ii, in := range inputs {
-			before := fired.n
-			w.apply(work, in)
-			if fired.n == before && in.Pod >= 0 {
-				// Rejected, or not offered: the core did not change. (A
-				// SyncKnownPods is always a step: it sets synced even
-				// when no record is there to fire a row.)
-				continue
+			offered, err := w.apply(work, in)
+			if err != nil {
+				res.Violation = res.violationAfter(err, n, int16(ii))
+				return res.finish(start), nil
+			}
+			if !offered {
+				continue // the core did not change
 			}
 			res.Transitions++
-			next := w.project(work, &ps)
+			next := w.project(work)
 			k := next.key()
 			if k == pk {
 				if opts.Strict {
-					work = parent.Clone(driver{})
+					work = parent.clone()
 				}
 				continue
 			}
-			if err := stepProperties(&ps, &next); err != nil {
+			if err := w.stepProperties(&ps, &next); err != nil {
 				res.Violation = res.violationAfter(err, n, int16(ii))
 				return res.finish(start), nil
 			}
@@ -168,7 +151,7 @@ func Explore(cfg Config, opts Options) (*Result, error) {
 				index[k] = dst
 				res.nodes = append(res.nodes, node{key: k, parent: n, input: int16(ii), depth: res.nodes[n].depth + 1})
 				res.Depth = max(res.Depth, int(res.nodes[dst].depth))
-				if err := w.stateInvariants(work, &next); err != nil {
+				if err := w.stateInvariants(&next); err != nil {
 					res.Violation = res.violation(err, dst)
 					return res.finish(start), nil
 				}
@@ -177,7 +160,7 @@ func Explore(cfg Config, opts Options) (*Result, error) {
 			if !opts.SkipLiveness {
 				edges = append(edges, edge{src: n, dst: dst, input: int16(ii)})
 			}
-			work = parent.Clone(driver{})
+			work = parent.clone()
 		}
 		if opts.Progress != nil && time.Since(lastProgress) >= opts.ProgressEvery {
 			lastProgress = time.Now()
@@ -237,12 +220,6 @@ func (r *Result) replayStates(trace []Input) []string {
 	return out
 }
 
-func propertyName(err error) string {
-	var name string
-	fmt.Sscanf(err.Error(), "%s", &name)
-	return name
-}
-
 // Replay feeds inputs to a fresh core of the configuration and checks every
 // state invariant and step property on the way; it returns the first
 // violation.
@@ -255,27 +232,33 @@ func Replay(cfg Config, inputs []Input) error {
 
 func replay(cfg Config, inputs []Input, each func(*snapshot)) error {
 	w := newWorld(cfg)
-	core := w.newCore(nil)
-	s := w.project(core, nil)
+	sm := w.newSim(nil)
+	s := w.project(sm)
 	if each != nil {
 		each(&s)
 	}
-	if err := w.stateInvariants(core, &s); err != nil {
+	if err := w.stateInvariants(&s); err != nil {
 		return err
 	}
 	for i, in := range inputs {
 		if in.Pod >= len(cfg.Pods) {
 			return fmt.Errorf("step %d: %s names pod %d of %d", i+1, in, in.Pod+1, len(cfg.Pods))
 		}
-		w.apply(core, in)
-		next := w.project(core, &s)
+		offered, err := w.apply(sm, in)
+		if err != nil {
+			return fmt.Errorf("step %d (%s): %w", i+1, in, err)
+		}
+		if !offered {
+			return fmt.Errorf("step %d (%s): the model offers no such step here", i+1, in)
+		}
+		next := w.project(sm)
 		if each != nil {
 			each(&next)
 		}
-		if err := stepProperties(&s, &next); err != nil {
+		if err := w.stepProperties(&s, &next); err != nil {
 			return fmt.Errorf("step %d (%s): %w", i+1, in, err)
 		}
-		if err := w.stateInvariants(core, &next); err != nil {
+		if err := w.stateInvariants(&next); err != nil {
 			return fmt.Errorf("step %d (%s): %w", i+1, in, err)
 		}
 		s = next
@@ -294,8 +277,8 @@ func FromTLC(cfg Config, states []State) ([]Input, error) {
 		return nil, nil
 	}
 	w := newWorld(cfg)
-	core := w.newCore(nil)
-	s := w.project(core, nil)
+	sm := w.newSim(nil)
+	s := w.project(sm)
 	if got, want := w.spec(&s).Canonical(), states[0].Canonical(); got != want {
 		return nil, fmt.Errorf("TLC's initial state differs from the engine's:\n  TLC:    %s\n  engine: %s", want, got)
 	}
@@ -305,11 +288,13 @@ func FromTLC(cfg Config, states []State) ([]Input, error) {
 		want := target.Canonical()
 		found := false
 		for _, in := range inputs {
-			try := core.Clone(driver{})
-			w.apply(try, in)
-			next := w.project(try, &s)
+			try := sm.clone()
+			if offered, err := w.apply(try, in); !offered || err != nil {
+				continue
+			}
+			next := w.project(try)
 			if w.spec(&next).Canonical() == want {
-				out, core, s, found = append(out, in), try, next, true
+				out, sm, s, found = append(out, in), try, next, true
 				break
 			}
 		}
@@ -329,9 +314,11 @@ func TraceOf(cfg Config, inputs []Input, out io.Writer) error {
 	}
 	w := newWorld(cfg)
 	tw := trace.NewWriter(out)
-	core := w.newCore(tw)
-	for _, in := range inputs {
-		w.apply(core, in)
+	sm := w.newSim(tw)
+	for i, in := range inputs {
+		if _, err := w.apply(sm, in); err != nil {
+			return fmt.Errorf("step %d (%s): %w", i+1, in, err)
+		}
 	}
 	return tw.Err()
 }

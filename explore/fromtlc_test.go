@@ -13,23 +13,25 @@ import (
 func tlcTrace(t *testing.T, cfg Config, inputs []Input) (string, []string) {
 	t.Helper()
 	w := newWorld(cfg)
-	core := w.newCore(nil)
-	s := w.project(core, nil)
+	sm := w.newSim(nil)
+	s := w.project(sm)
 	var b strings.Builder
 	var canon []string
 	emit := func(i int, s *snapshot) {
 		st := w.spec(s)
 		canon = append(canon, st.Canonical())
 		fmt.Fprintf(&b, "State %d: <Next line 1, col 1 to line 2, col 2 of module PodLifecycle>\n", i)
-		for _, v := range []string{"rec", "synced", "waiting"} {
+		for _, v := range []string{"channels", "loop", "rec", "synced", "timer", "waiting"} {
 			fmt.Fprintf(&b, "/\\ %s = %s\n", v, st[v].Canonical())
 		}
 		b.WriteString("\n")
 	}
 	emit(1, &s)
 	for i, in := range inputs {
-		w.apply(core, in)
-		next := w.project(core, &s)
+		if _, err := w.apply(sm, in); err != nil {
+			t.Fatal(err)
+		}
+		next := w.project(sm)
 		emit(i+2, &next)
 		s = next
 	}

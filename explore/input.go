@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,25 +49,28 @@ func (in Input) String() string {
 	return fmt.Sprintf("p%d %s(%s)", in.Pod+1, in.Event, strings.Join(opts, ", "))
 }
 
-var workerEvents = []fsm.Event{fsm.Dequeue, fsm.SyncPodDone, fsm.SyncPodTerminal, fsm.SyncPodFailed,
+// outcomes are the results a sync call in flight may return with.
+var outcomes = []fsm.Event{fsm.SyncPodDone, fsm.SyncPodTerminal, fsm.SyncPodFailed,
 	fsm.TerminatingDone, fsm.TerminatingFailed, fsm.TerminatedDone, fsm.TerminatedFailed}
 
-// Inputs lists every input of the configuration, in a fixed order.
+// Inputs lists every input of the configuration, in a fixed order: per pod
+// the UpdatePod variants of the model's UpdateParams and KillParams, the
+// worker loop asking for work (Dequeue), each outcome of a sync call, the
+// timer firing (Requeue); then SyncKnownPods with every desired subset.
 func (c Config) Inputs() []Input {
 	var in []Input
 	graces := append([]int64{fsm.NoGrace}, c.GraceOverrides...)
+	terminal := [][2]bool{{false, false}, {true, false}, {true, true}} // the cache is read only for a terminal pod
 	for i := range c.Pods {
-		for _, ev := range []fsm.Event{fsm.Create, fsm.Update, fsm.Sync} {
+		for _, ev := range []fsm.Event{fsm.Create, fsm.Update} {
 			for _, d := range []bool{false, true} {
 				deletionGraces := []int64{fsm.NoGrace} // a deletion grace comes only with a deletion timestamp
 				if d {
 					deletionGraces = graces
 				}
-				for _, tp := range []bool{false, true} {
-					for _, rt := range []bool{false, true} {
-						for _, g := range deletionGraces {
-							in = append(in, Input{Pod: i, Event: ev.String(), Deleting: d, TerminalPhase: tp, RuntimeTerminal: rt, Grace: g})
-						}
+				for _, t := range terminal {
+					for _, g := range deletionGraces {
+						in = append(in, Input{Pod: i, Event: ev.String(), Deleting: d, TerminalPhase: t[0], RuntimeTerminal: t[1], Grace: g})
 					}
 				}
 			}
@@ -79,8 +81,9 @@ func (c Config) Inputs() []Input {
 			}
 		}
 		in = append(in, Input{Pod: i, Event: fsm.RuntimeKill.String(), Grace: 1},
-			Input{Pod: i, Event: fsm.RuntimeUpdate.String(), Grace: fsm.NoGrace})
-		for _, ev := range workerEvents {
+			Input{Pod: i, Event: fsm.RuntimeUpdate.String(), Grace: fsm.NoGrace},
+			Input{Pod: i, Event: fsm.Dequeue.String(), Grace: fsm.NoGrace})
+		for _, ev := range outcomes {
 			in = append(in, Input{Pod: i, Event: ev.String(), Grace: fsm.NoGrace})
 		}
 		in = append(in, Input{Pod: i, Event: fsm.Requeue.String(), Grace: fsm.NoGrace})
@@ -109,15 +112,13 @@ type world struct {
 	cfg    Config
 	events map[string]fsm.Event
 	pods   map[podKey]*v1.Pod
-	kills  map[killKey]*worker.KillPodOptions
 	// runtimeKill, runtimePods: the housekeeping kill of a runtime pod.
 	runtimeKill *worker.KillPodOptions
 	runtimePods []*worker.RunningPod
 	// cache answers the Core's status lookups; terminal is set per input.
 	cache *statusCache
-	// completed is the completion channel of every kill; the explorer's
-	// driver never closes it (closing is an effect the driver carries out).
-	completed chan struct{}
+	// properties are the generated properties the configuration checks.
+	properties []*property
 }
 
 type podKey struct {
@@ -126,15 +127,9 @@ type podKey struct {
 	grace                   int64
 }
 
-type killKey struct {
-	evict bool
-	grace int64
-}
-
 func newWorld(c Config) *world {
-	w := &world{cfg: c, events: map[string]fsm.Event{}, pods: map[podKey]*v1.Pod{}, kills: map[killKey]*worker.KillPodOptions{},
-		cache: &statusCache{}, completed: make(chan struct{})}
-	for _, ev := range append([]fsm.Event{fsm.Create, fsm.Update, fsm.Sync, fsm.Kill, fsm.RuntimeKill, fsm.RuntimeUpdate, fsm.Requeue, fsm.SyncKnownPods}, workerEvents...) {
+	w := &world{cfg: c, events: map[string]fsm.Event{}, pods: map[podKey]*v1.Pod{}, cache: &statusCache{}}
+	for _, ev := range fsm.Events() {
 		w.events[ev.String()] = ev
 	}
 	graces := append([]int64{fsm.NoGrace}, c.GraceOverrides...)
@@ -148,17 +143,13 @@ func newWorld(c Config) *world {
 		}
 		w.runtimePods = append(w.runtimePods, &worker.RunningPod{ID: uid, Name: podName, Namespace: podNamespace})
 	}
-	for _, evict := range []bool{false, true} {
-		for _, g := range graces {
-			k := &worker.KillPodOptions{CompletedCh: w.completed, Evict: evict}
-			if g != fsm.NoGrace {
-				k.PodTerminationGracePeriodSecondsOverride = &g
-			}
-			w.kills[killKey{evict, g}] = k
-		}
-	}
 	one := int64(1)
 	w.runtimeKill = &worker.KillPodOptions{PodTerminationGracePeriodSecondsOverride: &one}
+	for i := range properties {
+		if c.checks(properties[i].name) {
+			w.properties = append(w.properties, &properties[i])
+		}
+	}
 	return w
 }
 
@@ -187,9 +178,11 @@ func (w *world) pod(i int, uid types.UID, deleting, terminalPhase bool, grace in
 }
 
 var (
-	errSync       = errors.New("explorer: injected sync error")
-	updateTypes   = map[fsm.Event]worker.UpdateType{fsm.Create: worker.SyncPodCreate, fsm.Update: worker.SyncPodUpdate, fsm.Sync: worker.SyncPodSync, fsm.Kill: worker.SyncPodKill}
-	resultOutcome = map[fsm.Event]struct {
+	errSync     = errors.New("explorer: injected sync error")
+	updateTypes = map[fsm.Event]worker.UpdateType{fsm.Create: worker.SyncPodCreate, fsm.Update: worker.SyncPodUpdate}
+	// outcome is what a sync call returns for each outcome event, and the
+	// sync functions that can return it.
+	outcome = map[fsm.Event]struct {
 		inFlight []fsm.InFlight
 		terminal bool
 		err      error
@@ -203,55 +196,6 @@ var (
 		fsm.TerminatedFailed:  {[]fsm.InFlight{fsm.InFlightSyncTerminatedPod}, false, errSync},
 	}
 )
-
-// apply feeds one input to the core, as the engine's shell would: an
-// UpdatePod call, a worker taking its pending update (Next), a sync
-// function returning (Done), a timer firing, or SyncKnownPods. An input the
-// model does not allow in this state is not passed on.
-func (w *world) apply(core *worker.Core, in Input) {
-	ev := w.events[in.Event]
-	if in.Pod < 0 {
-		desired := make([]*v1.Pod, len(in.Desired))
-		for k, i := range in.Desired {
-			desired[k] = w.pods[podKey{pod: i, grace: fsm.NoGrace}]
-		}
-		core.SyncKnownPods(desired)
-		return
-	}
-	uid := w.cfg.Pods[in.Pod]
-	switch ev {
-	case fsm.Create, fsm.Update, fsm.Sync:
-		w.cache.terminal = in.RuntimeTerminal
-		_ = core.UpdatePod(worker.UpdatePodOptions{UpdateType: updateTypes[ev], Pod: w.pods[podKey{in.Pod, in.Deleting, in.TerminalPhase, in.Grace}]})
-	case fsm.Kill:
-		_ = core.UpdatePod(worker.UpdatePodOptions{UpdateType: worker.SyncPodKill, Pod: w.pods[podKey{pod: in.Pod, grace: fsm.NoGrace}],
-			KillPodOptions: w.kills[killKey{in.Evict, in.Grace}]})
-	case fsm.RuntimeKill:
-		_ = core.UpdatePod(worker.UpdatePodOptions{UpdateType: worker.SyncPodKill, RunningPod: w.runtimePods[in.Pod], KillPodOptions: w.runtimeKill})
-	case fsm.RuntimeUpdate:
-		_ = core.UpdatePod(worker.UpdatePodOptions{UpdateType: worker.SyncPodSync, RunningPod: w.runtimePods[in.Pod]}) // rejected, and ignored by every state
-	case fsm.Dequeue:
-		core.Next(uid)
-	case fsm.Requeue:
-		core.Timer(uid)
-	default:
-		out := resultOutcome[ev]
-		rec, ok := core.Record(uid)
-		if !ok || !containsInFlight(out.inFlight, rec.Vars.InFlight) {
-			return // nothing of that kind in flight: the model has no such step
-		}
-		core.Done(worker.Work{UID: uid, Func: rec.Vars.InFlight}, out.terminal, out.err)
-	}
-}
-
-func containsInFlight(xs []fsm.InFlight, x fsm.InFlight) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
-}
 
 // statusCache answers every lookup with a status that shows a terminal
 // runtime or a running one, as the current input asks.
@@ -268,12 +212,3 @@ func (s *statusCache) Get(types.UID) (*worker.PodStatus, error) {
 	}
 	return runningStatus, nil
 }
-
-// driver records nothing: the explorer offers every worker step and timer
-// as an input of its own, in every state where the model allows it.
-type driver struct{}
-
-func (driver) Run(types.UID)                  {}
-func (driver) After(types.UID, time.Duration) {}
-func (driver) Cancel(types.UID)               {}
-func (driver) Close(chan<- struct{})          {}

@@ -7,9 +7,10 @@ import (
 	"github.com/podlife/podlife/fsm"
 )
 
-// The spec's fairness, per pod: weak fairness of Dequeue, of a sync
-// function returning, and of the timer; strong fairness of the two
-// successes that end a phase. An input belongs to at most one class.
+// The spec's fairness (tla/PodLifecycle.tla's Fairness), per pod: weak
+// fairness of the worker loop asking for work (Dequeue), of a sync call
+// returning, and of the timer firing; strong fairness of the two successes
+// that end a phase.
 type fairness struct {
 	pod    int
 	strong bool
@@ -21,7 +22,7 @@ func fairnessClasses(pods int) []fairness {
 	for p := range pods {
 		out = append(out,
 			fairness{p, false, []fsm.Event{fsm.Dequeue}},
-			fairness{p, false, []fsm.Event{fsm.SyncPodDone, fsm.SyncPodTerminal, fsm.SyncPodFailed, fsm.TerminatingDone, fsm.TerminatingFailed, fsm.TerminatedDone, fsm.TerminatedFailed}},
+			fairness{p, false, outcomes},
 			fairness{p, false, []fsm.Event{fsm.Requeue}},
 			fairness{p, true, []fsm.Event{fsm.TerminatingDone}},
 			fairness{p, true, []fsm.Event{fsm.TerminatedDone}},
@@ -30,25 +31,21 @@ func fairnessClasses(pods int) []fairness {
 	return out
 }
 
-// liveness is one of the spec's leads-to properties, for one pod: once the
-// pod enters the region it must leave it; a violation is a fair cycle that
-// stays in the region.
+// liveness is one leads-to property of one pod: from every state where
+// from holds, every fair behaviour reaches a state where holds does.
 type liveness struct {
-	name   string
-	pod    int
-	region func(podState) bool
+	*property
+	pod int
 }
 
 func (r *Result) livenessProperties() []liveness {
 	var out []liveness
-	for p := range r.Config.Pods {
-		out = append(out,
-			liveness{"TerminationCompletes", p, func(s podState) bool {
-				return s.State.TerminationRequested() && !s.State.IsFinished()
-			}},
-			liveness{"KillsComplete", p, func(s podState) bool { return s.Vars.Waiters }})
-		if !r.Config.isStatic(p) {
-			out = append(out, liveness{"DesiredPodsStart", p, func(s podState) bool { return s.State == fsm.Waiting }})
+	for _, p := range r.w.properties {
+		if p.kind != leadsTo {
+			continue
+		}
+		for i := range r.Config.Pods {
+			out = append(out, liveness{p, i})
 		}
 	}
 	return out
@@ -90,20 +87,45 @@ func (r *Result) checkLiveness(inputs []Input, edges []edge) *Violation {
 			}
 		}
 	}
-	snaps := make([]snapshot, len(r.nodes))
+	views := make([][]podView, len(r.nodes))
 	for i, n := range r.nodes {
-		snaps[i] = n.key.decode(len(r.Config.Pods))
+		s := n.key.decode(len(r.Config.Pods))
+		views[i] = r.w.views(&s)
 	}
 	for _, prop := range r.livenessProperties() {
-		in := make([]bool, len(r.nodes))
-		for i := range r.nodes {
-			in[i] = prop.region(snaps[i].pods[prop.pod])
-		}
-		if scc := fairSCC(g, in, classes, classOf); scc != nil {
+		if scc := fairSCC(g, pending(g, views, prop), classes, classOf); scc != nil {
 			return r.livenessViolation(prop, g, scc, inputs)
 		}
 	}
 	return nil
+}
+
+// pending marks the states a behaviour can be in while prop still waits for
+// holds: reachable from a state where from holds and holds does not, along
+// states where holds does not. A fair cycle among them violates prop.
+func pending(g *graph, views [][]podView, prop liveness) []bool {
+	n := len(views)
+	in := make([]bool, n)
+	var queue []int32
+	for i := range views {
+		v := &views[i][prop.pod]
+		if prop.from(v, nil) && !prop.holds(v, nil) {
+			in[i] = true
+			queue = append(queue, int32(i))
+		}
+	}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		for e := g.start[s]; e < g.start[s+1]; e++ {
+			d := g.dst[e]
+			if !in[d] && !prop.holds(&views[d][prop.pod], nil) {
+				in[d] = true
+				queue = append(queue, d)
+			}
+		}
+	}
+	return in
 }
 
 // fairSCC returns the states of a strongly connected set inside the region
@@ -252,7 +274,7 @@ func (r *Result) livenessViolation(prop liveness, g *graph, comp []int32, inputs
 		}
 	}
 	v := &Violation{Property: prop.name,
-		Message: fmt.Sprintf("%s violated for %s: a fair behaviour stays in a set of %d states forever", prop.name, r.Config.Pods[prop.pod], len(comp))}
+		Message: fmt.Sprintf("%s violated for %s: a fair behaviour stays in a set of %d states where it waits forever", prop.name, r.Config.Pods[prop.pod], len(comp))}
 	for _, ii := range r.path(entry) {
 		v.Trace = append(v.Trace, inputs[ii])
 	}

@@ -8,45 +8,50 @@ import (
 	"github.com/podlife/podlife/worker"
 )
 
-// podState is one pod's part of a spec state: rec[p].
+// podState is one pod's part of a spec state: rec[p] and the pod's shell
+// variables (loop[p], timer[p], channels[p]).
 type podState struct {
 	State fsm.State
 	Vars  fsm.Vars
+	shell
 }
 
-// snapshot is a core's state mapped to the spec's variables: rec, waiting
-// (as pod indexes) and synced.
+// shell is what the Core's effects set up for a pod, as the explorer
+// carries them out: a worker loop running, a timer armed, kill completion
+// channels handed over and not yet closed.
+type shell struct {
+	Loop, Timer bool
+	Channels    int
+}
+
+// snapshot is a simulation's state mapped to the spec's variables: rec and
+// the shell variables, waiting (as pod indexes) and synced.
 type snapshot struct {
 	pods    []podState
 	waiting []int
 	synced  bool
 }
 
-// project maps a core to the spec's variables. A pod without a record is
-// Removed when it had one before (prev), as in the spec; the engine deletes
-// removed records and so cannot tell.
-func (w *world) project(core *worker.Core, prev *snapshot) snapshot {
-	s := snapshot{pods: make([]podState, len(w.cfg.Pods)), synced: core.Synced()}
+// project maps a simulation to the spec's variables.
+func (w *world) project(s *sim) snapshot {
+	out := snapshot{pods: make([]podState, len(w.cfg.Pods)), synced: s.core.Synced()}
 	for i, uid := range w.cfg.Pods {
-		if r, ok := core.Record(uid); ok {
-			s.pods[i] = podState{State: r.State, Vars: r.Vars}
-			continue
+		if r, ok := s.core.Record(uid); ok {
+			out.pods[i] = podState{State: r.State, Vars: r.Vars}
 		}
-		if prev != nil && (prev.pods[i].State.HasRecord() || prev.pods[i].State == fsm.Removed) {
-			s.pods[i].State = fsm.Removed
-		}
+		out.pods[i].shell = s.shell[i]
 	}
-	for _, uid := range core.Waiting(worker.FullName(podName, podNamespace)) {
+	for _, uid := range s.core.Waiting(worker.FullName(podName, podNamespace)) {
 		for i, p := range w.cfg.Pods {
 			if p == uid {
-				s.waiting = append(s.waiting, i)
+				out.waiting = append(out.waiting, i)
 			}
 		}
 	}
-	return s
+	return out
 }
 
-// key packs a snapshot: 20 bits per pod, the waiting order in base
+// key packs a snapshot: 24 bits per pod, the waiting order in base
 // MaxPods+1, and synced.
 type key struct {
 	pods    [MaxPods]uint32
@@ -54,17 +59,28 @@ type key struct {
 	synced  bool
 }
 
+// boolVars lists the Boolean record variables in key order.
+func boolVars(v *fsm.Vars) []*bool {
+	return []*bool{&v.Static, &v.HasConfig, &v.Started, &v.Deleted, &v.Evicted, &v.RestartRequested, &v.ObservedRuntime, &v.Waiters}
+}
+
 func (s *snapshot) key() key {
 	var k key
-	for i, p := range s.pods {
-		v := p.Vars
-		bits := uint32(p.State) | uint32(p.Vars.Pending)<<3 | uint32(p.Vars.InFlight)<<5 | uint32(min(max(v.Grace, 0), 15))<<8
-		for j, b := range []bool{v.Static, v.HasConfig, v.Started, v.Deleted, v.Evicted, v.RestartRequested, v.ObservedRuntime, v.Waiters} {
-			if b {
+	for i := range s.pods {
+		p := &s.pods[i]
+		bits := uint32(p.State) | uint32(p.Vars.Pending)<<3 | uint32(p.Vars.InFlight)<<5 | uint32(min(max(p.Vars.Grace, 0), 15))<<8
+		for j, b := range boolVars(&p.Vars) {
+			if *b {
 				bits |= 1 << (12 + j)
 			}
 		}
-		k.pods[i] = bits
+		if p.Loop {
+			bits |= 1 << 20
+		}
+		if p.Timer {
+			bits |= 1 << 21
+		}
+		k.pods[i] = bits | uint32(p.Channels)<<22
 	}
 	for _, i := range s.waiting {
 		k.waiting = k.waiting*(MaxPods+1) + uint32(i+1)
@@ -100,7 +116,18 @@ func (w *world) spec(s *snapshot) State {
 	for _, i := range s.waiting {
 		waiting.Elems = append(waiting.Elems, Value{Kind: StringValue, Str: string(w.cfg.Pods[i])})
 	}
-	return State{"rec": rec, "waiting": waiting, "synced": Value{Kind: BoolValue, Bool: s.synced}}
+	perPod := func(f func(p *podState) Value) Value {
+		v := Value{Kind: FuncValue}
+		for i := range s.pods {
+			v.Fields = append(v.Fields, Field{Key: Value{Kind: StringValue, Str: string(w.cfg.Pods[i])}, Value: f(&s.pods[i])})
+		}
+		return v
+	}
+	return State{"rec": rec, "waiting": waiting, "synced": Value{Kind: BoolValue, Bool: s.synced},
+		"loop":     perPod(func(p *podState) Value { return Value{Kind: BoolValue, Bool: p.Loop} }),
+		"timer":    perPod(func(p *podState) Value { return Value{Kind: BoolValue, Bool: p.Timer} }),
+		"channels": perPod(func(p *podState) Value { return Value{Kind: IntValue, Int: int64(p.Channels)} }),
+	}
 }
 
 func (s *snapshot) String() string {
@@ -127,6 +154,15 @@ func (s *snapshot) String() string {
 		if v.InFlight != fsm.InFlightNone {
 			parts = append(parts, "inFlight="+v.InFlight.String())
 		}
+		if p.Loop {
+			parts = append(parts, "loop")
+		}
+		if p.Timer {
+			parts = append(parts, "timer")
+		}
+		if p.Channels > 0 {
+			parts = append(parts, fmt.Sprintf("channels=%d", p.Channels))
+		}
 		b.WriteString(strings.Join(parts, " ") + "} ")
 	}
 	var waiting []string
@@ -147,9 +183,10 @@ func (k key) decode(n int) snapshot {
 		p.Vars.Pending = fsm.Pending(bits >> 3 & 3)
 		p.Vars.InFlight = fsm.InFlight(bits >> 5 & 7)
 		p.Vars.Grace = int64(bits >> 8 & 15)
-		for j, b := range []*bool{&p.Vars.Static, &p.Vars.HasConfig, &p.Vars.Started, &p.Vars.Deleted, &p.Vars.Evicted, &p.Vars.RestartRequested, &p.Vars.ObservedRuntime, &p.Vars.Waiters} {
+		for j, b := range boolVars(&p.Vars) {
 			*b = bits&(1<<(12+j)) != 0
 		}
+		p.Loop, p.Timer, p.Channels = bits&(1<<20) != 0, bits&(1<<21) != 0, int(bits>>22&3)
 	}
 	for w := k.waiting; w > 0; w /= MaxPods + 1 {
 		s.waiting = append([]int{int(w%(MaxPods+1)) - 1}, s.waiting...)

@@ -6,7 +6,7 @@ import looplab "github.com/looplab/fsm"
 
 // SpecHash identifies the table this file was generated from; it equals
 // spec.Hash(spec.Table) and the SpecHash of tla/PodLifecycleTable.tla.
-const SpecHash = "c0a964aa191fd7d7"
+const SpecHash = "65b6b8cf6cf046ab"
 
 // row is one generated transition.
 type row struct {
@@ -28,36 +28,16 @@ var rows = [...]row{
 	{id: "AbsentUpdatePreTerminated", ref: "T2", from: Absent, event: Update, to: Terminated, effects: TakeUpdate, guard: guardAbsentUpdatePreTerminated, apply: applyAbsentUpdatePreTerminated},
 	{id: "AbsentUpdateAdmit", ref: "T1", from: Absent, event: Update, to: Waiting, effects: TakeUpdate, guard: guardAbsentUpdateAdmit, apply: applyAbsentUpdateAdmit},
 	{id: "AbsentUpdateAdmitTerminating", ref: "T1", from: Absent, event: Update, to: TerminationRequested, effects: KeepNotify | TakeUpdate, guard: guardAbsentUpdateAdmitTerminating, apply: applyAbsentUpdateAdmitTerminating},
-	{id: "AbsentSyncPreTerminated", ref: "T2", from: Absent, event: Sync, to: Terminated, effects: TakeUpdate, guard: guardAbsentSyncPreTerminated, apply: applyAbsentSyncPreTerminated},
-	{id: "AbsentSyncAdmit", ref: "T1", from: Absent, event: Sync, to: Waiting, effects: TakeUpdate, guard: guardAbsentSyncAdmit, apply: applyAbsentSyncAdmit},
-	{id: "AbsentSyncAdmitTerminating", ref: "T1", from: Absent, event: Sync, to: TerminationRequested, effects: KeepNotify | TakeUpdate, guard: guardAbsentSyncAdmitTerminating, apply: applyAbsentSyncAdmitTerminating},
 	{id: "AbsentKillPreTerminated", ref: "T2", from: Absent, event: Kill, to: Terminated, effects: TakeUpdate, guard: guardAbsentKillPreTerminated, apply: applyAbsentKillPreTerminated},
 	{id: "AbsentKillAdmitTerminating", ref: "T1", from: Absent, event: Kill, to: TerminationRequested, effects: KeepNotify | TakeUpdate, guard: guardAbsentKillAdmitTerminating, apply: applyAbsentKillAdmitTerminating},
 	{id: "AbsentRuntimeKillOrphan", ref: "T3", from: Absent, event: RuntimeKill, to: TerminationRequested, effects: KeepNotify | TakeUpdate, guard: guardAbsentRuntimeKillOrphan, apply: applyAbsentRuntimeKillOrphan},
 	{id: "AbsentRuntimeUpdateIgnored", ref: "T4", from: Absent, event: RuntimeUpdate, to: Absent, effects: 0, guard: guardAbsentRuntimeUpdateIgnored, apply: applyAbsentRuntimeUpdateIgnored},
 	{id: "AbsentRequeueIgnored", ref: "1.8", from: Absent, event: Requeue, to: Absent, effects: 0, guard: guardAbsentRequeueIgnored, apply: applyAbsentRequeueIgnored},
 	{id: "AbsentSyncKnownPodsIgnored", ref: "1.8", from: Absent, event: SyncKnownPods, to: Absent, effects: 0, guard: guardAbsentSyncKnownPodsIgnored, apply: applyAbsentSyncKnownPodsIgnored},
-	{id: "RemovedCreatePreTerminated", ref: "T25", from: Removed, event: Create, to: Terminated, effects: TakeUpdate, guard: guardRemovedCreatePreTerminated, apply: applyRemovedCreatePreTerminated},
-	{id: "RemovedCreateAdmit", ref: "T25", from: Removed, event: Create, to: Waiting, effects: TakeUpdate, guard: guardRemovedCreateAdmit, apply: applyRemovedCreateAdmit},
-	{id: "RemovedCreateAdmitTerminating", ref: "T25", from: Removed, event: Create, to: TerminationRequested, effects: KeepNotify | TakeUpdate, guard: guardRemovedCreateAdmitTerminating, apply: applyRemovedCreateAdmitTerminating},
-	{id: "RemovedUpdatePreTerminated", ref: "T25", from: Removed, event: Update, to: Terminated, effects: TakeUpdate, guard: guardRemovedUpdatePreTerminated, apply: applyRemovedUpdatePreTerminated},
-	{id: "RemovedUpdateAdmit", ref: "T25", from: Removed, event: Update, to: Waiting, effects: TakeUpdate, guard: guardRemovedUpdateAdmit, apply: applyRemovedUpdateAdmit},
-	{id: "RemovedUpdateAdmitTerminating", ref: "T25", from: Removed, event: Update, to: TerminationRequested, effects: KeepNotify | TakeUpdate, guard: guardRemovedUpdateAdmitTerminating, apply: applyRemovedUpdateAdmitTerminating},
-	{id: "RemovedSyncPreTerminated", ref: "T25", from: Removed, event: Sync, to: Terminated, effects: TakeUpdate, guard: guardRemovedSyncPreTerminated, apply: applyRemovedSyncPreTerminated},
-	{id: "RemovedSyncAdmit", ref: "T25", from: Removed, event: Sync, to: Waiting, effects: TakeUpdate, guard: guardRemovedSyncAdmit, apply: applyRemovedSyncAdmit},
-	{id: "RemovedSyncAdmitTerminating", ref: "T25", from: Removed, event: Sync, to: TerminationRequested, effects: KeepNotify | TakeUpdate, guard: guardRemovedSyncAdmitTerminating, apply: applyRemovedSyncAdmitTerminating},
-	{id: "RemovedKillPreTerminated", ref: "T25", from: Removed, event: Kill, to: Terminated, effects: TakeUpdate, guard: guardRemovedKillPreTerminated, apply: applyRemovedKillPreTerminated},
-	{id: "RemovedKillAdmitTerminating", ref: "T25", from: Removed, event: Kill, to: TerminationRequested, effects: KeepNotify | TakeUpdate, guard: guardRemovedKillAdmitTerminating, apply: applyRemovedKillAdmitTerminating},
-	{id: "RemovedRuntimeKillOrphan", ref: "T25", from: Removed, event: RuntimeKill, to: TerminationRequested, effects: KeepNotify | TakeUpdate, guard: guardRemovedRuntimeKillOrphan, apply: applyRemovedRuntimeKillOrphan},
-	{id: "RemovedRuntimeUpdateIgnored", ref: "T25", from: Removed, event: RuntimeUpdate, to: Removed, effects: 0, guard: guardRemovedRuntimeUpdateIgnored, apply: applyRemovedRuntimeUpdateIgnored},
-	{id: "RemovedRequeueIgnored", ref: "1.8", from: Removed, event: Requeue, to: Removed, effects: 0, guard: guardRemovedRequeueIgnored, apply: applyRemovedRequeueIgnored},
-	{id: "RemovedSyncKnownPodsIgnored", ref: "1.8", from: Removed, event: SyncKnownPods, to: Removed, effects: 0, guard: guardRemovedSyncKnownPodsIgnored, apply: applyRemovedSyncKnownPodsIgnored},
 	{id: "WaitingCreate", ref: "1.4", from: Waiting, event: Create, to: Waiting, effects: TakeUpdate, guard: guardWaitingCreate, apply: applyWaitingCreate},
 	{id: "WaitingCreateTerminate", ref: "T8", from: Waiting, event: Create, to: TerminationRequested, effects: Cancel | KeepNotify | TakeUpdate, guard: guardWaitingCreateTerminate, apply: applyWaitingCreateTerminate},
 	{id: "WaitingUpdate", ref: "1.4", from: Waiting, event: Update, to: Waiting, effects: TakeUpdate, guard: guardWaitingUpdate, apply: applyWaitingUpdate},
 	{id: "WaitingUpdateTerminate", ref: "T8", from: Waiting, event: Update, to: TerminationRequested, effects: Cancel | KeepNotify | TakeUpdate, guard: guardWaitingUpdateTerminate, apply: applyWaitingUpdateTerminate},
-	{id: "WaitingSync", ref: "1.4", from: Waiting, event: Sync, to: Waiting, effects: TakeUpdate, guard: guardWaitingSync, apply: applyWaitingSync},
-	{id: "WaitingSyncTerminate", ref: "T8", from: Waiting, event: Sync, to: TerminationRequested, effects: Cancel | KeepNotify | TakeUpdate, guard: guardWaitingSyncTerminate, apply: applyWaitingSyncTerminate},
 	{id: "WaitingKillTerminate", ref: "T8", from: Waiting, event: Kill, to: TerminationRequested, effects: Cancel | KeepNotify | TakeUpdate, guard: guardWaitingKillTerminate, apply: applyWaitingKillTerminate},
 	{id: "WaitingRuntimeKillTerminate", ref: "T8", from: Waiting, event: RuntimeKill, to: TerminationRequested, effects: Cancel | KeepNotify | TakeUpdate, guard: guardWaitingRuntimeKillTerminate, apply: applyWaitingRuntimeKillTerminate},
 	{id: "WaitingRuntimeUpdateIgnored", ref: "T4", from: Waiting, event: RuntimeUpdate, to: Waiting, effects: 0, guard: guardWaitingRuntimeUpdateIgnored, apply: applyWaitingRuntimeUpdateIgnored},
@@ -67,8 +47,6 @@ var rows = [...]row{
 	{id: "RunningCreateTerminate", ref: "T8", from: Running, event: Create, to: TerminationRequested, effects: Cancel | KeepNotify | TakeUpdate, guard: guardRunningCreateTerminate, apply: applyRunningCreateTerminate},
 	{id: "RunningUpdate", ref: "1.4", from: Running, event: Update, to: Running, effects: TakeUpdate, guard: guardRunningUpdate, apply: applyRunningUpdate},
 	{id: "RunningUpdateTerminate", ref: "T8", from: Running, event: Update, to: TerminationRequested, effects: Cancel | KeepNotify | TakeUpdate, guard: guardRunningUpdateTerminate, apply: applyRunningUpdateTerminate},
-	{id: "RunningSync", ref: "1.4", from: Running, event: Sync, to: Running, effects: TakeUpdate, guard: guardRunningSync, apply: applyRunningSync},
-	{id: "RunningSyncTerminate", ref: "T8", from: Running, event: Sync, to: TerminationRequested, effects: Cancel | KeepNotify | TakeUpdate, guard: guardRunningSyncTerminate, apply: applyRunningSyncTerminate},
 	{id: "RunningKillTerminate", ref: "T8", from: Running, event: Kill, to: TerminationRequested, effects: Cancel | KeepNotify | TakeUpdate, guard: guardRunningKillTerminate, apply: applyRunningKillTerminate},
 	{id: "RunningRuntimeKillTerminate", ref: "T8", from: Running, event: RuntimeKill, to: TerminationRequested, effects: Cancel | KeepNotify | TakeUpdate, guard: guardRunningRuntimeKillTerminate, apply: applyRunningRuntimeKillTerminate},
 	{id: "RunningRuntimeUpdateIgnored", ref: "T4", from: Running, event: RuntimeUpdate, to: Running, effects: 0, guard: guardRunningRuntimeUpdateIgnored, apply: applyRunningRuntimeUpdateIgnored},
@@ -80,9 +58,6 @@ var rows = [...]row{
 	{id: "TerminationRequestedUpdateFirstGrace", ref: "T12", from: TerminationRequested, event: Update, to: TerminationRequested, effects: KeepNotify | TakeUpdate, guard: guardTerminationRequestedUpdateFirstGrace, apply: applyTerminationRequestedUpdateFirstGrace},
 	{id: "TerminationRequestedUpdateShorten", ref: "T12", from: TerminationRequested, event: Update, to: TerminationRequested, effects: Cancel | KeepNotify | TakeUpdate, guard: guardTerminationRequestedUpdateShorten, apply: applyTerminationRequestedUpdateShorten},
 	{id: "TerminationRequestedUpdate", ref: "T12", from: TerminationRequested, event: Update, to: TerminationRequested, effects: KeepNotify | TakeUpdate, guard: guardTerminationRequestedUpdate, apply: applyTerminationRequestedUpdate},
-	{id: "TerminationRequestedSyncFirstGrace", ref: "T12", from: TerminationRequested, event: Sync, to: TerminationRequested, effects: KeepNotify | TakeUpdate, guard: guardTerminationRequestedSyncFirstGrace, apply: applyTerminationRequestedSyncFirstGrace},
-	{id: "TerminationRequestedSyncShorten", ref: "T12", from: TerminationRequested, event: Sync, to: TerminationRequested, effects: Cancel | KeepNotify | TakeUpdate, guard: guardTerminationRequestedSyncShorten, apply: applyTerminationRequestedSyncShorten},
-	{id: "TerminationRequestedSync", ref: "T12", from: TerminationRequested, event: Sync, to: TerminationRequested, effects: KeepNotify | TakeUpdate, guard: guardTerminationRequestedSync, apply: applyTerminationRequestedSync},
 	{id: "TerminationRequestedKillFirstGrace", ref: "T12", from: TerminationRequested, event: Kill, to: TerminationRequested, effects: KeepNotify | TakeUpdate, guard: guardTerminationRequestedKillFirstGrace, apply: applyTerminationRequestedKillFirstGrace},
 	{id: "TerminationRequestedKillShorten", ref: "T12", from: TerminationRequested, event: Kill, to: TerminationRequested, effects: Cancel | KeepNotify | TakeUpdate, guard: guardTerminationRequestedKillShorten, apply: applyTerminationRequestedKillShorten},
 	{id: "TerminationRequestedKill", ref: "T12", from: TerminationRequested, event: Kill, to: TerminationRequested, effects: KeepNotify | TakeUpdate, guard: guardTerminationRequestedKill, apply: applyTerminationRequestedKill},
@@ -94,9 +69,6 @@ var rows = [...]row{
 	{id: "TerminatingUpdateFirstGrace", ref: "T12", from: Terminating, event: Update, to: Terminating, effects: KeepNotify | TakeUpdate, guard: guardTerminatingUpdateFirstGrace, apply: applyTerminatingUpdateFirstGrace},
 	{id: "TerminatingUpdateShorten", ref: "T12", from: Terminating, event: Update, to: Terminating, effects: Cancel | KeepNotify | TakeUpdate, guard: guardTerminatingUpdateShorten, apply: applyTerminatingUpdateShorten},
 	{id: "TerminatingUpdate", ref: "T12", from: Terminating, event: Update, to: Terminating, effects: KeepNotify | TakeUpdate, guard: guardTerminatingUpdate, apply: applyTerminatingUpdate},
-	{id: "TerminatingSyncFirstGrace", ref: "T12", from: Terminating, event: Sync, to: Terminating, effects: KeepNotify | TakeUpdate, guard: guardTerminatingSyncFirstGrace, apply: applyTerminatingSyncFirstGrace},
-	{id: "TerminatingSyncShorten", ref: "T12", from: Terminating, event: Sync, to: Terminating, effects: Cancel | KeepNotify | TakeUpdate, guard: guardTerminatingSyncShorten, apply: applyTerminatingSyncShorten},
-	{id: "TerminatingSync", ref: "T12", from: Terminating, event: Sync, to: Terminating, effects: KeepNotify | TakeUpdate, guard: guardTerminatingSync, apply: applyTerminatingSync},
 	{id: "TerminatingKillFirstGrace", ref: "T12", from: Terminating, event: Kill, to: Terminating, effects: KeepNotify | TakeUpdate, guard: guardTerminatingKillFirstGrace, apply: applyTerminatingKillFirstGrace},
 	{id: "TerminatingKillShorten", ref: "T12", from: Terminating, event: Kill, to: Terminating, effects: Cancel | KeepNotify | TakeUpdate, guard: guardTerminatingKillShorten, apply: applyTerminatingKillShorten},
 	{id: "TerminatingKill", ref: "T12", from: Terminating, event: Kill, to: Terminating, effects: KeepNotify | TakeUpdate, guard: guardTerminatingKill, apply: applyTerminatingKill},
@@ -113,11 +85,10 @@ var rows = [...]row{
 	{id: "TerminatingDequeueRetry", ref: "1.5", from: Terminating, event: Dequeue, to: Terminating, effects: Start, guard: guardTerminatingDequeueRetry, apply: applyTerminatingDequeueRetry},
 	{id: "TerminatingDequeueRetryRuntime", ref: "1.5", from: Terminating, event: Dequeue, to: Terminating, effects: Start, guard: guardTerminatingDequeueRetryRuntime, apply: applyTerminatingDequeueRetryRuntime},
 	{id: "TerminatingTerminatingDone", ref: "T14", from: Terminating, event: TerminatingDone, to: Terminated, effects: CloseWaiters, guard: guardTerminatingTerminatingDone, apply: applyTerminatingTerminatingDone},
-	{id: "TerminatingTerminatingDoneRuntime", ref: "T15", from: Terminating, event: TerminatingDone, to: Removed, effects: CloseWaiters | Exit, guard: guardTerminatingTerminatingDoneRuntime, apply: applyTerminatingTerminatingDoneRuntime},
+	{id: "TerminatingTerminatingDoneRuntime", ref: "T15", from: Terminating, event: TerminatingDone, to: Absent, effects: CloseWaiters | Exit, guard: guardTerminatingTerminatingDoneRuntime, apply: applyTerminatingTerminatingDoneRuntime},
 	{id: "TerminatingTerminatingFailed", ref: "T16", from: Terminating, event: TerminatingFailed, to: Terminating, effects: Backoff, guard: guardTerminatingTerminatingFailed, apply: applyTerminatingTerminatingFailed},
 	{id: "TerminatedCreateRestart", ref: "T13", from: Terminated, event: Create, to: Terminated, effects: 0, guard: guardTerminatedCreateRestart, apply: applyTerminatedCreateRestart},
 	{id: "TerminatedUpdate", ref: "T19", from: Terminated, event: Update, to: Terminated, effects: TakeUpdate, guard: guardTerminatedUpdate, apply: applyTerminatedUpdate},
-	{id: "TerminatedSync", ref: "T19", from: Terminated, event: Sync, to: Terminated, effects: TakeUpdate, guard: guardTerminatedSync, apply: applyTerminatedSync},
 	{id: "TerminatedKill", ref: "T19", from: Terminated, event: Kill, to: Terminated, effects: TakeUpdate, guard: guardTerminatedKill, apply: applyTerminatedKill},
 	{id: "TerminatedRuntimeKill", ref: "T18", from: Terminated, event: RuntimeKill, to: Terminated, effects: 0, guard: guardTerminatedRuntimeKill, apply: applyTerminatedRuntimeKill},
 	{id: "TerminatedRuntimeUpdateIgnored", ref: "T4", from: Terminated, event: RuntimeUpdate, to: Terminated, effects: 0, guard: guardTerminatedRuntimeUpdateIgnored, apply: applyTerminatedRuntimeUpdateIgnored},
@@ -127,35 +98,34 @@ var rows = [...]row{
 	{id: "TerminatedTerminatedFailed", ref: "T16", from: Terminated, event: TerminatedFailed, to: Terminated, effects: Backoff, guard: guardTerminatedTerminatedFailed, apply: applyTerminatedTerminatedFailed},
 	{id: "FinishedCreateRestart", ref: "T13", from: Finished, event: Create, to: Finished, effects: 0, guard: guardFinishedCreateRestart, apply: applyFinishedCreateRestart},
 	{id: "FinishedUpdateIgnored", ref: "T20", from: Finished, event: Update, to: Finished, effects: 0, guard: guardFinishedUpdateIgnored, apply: applyFinishedUpdateIgnored},
-	{id: "FinishedSyncIgnored", ref: "T20", from: Finished, event: Sync, to: Finished, effects: 0, guard: guardFinishedSyncIgnored, apply: applyFinishedSyncIgnored},
 	{id: "FinishedKillIgnored", ref: "T20", from: Finished, event: Kill, to: Finished, effects: 0, guard: guardFinishedKillIgnored, apply: applyFinishedKillIgnored},
 	{id: "FinishedRuntimeKillIgnored", ref: "T20", from: Finished, event: RuntimeKill, to: Finished, effects: 0, guard: guardFinishedRuntimeKillIgnored, apply: applyFinishedRuntimeKillIgnored},
 	{id: "FinishedRuntimeUpdateIgnored", ref: "T20", from: Finished, event: RuntimeUpdate, to: Finished, effects: 0, guard: guardFinishedRuntimeUpdateIgnored, apply: applyFinishedRuntimeUpdateIgnored},
 	{id: "FinishedRequeueIgnored", ref: "1.8", from: Finished, event: Requeue, to: Finished, effects: 0, guard: guardFinishedRequeueIgnored, apply: applyFinishedRequeueIgnored},
-	{id: "FinishedSyncKnownPodsRemove", ref: "T21", from: Finished, event: SyncKnownPods, to: Removed, effects: 0, guard: guardFinishedSyncKnownPodsRemove, apply: applyFinishedSyncKnownPodsRemove},
+	{id: "FinishedSyncKnownPodsRemove", ref: "T21", from: Finished, event: SyncKnownPods, to: Absent, effects: 0, guard: guardFinishedSyncKnownPodsRemove, apply: applyFinishedSyncKnownPodsRemove},
 	{id: "FinishedSyncKnownPodsIgnored", ref: "T21", from: Finished, event: SyncKnownPods, to: Finished, effects: 0, guard: guardFinishedSyncKnownPodsIgnored, apply: applyFinishedSyncKnownPodsIgnored},
 	{id: "WaitingSyncKnownPodsIgnored", ref: "1.8", from: Waiting, event: SyncKnownPods, to: Waiting, effects: 0, guard: guardWaitingSyncKnownPodsIgnored, apply: applyWaitingSyncKnownPodsIgnored},
-	{id: "WaitingSyncKnownPodsRemove", ref: "T22", from: Waiting, event: SyncKnownPods, to: Removed, effects: CloseWaiters | Exit, guard: guardWaitingSyncKnownPodsRemove, apply: applyWaitingSyncKnownPodsRemove},
+	{id: "WaitingSyncKnownPodsRemove", ref: "T22", from: Waiting, event: SyncKnownPods, to: Absent, effects: CloseWaiters | Exit, guard: guardWaitingSyncKnownPodsRemove, apply: applyWaitingSyncKnownPodsRemove},
 	{id: "WaitingSyncKnownPodsTerminate", ref: "T23", from: Waiting, event: SyncKnownPods, to: TerminationRequested, effects: 0, guard: guardWaitingSyncKnownPodsTerminate, apply: applyWaitingSyncKnownPodsTerminate},
 	{id: "WaitingRequeue", ref: "T6", from: Waiting, event: Requeue, to: Waiting, effects: 0, guard: guardWaitingRequeue, apply: applyWaitingRequeue},
 	{id: "WaitingRequeueIgnored", ref: "T6", from: Waiting, event: Requeue, to: Waiting, effects: 0, guard: guardWaitingRequeueIgnored, apply: applyWaitingRequeueIgnored},
 	{id: "RunningSyncKnownPodsIgnored", ref: "1.8", from: Running, event: SyncKnownPods, to: Running, effects: 0, guard: guardRunningSyncKnownPodsIgnored, apply: applyRunningSyncKnownPodsIgnored},
-	{id: "RunningSyncKnownPodsRemove", ref: "T22", from: Running, event: SyncKnownPods, to: Removed, effects: CloseWaiters | Exit, guard: guardRunningSyncKnownPodsRemove, apply: applyRunningSyncKnownPodsRemove},
+	{id: "RunningSyncKnownPodsRemove", ref: "T22", from: Running, event: SyncKnownPods, to: Absent, effects: CloseWaiters | Exit, guard: guardRunningSyncKnownPodsRemove, apply: applyRunningSyncKnownPodsRemove},
 	{id: "RunningSyncKnownPodsTerminate", ref: "T23", from: Running, event: SyncKnownPods, to: TerminationRequested, effects: 0, guard: guardRunningSyncKnownPodsTerminate, apply: applyRunningSyncKnownPodsTerminate},
 	{id: "RunningRequeue", ref: "1.7", from: Running, event: Requeue, to: Running, effects: 0, guard: guardRunningRequeue, apply: applyRunningRequeue},
 	{id: "RunningRequeueIgnored", ref: "1.7", from: Running, event: Requeue, to: Running, effects: 0, guard: guardRunningRequeueIgnored, apply: applyRunningRequeueIgnored},
 	{id: "TerminationRequestedSyncKnownPodsIgnored", ref: "1.8", from: TerminationRequested, event: SyncKnownPods, to: TerminationRequested, effects: 0, guard: guardTerminationRequestedSyncKnownPodsIgnored, apply: applyTerminationRequestedSyncKnownPodsIgnored},
-	{id: "TerminationRequestedSyncKnownPodsRemove", ref: "T22", from: TerminationRequested, event: SyncKnownPods, to: Removed, effects: CloseWaiters | Exit, guard: guardTerminationRequestedSyncKnownPodsRemove, apply: applyTerminationRequestedSyncKnownPodsRemove},
+	{id: "TerminationRequestedSyncKnownPodsRemove", ref: "T22", from: TerminationRequested, event: SyncKnownPods, to: Absent, effects: CloseWaiters | Exit, guard: guardTerminationRequestedSyncKnownPodsRemove, apply: applyTerminationRequestedSyncKnownPodsRemove},
 	{id: "TerminationRequestedSyncKnownPodsDrive", ref: "T24", from: TerminationRequested, event: SyncKnownPods, to: TerminationRequested, effects: 0, guard: guardTerminationRequestedSyncKnownPodsDrive, apply: applyTerminationRequestedSyncKnownPodsDrive},
 	{id: "TerminationRequestedRequeue", ref: "1.7", from: TerminationRequested, event: Requeue, to: TerminationRequested, effects: 0, guard: guardTerminationRequestedRequeue, apply: applyTerminationRequestedRequeue},
 	{id: "TerminationRequestedRequeueIgnored", ref: "1.7", from: TerminationRequested, event: Requeue, to: TerminationRequested, effects: 0, guard: guardTerminationRequestedRequeueIgnored, apply: applyTerminationRequestedRequeueIgnored},
 	{id: "TerminatingSyncKnownPodsIgnored", ref: "1.8", from: Terminating, event: SyncKnownPods, to: Terminating, effects: 0, guard: guardTerminatingSyncKnownPodsIgnored, apply: applyTerminatingSyncKnownPodsIgnored},
-	{id: "TerminatingSyncKnownPodsRemove", ref: "T22", from: Terminating, event: SyncKnownPods, to: Removed, effects: CloseWaiters | Exit, guard: guardTerminatingSyncKnownPodsRemove, apply: applyTerminatingSyncKnownPodsRemove},
+	{id: "TerminatingSyncKnownPodsRemove", ref: "T22", from: Terminating, event: SyncKnownPods, to: Absent, effects: CloseWaiters | Exit, guard: guardTerminatingSyncKnownPodsRemove, apply: applyTerminatingSyncKnownPodsRemove},
 	{id: "TerminatingSyncKnownPodsDrive", ref: "T24", from: Terminating, event: SyncKnownPods, to: Terminating, effects: 0, guard: guardTerminatingSyncKnownPodsDrive, apply: applyTerminatingSyncKnownPodsDrive},
 	{id: "TerminatingRequeue", ref: "1.7", from: Terminating, event: Requeue, to: Terminating, effects: 0, guard: guardTerminatingRequeue, apply: applyTerminatingRequeue},
 	{id: "TerminatingRequeueIgnored", ref: "1.7", from: Terminating, event: Requeue, to: Terminating, effects: 0, guard: guardTerminatingRequeueIgnored, apply: applyTerminatingRequeueIgnored},
 	{id: "TerminatedSyncKnownPodsIgnored", ref: "1.8", from: Terminated, event: SyncKnownPods, to: Terminated, effects: 0, guard: guardTerminatedSyncKnownPodsIgnored, apply: applyTerminatedSyncKnownPodsIgnored},
-	{id: "TerminatedSyncKnownPodsRemove", ref: "T22", from: Terminated, event: SyncKnownPods, to: Removed, effects: CloseWaiters | Exit, guard: guardTerminatedSyncKnownPodsRemove, apply: applyTerminatedSyncKnownPodsRemove},
+	{id: "TerminatedSyncKnownPodsRemove", ref: "T22", from: Terminated, event: SyncKnownPods, to: Absent, effects: CloseWaiters | Exit, guard: guardTerminatedSyncKnownPodsRemove, apply: applyTerminatedSyncKnownPodsRemove},
 	{id: "TerminatedSyncKnownPodsDrive", ref: "T24", from: Terminated, event: SyncKnownPods, to: Terminated, effects: 0, guard: guardTerminatedSyncKnownPodsDrive, apply: applyTerminatedSyncKnownPodsDrive},
 	{id: "TerminatedRequeue", ref: "1.7", from: Terminated, event: Requeue, to: Terminated, effects: 0, guard: guardTerminatedRequeue, apply: applyTerminatedRequeue},
 	{id: "TerminatedRequeueIgnored", ref: "1.7", from: Terminated, event: Requeue, to: Terminated, effects: 0, guard: guardTerminatedRequeueIgnored, apply: applyTerminatedRequeueIgnored},
@@ -163,14 +133,13 @@ var rows = [...]row{
 
 // rowsByPair lists the rows of each (state, event), as indexes into rows.
 var rowsByPair = [numStates][numEvents][]uint16{
-	Absent:               {Create: {0, 1, 2}, Update: {3, 4, 5}, Sync: {6, 7, 8}, Kill: {9, 10}, RuntimeKill: {11}, RuntimeUpdate: {12}, Requeue: {13}, SyncKnownPods: {14}},
-	Waiting:              {Create: {30, 31}, Update: {32, 33}, Sync: {34, 35}, Kill: {36}, RuntimeKill: {37}, RuntimeUpdate: {38}, Dequeue: {39, 40}, Requeue: {115, 116}, SyncKnownPods: {112, 113, 114}},
-	Running:              {Create: {41, 42}, Update: {43, 44}, Sync: {45, 46}, Kill: {47}, RuntimeKill: {48}, RuntimeUpdate: {49}, Dequeue: {50}, SyncPodDone: {51}, SyncPodTerminal: {53}, SyncPodFailed: {52}, Requeue: {120, 121}, SyncKnownPods: {117, 118, 119}},
-	TerminationRequested: {Create: {54}, Update: {55, 56, 57}, Sync: {58, 59, 60}, Kill: {61, 62, 63}, RuntimeKill: {64, 65, 66}, RuntimeUpdate: {67}, Dequeue: {82, 83, 84}, SyncPodDone: {85}, SyncPodTerminal: {87}, SyncPodFailed: {86}, Requeue: {125, 126}, SyncKnownPods: {122, 123, 124}},
-	Terminating:          {Create: {68}, Update: {69, 70, 71}, Sync: {72, 73, 74}, Kill: {75, 76, 77}, RuntimeKill: {78, 79, 80}, RuntimeUpdate: {81}, Dequeue: {88, 89}, TerminatingDone: {90, 91}, TerminatingFailed: {92}, Requeue: {130, 131}, SyncKnownPods: {127, 128, 129}},
-	Terminated:           {Create: {93}, Update: {94}, Sync: {95}, Kill: {96}, RuntimeKill: {97}, RuntimeUpdate: {98}, Dequeue: {99, 100}, TerminatedDone: {101}, TerminatedFailed: {102}, Requeue: {135, 136}, SyncKnownPods: {132, 133, 134}},
-	Finished:             {Create: {103}, Update: {104}, Sync: {105}, Kill: {106}, RuntimeKill: {107}, RuntimeUpdate: {108}, Requeue: {109}, SyncKnownPods: {110, 111}},
-	Removed:              {Create: {15, 16, 17}, Update: {18, 19, 20}, Sync: {21, 22, 23}, Kill: {24, 25}, RuntimeKill: {26}, RuntimeUpdate: {27}, Requeue: {28}, SyncKnownPods: {29}},
+	Absent:               {Create: {0, 1, 2}, Update: {3, 4, 5}, Kill: {6, 7}, RuntimeKill: {8}, RuntimeUpdate: {9}, Requeue: {10}, SyncKnownPods: {11}},
+	Waiting:              {Create: {12, 13}, Update: {14, 15}, Kill: {16}, RuntimeKill: {17}, RuntimeUpdate: {18}, Dequeue: {19, 20}, Requeue: {85, 86}, SyncKnownPods: {82, 83, 84}},
+	Running:              {Create: {21, 22}, Update: {23, 24}, Kill: {25}, RuntimeKill: {26}, RuntimeUpdate: {27}, Dequeue: {28}, SyncPodDone: {29}, SyncPodTerminal: {31}, SyncPodFailed: {30}, Requeue: {90, 91}, SyncKnownPods: {87, 88, 89}},
+	TerminationRequested: {Create: {32}, Update: {33, 34, 35}, Kill: {36, 37, 38}, RuntimeKill: {39, 40, 41}, RuntimeUpdate: {42}, Dequeue: {54, 55, 56}, SyncPodDone: {57}, SyncPodTerminal: {59}, SyncPodFailed: {58}, Requeue: {95, 96}, SyncKnownPods: {92, 93, 94}},
+	Terminating:          {Create: {43}, Update: {44, 45, 46}, Kill: {47, 48, 49}, RuntimeKill: {50, 51, 52}, RuntimeUpdate: {53}, Dequeue: {60, 61}, TerminatingDone: {62, 63}, TerminatingFailed: {64}, Requeue: {100, 101}, SyncKnownPods: {97, 98, 99}},
+	Terminated:           {Create: {65}, Update: {66}, Kill: {67}, RuntimeKill: {68}, RuntimeUpdate: {69}, Dequeue: {70, 71}, TerminatedDone: {72}, TerminatedFailed: {73}, Requeue: {105, 106}, SyncKnownPods: {102, 103, 104}},
+	Finished:             {Create: {74}, Update: {75}, Kill: {76}, RuntimeKill: {77}, RuntimeUpdate: {78}, Requeue: {79}, SyncKnownPods: {80, 81}},
 }
 
 // AbsentCreatePreTerminated (T2): a pod terminal in the API and in the runtime cache needs only SyncTerminatedPod.
@@ -259,49 +228,6 @@ func applyAbsentUpdateAdmitTerminating(v Vars, p Params) Vars {
 	return n
 }
 
-// AbsentSyncPreTerminated (T2): a pod terminal in the API and in the runtime cache needs only SyncTerminatedPod.
-func guardAbsentSyncPreTerminated(v Vars, p Params) bool {
-	return (p.TerminalPhase && p.RuntimeTerminal)
-}
-
-func applyAbsentSyncPreTerminated(v Vars, p Params) Vars {
-	n := v
-	n.Static = p.Static
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	return n
-}
-
-// AbsentSyncAdmit (T1): first sight: the record waits for the worker.
-func guardAbsentSyncAdmit(v Vars, p Params) bool {
-	return (!(p.TerminalPhase && p.RuntimeTerminal) && !(p.Deleting || p.TerminalPhase))
-}
-
-func applyAbsentSyncAdmit(v Vars, p Params) Vars {
-	n := v
-	n.Static = p.Static
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	return n
-}
-
-// AbsentSyncAdmitTerminating (T1): first sight of a pod that is deleted, terminal or killed.
-func guardAbsentSyncAdmitTerminating(v Vars, p Params) bool {
-	return (!(p.TerminalPhase && p.RuntimeTerminal) && (p.Deleting || p.TerminalPhase))
-}
-
-func applyAbsentSyncAdmitTerminating(v Vars, p Params) Vars {
-	n := v
-	n.Static = p.Static
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	n.Deleted = p.Deleting
-	n.Evicted = false
-	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Waiters = (v.Waiters || p.Notify)
-	return n
-}
-
 // AbsentKillPreTerminated (T2): a pod terminal in the API and in the runtime cache needs only SyncTerminatedPod.
 func guardAbsentKillPreTerminated(v Vars, p Params) bool {
 	return (p.TerminalPhase && p.RuntimeTerminal)
@@ -374,207 +300,6 @@ func applyAbsentSyncKnownPodsIgnored(v Vars, p Params) Vars {
 	return v
 }
 
-// RemovedCreatePreTerminated (T25): a pod terminal in the API and in the runtime cache needs only SyncTerminatedPod.
-func guardRemovedCreatePreTerminated(v Vars, p Params) bool {
-	return (p.TerminalPhase && p.RuntimeTerminal)
-}
-
-func applyRemovedCreatePreTerminated(v Vars, p Params) Vars {
-	n := v
-	n.Static = p.Static
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	return n
-}
-
-// RemovedCreateAdmit (T25): first sight: the record waits for the worker.
-func guardRemovedCreateAdmit(v Vars, p Params) bool {
-	return (!(p.TerminalPhase && p.RuntimeTerminal) && !(p.Deleting || p.TerminalPhase))
-}
-
-func applyRemovedCreateAdmit(v Vars, p Params) Vars {
-	n := v
-	n.Static = p.Static
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	return n
-}
-
-// RemovedCreateAdmitTerminating (T25): first sight of a pod that is deleted, terminal or killed.
-func guardRemovedCreateAdmitTerminating(v Vars, p Params) bool {
-	return (!(p.TerminalPhase && p.RuntimeTerminal) && (p.Deleting || p.TerminalPhase))
-}
-
-func applyRemovedCreateAdmitTerminating(v Vars, p Params) Vars {
-	n := v
-	n.Static = p.Static
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	n.Deleted = p.Deleting
-	n.Evicted = false
-	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Waiters = (v.Waiters || p.Notify)
-	return n
-}
-
-// RemovedUpdatePreTerminated (T25): a pod terminal in the API and in the runtime cache needs only SyncTerminatedPod.
-func guardRemovedUpdatePreTerminated(v Vars, p Params) bool {
-	return (p.TerminalPhase && p.RuntimeTerminal)
-}
-
-func applyRemovedUpdatePreTerminated(v Vars, p Params) Vars {
-	n := v
-	n.Static = p.Static
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	return n
-}
-
-// RemovedUpdateAdmit (T25): first sight: the record waits for the worker.
-func guardRemovedUpdateAdmit(v Vars, p Params) bool {
-	return (!(p.TerminalPhase && p.RuntimeTerminal) && !(p.Deleting || p.TerminalPhase))
-}
-
-func applyRemovedUpdateAdmit(v Vars, p Params) Vars {
-	n := v
-	n.Static = p.Static
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	return n
-}
-
-// RemovedUpdateAdmitTerminating (T25): first sight of a pod that is deleted, terminal or killed.
-func guardRemovedUpdateAdmitTerminating(v Vars, p Params) bool {
-	return (!(p.TerminalPhase && p.RuntimeTerminal) && (p.Deleting || p.TerminalPhase))
-}
-
-func applyRemovedUpdateAdmitTerminating(v Vars, p Params) Vars {
-	n := v
-	n.Static = p.Static
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	n.Deleted = p.Deleting
-	n.Evicted = false
-	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Waiters = (v.Waiters || p.Notify)
-	return n
-}
-
-// RemovedSyncPreTerminated (T25): a pod terminal in the API and in the runtime cache needs only SyncTerminatedPod.
-func guardRemovedSyncPreTerminated(v Vars, p Params) bool {
-	return (p.TerminalPhase && p.RuntimeTerminal)
-}
-
-func applyRemovedSyncPreTerminated(v Vars, p Params) Vars {
-	n := v
-	n.Static = p.Static
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	return n
-}
-
-// RemovedSyncAdmit (T25): first sight: the record waits for the worker.
-func guardRemovedSyncAdmit(v Vars, p Params) bool {
-	return (!(p.TerminalPhase && p.RuntimeTerminal) && !(p.Deleting || p.TerminalPhase))
-}
-
-func applyRemovedSyncAdmit(v Vars, p Params) Vars {
-	n := v
-	n.Static = p.Static
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	return n
-}
-
-// RemovedSyncAdmitTerminating (T25): first sight of a pod that is deleted, terminal or killed.
-func guardRemovedSyncAdmitTerminating(v Vars, p Params) bool {
-	return (!(p.TerminalPhase && p.RuntimeTerminal) && (p.Deleting || p.TerminalPhase))
-}
-
-func applyRemovedSyncAdmitTerminating(v Vars, p Params) Vars {
-	n := v
-	n.Static = p.Static
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	n.Deleted = p.Deleting
-	n.Evicted = false
-	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Waiters = (v.Waiters || p.Notify)
-	return n
-}
-
-// RemovedKillPreTerminated (T25): a pod terminal in the API and in the runtime cache needs only SyncTerminatedPod.
-func guardRemovedKillPreTerminated(v Vars, p Params) bool {
-	return (p.TerminalPhase && p.RuntimeTerminal)
-}
-
-func applyRemovedKillPreTerminated(v Vars, p Params) Vars {
-	n := v
-	n.Static = p.Static
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	return n
-}
-
-// RemovedKillAdmitTerminating (T25): first sight of a pod that is deleted, terminal or killed.
-func guardRemovedKillAdmitTerminating(v Vars, p Params) bool {
-	return !(p.TerminalPhase && p.RuntimeTerminal)
-}
-
-func applyRemovedKillAdmitTerminating(v Vars, p Params) Vars {
-	n := v
-	n.Static = p.Static
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	n.Deleted = p.Deleting
-	n.Evicted = (p.Evict && !p.Deleting && !p.TerminalPhase)
-	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Waiters = (v.Waiters || p.Notify)
-	return n
-}
-
-// RemovedRuntimeKillOrphan (T25): a pod known only to the runtime is terminated (grace 1 unless overridden).
-func guardRemovedRuntimeKillOrphan(v Vars, p Params) bool {
-	return true
-}
-
-func applyRemovedRuntimeKillOrphan(v Vars, p Params) Vars {
-	n := v
-	n.Deleted = true
-	n.ObservedRuntime = true
-	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
-	n.Waiters = (v.Waiters || p.Notify)
-	return n
-}
-
-// RemovedRuntimeUpdateIgnored (T25): runtime-only pods can only be killed.
-func guardRemovedRuntimeUpdateIgnored(v Vars, p Params) bool {
-	return true
-}
-
-func applyRemovedRuntimeUpdateIgnored(v Vars, p Params) Vars {
-	return v
-}
-
-// RemovedRequeueIgnored (1.8): no record: a stale timer does nothing.
-func guardRemovedRequeueIgnored(v Vars, p Params) bool {
-	return true
-}
-
-func applyRemovedRequeueIgnored(v Vars, p Params) Vars {
-	return v
-}
-
-// RemovedSyncKnownPodsIgnored (1.8): no record to reconcile.
-func guardRemovedSyncKnownPodsIgnored(v Vars, p Params) bool {
-	return true
-}
-
-func applyRemovedSyncKnownPodsIgnored(v Vars, p Params) Vars {
-	return v
-}
-
 // WaitingCreate (1.4): the latest update replaces the pending one.
 func guardWaitingCreate(v Vars, p Params) bool {
 	return !(p.Deleting || p.TerminalPhase)
@@ -620,33 +345,6 @@ func guardWaitingUpdateTerminate(v Vars, p Params) bool {
 }
 
 func applyWaitingUpdateTerminate(v Vars, p Params) Vars {
-	n := v
-	n.Deleted = p.Deleting
-	n.Evicted = false
-	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Waiters = (v.Waiters || p.Notify)
-	n.Pending = PendingQueued
-	return n
-}
-
-// WaitingSync (1.4): the latest update replaces the pending one.
-func guardWaitingSync(v Vars, p Params) bool {
-	return !(p.Deleting || p.TerminalPhase)
-}
-
-func applyWaitingSync(v Vars, p Params) Vars {
-	n := v
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	return n
-}
-
-// WaitingSyncTerminate (T8): termination is latched at once and cancels the sync in flight.
-func guardWaitingSyncTerminate(v Vars, p Params) bool {
-	return (p.Deleting || p.TerminalPhase)
-}
-
-func applyWaitingSyncTerminate(v Vars, p Params) Vars {
 	n := v
 	n.Deleted = p.Deleting
 	n.Evicted = false
@@ -764,33 +462,6 @@ func guardRunningUpdateTerminate(v Vars, p Params) bool {
 }
 
 func applyRunningUpdateTerminate(v Vars, p Params) Vars {
-	n := v
-	n.Deleted = p.Deleting
-	n.Evicted = false
-	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Waiters = (v.Waiters || p.Notify)
-	n.Pending = PendingQueued
-	return n
-}
-
-// RunningSync (1.4): the latest update replaces the pending one.
-func guardRunningSync(v Vars, p Params) bool {
-	return !(p.Deleting || p.TerminalPhase)
-}
-
-func applyRunningSync(v Vars, p Params) Vars {
-	n := v
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	return n
-}
-
-// RunningSyncTerminate (T8): termination is latched at once and cancels the sync in flight.
-func guardRunningSyncTerminate(v Vars, p Params) bool {
-	return (p.Deleting || p.TerminalPhase)
-}
-
-func applyRunningSyncTerminate(v Vars, p Params) Vars {
 	n := v
 	n.Deleted = p.Deleting
 	n.Evicted = false
@@ -937,47 +608,6 @@ func applyTerminationRequestedUpdate(v Vars, p Params) Vars {
 	return n
 }
 
-// TerminationRequestedSyncFirstGrace (T12): the first update since termination sets the grace period.
-func guardTerminationRequestedSyncFirstGrace(v Vars, p Params) bool {
-	return (v.Grace == 0)
-}
-
-func applyTerminationRequestedSyncFirstGrace(v Vars, p Params) Vars {
-	n := v
-	n.HasConfig = true
-	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
-	n.Waiters = (v.Waiters || p.Notify)
-	return n
-}
-
-// TerminationRequestedSyncShorten (T12): a shorter grace period cancels the sync in flight so the next one uses it.
-func guardTerminationRequestedSyncShorten(v Vars, p Params) bool {
-	return (!(v.Grace == 0) && ((0 <= p.GraceOverride) && (max(p.GraceOverride, 1) < v.Grace)))
-}
-
-func applyTerminationRequestedSyncShorten(v Vars, p Params) Vars {
-	n := v
-	n.HasConfig = true
-	n.Grace = max(p.GraceOverride, 1)
-	n.Pending = PendingQueued
-	n.Waiters = (v.Waiters || p.Notify)
-	return n
-}
-
-// TerminationRequestedSync (T12): the grace period never grows.
-func guardTerminationRequestedSync(v Vars, p Params) bool {
-	return (!(v.Grace == 0) && !((0 <= p.GraceOverride) && (max(p.GraceOverride, 1) < v.Grace)))
-}
-
-func applyTerminationRequestedSync(v Vars, p Params) Vars {
-	n := v
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	n.Waiters = (v.Waiters || p.Notify)
-	return n
-}
-
 // TerminationRequestedKillFirstGrace (T12): the first update since termination sets the grace period.
 func guardTerminationRequestedKillFirstGrace(v Vars, p Params) bool {
 	return (v.Grace == 0)
@@ -1114,47 +744,6 @@ func guardTerminatingUpdate(v Vars, p Params) bool {
 }
 
 func applyTerminatingUpdate(v Vars, p Params) Vars {
-	n := v
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	n.Waiters = (v.Waiters || p.Notify)
-	return n
-}
-
-// TerminatingSyncFirstGrace (T12): the first update since termination sets the grace period.
-func guardTerminatingSyncFirstGrace(v Vars, p Params) bool {
-	return (v.Grace == 0)
-}
-
-func applyTerminatingSyncFirstGrace(v Vars, p Params) Vars {
-	n := v
-	n.HasConfig = true
-	n.Grace = max(choose((0 <= p.GraceOverride), p.GraceOverride, p.SpecGrace), 1)
-	n.Pending = PendingQueued
-	n.Waiters = (v.Waiters || p.Notify)
-	return n
-}
-
-// TerminatingSyncShorten (T12): a shorter grace period cancels the sync in flight so the next one uses it.
-func guardTerminatingSyncShorten(v Vars, p Params) bool {
-	return (!(v.Grace == 0) && ((0 <= p.GraceOverride) && (max(p.GraceOverride, 1) < v.Grace)))
-}
-
-func applyTerminatingSyncShorten(v Vars, p Params) Vars {
-	n := v
-	n.HasConfig = true
-	n.Grace = max(p.GraceOverride, 1)
-	n.Pending = PendingQueued
-	n.Waiters = (v.Waiters || p.Notify)
-	return n
-}
-
-// TerminatingSync (T12): the grace period never grows.
-func guardTerminatingSync(v Vars, p Params) bool {
-	return (!(v.Grace == 0) && !((0 <= p.GraceOverride) && (max(p.GraceOverride, 1) < v.Grace)))
-}
-
-func applyTerminatingSync(v Vars, p Params) Vars {
 	n := v
 	n.HasConfig = true
 	n.Pending = PendingQueued
@@ -1405,18 +994,6 @@ func applyTerminatedUpdate(v Vars, p Params) Vars {
 	return n
 }
 
-// TerminatedSync (T19): the update is queued; a kill's channel is closed at once.
-func guardTerminatedSync(v Vars, p Params) bool {
-	return true
-}
-
-func applyTerminatedSync(v Vars, p Params) Vars {
-	n := v
-	n.HasConfig = true
-	n.Pending = PendingQueued
-	return n
-}
-
 // TerminatedKill (T19): the update is queued; a kill's channel is closed at once.
 func guardTerminatedKill(v Vars, p Params) bool {
 	return true
@@ -1514,15 +1091,6 @@ func guardFinishedUpdateIgnored(v Vars, p Params) bool {
 }
 
 func applyFinishedUpdateIgnored(v Vars, p Params) Vars {
-	return v
-}
-
-// FinishedSyncIgnored (T20): a finished record ignores updates (a kill's channel is closed at once).
-func guardFinishedSyncIgnored(v Vars, p Params) bool {
-	return true
-}
-
-func applyFinishedSyncIgnored(v Vars, p Params) Vars {
 	return v
 }
 
@@ -1842,51 +1410,34 @@ func looplabEvents() looplab.Events {
 		{Name: "AbsentKillAdmitTerminating", Src: []string{"Absent"}, Dst: "TerminationRequested"},
 		{Name: "AbsentKillPreTerminated", Src: []string{"Absent"}, Dst: "Terminated"},
 		{Name: "AbsentRuntimeKillOrphan", Src: []string{"Absent"}, Dst: "TerminationRequested"},
-		{Name: "AbsentSyncAdmit", Src: []string{"Absent"}, Dst: "Waiting"},
-		{Name: "AbsentSyncAdmitTerminating", Src: []string{"Absent"}, Dst: "TerminationRequested"},
-		{Name: "AbsentSyncPreTerminated", Src: []string{"Absent"}, Dst: "Terminated"},
 		{Name: "AbsentUpdateAdmit", Src: []string{"Absent"}, Dst: "Waiting"},
 		{Name: "AbsentUpdateAdmitTerminating", Src: []string{"Absent"}, Dst: "TerminationRequested"},
 		{Name: "AbsentUpdatePreTerminated", Src: []string{"Absent"}, Dst: "Terminated"},
-		{Name: "FinishedSyncKnownPodsRemove", Src: []string{"Finished"}, Dst: "Removed"},
-		{Name: "RemovedCreateAdmit", Src: []string{"Removed"}, Dst: "Waiting"},
-		{Name: "RemovedCreateAdmitTerminating", Src: []string{"Removed"}, Dst: "TerminationRequested"},
-		{Name: "RemovedCreatePreTerminated", Src: []string{"Removed"}, Dst: "Terminated"},
-		{Name: "RemovedKillAdmitTerminating", Src: []string{"Removed"}, Dst: "TerminationRequested"},
-		{Name: "RemovedKillPreTerminated", Src: []string{"Removed"}, Dst: "Terminated"},
-		{Name: "RemovedRuntimeKillOrphan", Src: []string{"Removed"}, Dst: "TerminationRequested"},
-		{Name: "RemovedSyncAdmit", Src: []string{"Removed"}, Dst: "Waiting"},
-		{Name: "RemovedSyncAdmitTerminating", Src: []string{"Removed"}, Dst: "TerminationRequested"},
-		{Name: "RemovedSyncPreTerminated", Src: []string{"Removed"}, Dst: "Terminated"},
-		{Name: "RemovedUpdateAdmit", Src: []string{"Removed"}, Dst: "Waiting"},
-		{Name: "RemovedUpdateAdmitTerminating", Src: []string{"Removed"}, Dst: "TerminationRequested"},
-		{Name: "RemovedUpdatePreTerminated", Src: []string{"Removed"}, Dst: "Terminated"},
+		{Name: "FinishedSyncKnownPodsRemove", Src: []string{"Finished"}, Dst: "Absent"},
 		{Name: "RunningCreateTerminate", Src: []string{"Running"}, Dst: "TerminationRequested"},
 		{Name: "RunningKillTerminate", Src: []string{"Running"}, Dst: "TerminationRequested"},
 		{Name: "RunningRuntimeKillTerminate", Src: []string{"Running"}, Dst: "TerminationRequested"},
-		{Name: "RunningSyncKnownPodsRemove", Src: []string{"Running"}, Dst: "Removed"},
+		{Name: "RunningSyncKnownPodsRemove", Src: []string{"Running"}, Dst: "Absent"},
 		{Name: "RunningSyncKnownPodsTerminate", Src: []string{"Running"}, Dst: "TerminationRequested"},
 		{Name: "RunningSyncPodTerminal", Src: []string{"Running"}, Dst: "Terminating"},
-		{Name: "RunningSyncTerminate", Src: []string{"Running"}, Dst: "TerminationRequested"},
 		{Name: "RunningUpdateTerminate", Src: []string{"Running"}, Dst: "TerminationRequested"},
 		{Name: "TerminatedDequeueNeverStart", Src: []string{"Terminated"}, Dst: "Finished"},
-		{Name: "TerminatedSyncKnownPodsRemove", Src: []string{"Terminated"}, Dst: "Removed"},
+		{Name: "TerminatedSyncKnownPodsRemove", Src: []string{"Terminated"}, Dst: "Absent"},
 		{Name: "TerminatedTerminatedDone", Src: []string{"Terminated"}, Dst: "Finished"},
-		{Name: "TerminatingSyncKnownPodsRemove", Src: []string{"Terminating"}, Dst: "Removed"},
+		{Name: "TerminatingSyncKnownPodsRemove", Src: []string{"Terminating"}, Dst: "Absent"},
 		{Name: "TerminatingTerminatingDone", Src: []string{"Terminating"}, Dst: "Terminated"},
-		{Name: "TerminatingTerminatingDoneRuntime", Src: []string{"Terminating"}, Dst: "Removed"},
+		{Name: "TerminatingTerminatingDoneRuntime", Src: []string{"Terminating"}, Dst: "Absent"},
 		{Name: "TerminationRequestedDequeueNeverStart", Src: []string{"TerminationRequested"}, Dst: "Finished"},
 		{Name: "TerminationRequestedDequeueTerminate", Src: []string{"TerminationRequested"}, Dst: "Terminating"},
 		{Name: "TerminationRequestedDequeueTerminateRuntime", Src: []string{"TerminationRequested"}, Dst: "Terminating"},
-		{Name: "TerminationRequestedSyncKnownPodsRemove", Src: []string{"TerminationRequested"}, Dst: "Removed"},
+		{Name: "TerminationRequestedSyncKnownPodsRemove", Src: []string{"TerminationRequested"}, Dst: "Absent"},
 		{Name: "TerminationRequestedSyncPodTerminal", Src: []string{"TerminationRequested"}, Dst: "Terminating"},
 		{Name: "WaitingCreateTerminate", Src: []string{"Waiting"}, Dst: "TerminationRequested"},
 		{Name: "WaitingDequeueStart", Src: []string{"Waiting"}, Dst: "Running"},
 		{Name: "WaitingKillTerminate", Src: []string{"Waiting"}, Dst: "TerminationRequested"},
 		{Name: "WaitingRuntimeKillTerminate", Src: []string{"Waiting"}, Dst: "TerminationRequested"},
-		{Name: "WaitingSyncKnownPodsRemove", Src: []string{"Waiting"}, Dst: "Removed"},
+		{Name: "WaitingSyncKnownPodsRemove", Src: []string{"Waiting"}, Dst: "Absent"},
 		{Name: "WaitingSyncKnownPodsTerminate", Src: []string{"Waiting"}, Dst: "TerminationRequested"},
-		{Name: "WaitingSyncTerminate", Src: []string{"Waiting"}, Dst: "TerminationRequested"},
 		{Name: "WaitingUpdateTerminate", Src: []string{"Waiting"}, Dst: "TerminationRequested"},
 	}
 }

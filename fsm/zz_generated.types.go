@@ -6,12 +6,13 @@ package fsm
 type State uint8
 
 const (
-	// Absent: the UID has no record and never had one here.
+	// Absent: the UID has no record: it never had one here, or its record
+	// was removed (the engine deletes it; a new incarnation may follow).
 	// Successors: Waiting, TerminationRequested, Terminated.
 	Absent State = iota
 	// Waiting: the record exists but the pod has not started; for a static
 	// pod, another UID with the same full name may hold the slot.
-	// Successors: Running, TerminationRequested, Removed.
+	// Successors: Absent, Running, TerminationRequested.
 	Waiting
 	// Running: the pod started and termination has not been requested;
 	// SyncPod sets it up and keeps it running.
@@ -19,28 +20,24 @@ const (
 	Running
 	// TerminationRequested: termination is latched but the worker has not
 	// taken it yet; a SyncPod may still be in flight.
-	// Successors: Terminating, Finished, Removed.
+	// Successors: Absent, Terminating, Finished.
 	TerminationRequested
 	// Terminating: no new container may start; SyncTerminatingPod (or
 	// SyncTerminatingRuntimePod) stops the running ones.
-	// Successors: Terminated, Removed.
+	// Successors: Absent, Terminated.
 	Terminating
 	// Terminated: no container runs or will run; SyncTerminatedPod cleans up.
-	// Successors: Finished, Removed.
+	// Successors: Absent, Finished.
 	Terminated
 	// Finished: the worker is done; the record stays as a tombstone so the
 	// UID cannot silently restart.
-	// Successors: Removed.
+	// Successors: Absent.
 	Finished
-	// Removed: SyncKnownPods (or the end of a runtime-only termination)
-	// deleted the record. Only a new incarnation of the UID leaves it.
-	// Successors: Waiting, TerminationRequested, Terminated.
-	Removed
 
 	numStates = iota
 )
 
-var stateNames = [numStates]string{"Absent", "Waiting", "Running", "TerminationRequested", "Terminating", "Terminated", "Finished", "Removed"}
+var stateNames = [numStates]string{"Absent", "Waiting", "Running", "TerminationRequested", "Terminating", "Terminated", "Finished"}
 
 func (s State) String() string {
 	if s < numStates {
@@ -85,10 +82,8 @@ type Event uint8
 const (
 	// Create: UpdatePod(create).
 	Create Event = iota
-	// Update: UpdatePod(update).
+	// Update: UpdatePod(update or sync).
 	Update
-	// Sync: UpdatePod(sync).
-	Sync
 	// Kill: UpdatePod(kill).
 	Kill
 	// RuntimeKill: UpdatePod(kill) of a runtime-only pod.
@@ -119,7 +114,7 @@ const (
 	numEvents = iota
 )
 
-var eventNames = [numEvents]string{"Create", "Update", "Sync", "Kill", "RuntimeKill", "RuntimeUpdate", "Dequeue", "SyncPodDone", "SyncPodTerminal", "SyncPodFailed", "TerminatingDone", "TerminatingFailed", "TerminatedDone", "TerminatedFailed", "Requeue", "SyncKnownPods"}
+var eventNames = [numEvents]string{"Create", "Update", "Kill", "RuntimeKill", "RuntimeUpdate", "Dequeue", "SyncPodDone", "SyncPodTerminal", "SyncPodFailed", "TerminatingDone", "TerminatingFailed", "TerminatedDone", "TerminatedFailed", "Requeue", "SyncKnownPods"}
 
 func (e Event) String() string {
 	if e < numEvents {
@@ -128,12 +123,21 @@ func (e Event) String() string {
 	return "Event(invalid)"
 }
 
+// Events lists every event in order.
+func Events() []Event {
+	out := make([]Event, numEvents)
+	for i := range out {
+		out[i] = Event(i)
+	}
+	return out
+}
+
 // External reports whether the event comes from outside the worker (an
 // UpdatePod variant, SyncKnownPods or the timer); every state defines its
 // outcome, so the machine never rejects it.
 func (e Event) External() bool {
 	switch e {
-	case Create, Update, Sync, Kill, RuntimeKill, RuntimeUpdate, Requeue, SyncKnownPods:
+	case Create, Update, Kill, RuntimeKill, RuntimeUpdate, Requeue, SyncKnownPods:
 		return true
 	}
 	return false
@@ -277,21 +281,19 @@ func _() {
 	_ = x[Terminating-4]
 	_ = x[Terminated-5]
 	_ = x[Finished-6]
-	_ = x[Removed-7]
 	_ = x[Create-0]
 	_ = x[Update-1]
-	_ = x[Sync-2]
-	_ = x[Kill-3]
-	_ = x[RuntimeKill-4]
-	_ = x[RuntimeUpdate-5]
-	_ = x[Dequeue-6]
-	_ = x[SyncPodDone-7]
-	_ = x[SyncPodTerminal-8]
-	_ = x[SyncPodFailed-9]
-	_ = x[TerminatingDone-10]
-	_ = x[TerminatingFailed-11]
-	_ = x[TerminatedDone-12]
-	_ = x[TerminatedFailed-13]
-	_ = x[Requeue-14]
-	_ = x[SyncKnownPods-15]
+	_ = x[Kill-2]
+	_ = x[RuntimeKill-3]
+	_ = x[RuntimeUpdate-4]
+	_ = x[Dequeue-5]
+	_ = x[SyncPodDone-6]
+	_ = x[SyncPodTerminal-7]
+	_ = x[SyncPodFailed-8]
+	_ = x[TerminatingDone-9]
+	_ = x[TerminatingFailed-10]
+	_ = x[TerminatedDone-11]
+	_ = x[TerminatedFailed-12]
+	_ = x[Requeue-13]
+	_ = x[SyncKnownPods-14]
 }

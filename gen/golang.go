@@ -92,6 +92,15 @@ func (e Event) String() string {
 	return "Event(invalid)"
 }
 
+// Events lists every event in order.
+func Events() []Event {
+	out := make([]Event, numEvents)
+	for i := range out {
+		out[i] = Event(i)
+	}
+	return out
+}
+
 // External reports whether the event comes from outside the worker (an
 // UpdatePod variant, SyncKnownPods or the timer); every state defines its
 // outcome, so the machine never rejects it.

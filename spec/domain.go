@@ -103,10 +103,14 @@ var (
 	// GraceRequestDomain is a requested grace period: NoGrace (-1) when the
 	// update requests none, otherwise seconds (0 is a force delete).
 	GraceRequestDomain = &Domain{Name: "GraceRequest", Kind: Int, Min: NoGrace, Max: 3}
+
+	// ChannelsDomain counts a pod's open kill completion channels; the
+	// model checkers send kills only while fewer than Max are open.
+	ChannelsDomain = &Domain{Name: "Channels", Kind: Int, Min: 0, Max: 3}
 )
 
 // NoGrace is the GraceOverride value of an update that requests no grace.
 const NoGrace = -1
 
 // Domains lists every domain of the table in a fixed order.
-var Domains = []*Domain{BoolDomain, PendingDomain, InFlightDomain, GraceDomain, GraceRequestDomain}
+var Domains = []*Domain{BoolDomain, PendingDomain, InFlightDomain, GraceDomain, GraceRequestDomain, ChannelsDomain}

@@ -6,10 +6,9 @@ type Event uint8
 const (
 	// Create is UpdatePod with SyncPodCreate.
 	Create Event = iota
-	// Update is UpdatePod with SyncPodUpdate.
+	// Update is UpdatePod with SyncPodUpdate or SyncPodSync: the lifecycle
+	// treats a configuration change and a plain resync alike.
 	Update
-	// Sync is UpdatePod with SyncPodSync.
-	Sync
 	// Kill is UpdatePod with SyncPodKill.
 	Kill
 	// RuntimeKill is UpdatePod with SyncPodKill for a pod known only from the
@@ -56,8 +55,7 @@ var updateParams = []*Param{PStatic, PDeleting, PTerminalPhase, PRuntimeTerminal
 
 var eventInfo = [numEvents]EventInfo{
 	Create:            {Name: "Create", Total: true, Params: updateParams, Doc: "UpdatePod(create)"},
-	Update:            {Name: "Update", Total: true, Params: updateParams, Doc: "UpdatePod(update)"},
-	Sync:              {Name: "Sync", Total: true, Params: updateParams, Doc: "UpdatePod(sync)"},
+	Update:            {Name: "Update", Total: true, Params: updateParams, Doc: "UpdatePod(update or sync)"},
 	Kill:              {Name: "Kill", Total: true, Params: append(updateParams[:len(updateParams):len(updateParams)], PEvict), Doc: "UpdatePod(kill)"},
 	RuntimeKill:       {Name: "RuntimeKill", Total: true, Params: []*Param{PGraceOverride, PSpecGrace, PNotify}, Doc: "UpdatePod(kill) of a runtime-only pod"},
 	RuntimeUpdate:     {Name: "RuntimeUpdate", Total: true, Doc: "UpdatePod(non-kill) of a runtime-only pod"},

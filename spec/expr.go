@@ -21,7 +21,40 @@ const (
 	OpMin             // min(Args[0], Args[1]) (Int)
 	OpMax             // max(Args[0], Args[1]) (Int)
 	OpIf              // if Args[0] then Args[1] else Args[2]
+
+	// The operators below appear only in properties (see Properties):
+	// they read what a single record cannot tell.
+	OpState // the record's state is one of States
+	OpNext  // Args[0] evaluated after the step (TLA+'s prime)
+	OpWorld // the world fact World of the pod
+	OpIn    // Var's value lies in its domain
 )
+
+// World is a fact about a pod that depends on the other pods, the waiting
+// order or the configuration: properties read them, guards do not.
+type World uint8
+
+const (
+	// FirstInWaiting: the pod is first in its full name's waiting order.
+	FirstInWaiting World = iota
+	// WaitingCount: how often the pod appears in the waiting order (Int).
+	WaitingCount
+	// SlotHolders: how many pods hold the static-pod slot (Int).
+	SlotHolders
+	// StaticPod: the configuration makes the pod static.
+	StaticPod
+	// Synced: SyncKnownPods has run.
+	Synced
+
+	numWorlds = iota
+)
+
+var worldInfo = [numWorlds]struct {
+	name string
+	kind Kind
+}{{"FirstInWaiting", Bool}, {"WaitingCount", Int}, {"SlotHolders", Int}, {"StaticPod", Bool}, {"Synced", Bool}}
+
+func (w World) String() string { return worldInfo[w].name }
 
 // Expr is a guard or update expression. It is plain data so that the
 // generator can render it as Go and as TLA+, and Validate can evaluate it.
@@ -32,6 +65,8 @@ type Expr struct {
 	Domain *Domain // OpConst: the constant's domain (nil for an Int literal)
 	Var    *Var    // OpVar
 	Param  *Param  // OpParam
+	States []State // OpState
+	World  World   // OpWorld
 }
 
 // Constructors. They keep the table readable: And(V(Started), Not(P(POrphan))).
@@ -59,7 +94,14 @@ func E(d *Domain, name string) Expr { return Expr{Op: OpConst, Value: d.Value(na
 // Is compares an enum variable with one of its named values.
 func Is(v *Var, name string) Expr { return Eq(V(v), E(v.Domain, name)) }
 
-func Not(e Expr) Expr        { return Expr{Op: OpNot, Args: []Expr{e}} }
+// Not negates e; a double negation cancels.
+func Not(e Expr) Expr {
+	if e.Op == OpNot {
+		return e.Args[0]
+	}
+	return Expr{Op: OpNot, Args: []Expr{e}}
+}
+
 func And(es ...Expr) Expr    { return Expr{Op: OpAnd, Args: es} }
 func Or(es ...Expr) Expr     { return Expr{Op: OpOr, Args: es} }
 func Eq(a, b Expr) Expr      { return Expr{Op: OpEq, Args: []Expr{a, b}} }
@@ -70,11 +112,31 @@ func Max(a, b Expr) Expr     { return Expr{Op: OpMax, Args: []Expr{a, b}} }
 func If(c, a, b Expr) Expr   { return Expr{Op: OpIf, Args: []Expr{c, a, b}} }
 func Implies(a, b Expr) Expr { return Or(Not(a), b) }
 
+// In holds when the record's state is one of ss.
+func In(ss ...State) Expr { return Expr{Op: OpState, States: ss} }
+
+// InPred holds when the record's state satisfies the predicate named name.
+func InPred(name string) Expr { return In(PredicateNamed(name).States...) }
+
+// Next reads e after the step.
+func Next(e Expr) Expr { return Expr{Op: OpNext, Args: []Expr{e}} }
+
+// InDomain holds when v's value lies in its domain.
+func InDomain(v *Var) Expr { return Expr{Op: OpIn, Var: v} }
+
+// W reads a world fact of the pod.
+func W(w World) Expr { return Expr{Op: OpWorld, World: w} }
+
 // Env supplies variable and parameter values to Eval, indexed like Vars and
-// Params.
+// Params; properties also read the state, the shell variables (indexed like
+// ShellVars), the world facts and, in a step, the environment after it.
 type Env struct {
 	Vars   []int
 	Params []int
+	State  int
+	Shell  []int
+	World  [numWorlds]int
+	Next   *Env
 }
 
 // Eval computes the expression's value (Booleans as 0 and 1).
@@ -83,6 +145,9 @@ func (e Expr) Eval(env *Env) int {
 	case OpConst:
 		return e.Value
 	case OpVar:
+		if e.Var.Shell {
+			return env.Shell[ShellVarIndex(e.Var)]
+		}
 		return env.Vars[VarIndex(e.Var)]
 	case OpParam:
 		return env.Params[ParamIndex(e.Param)]
@@ -117,6 +182,22 @@ func (e Expr) Eval(env *Env) int {
 			return e.Args[1].Eval(env)
 		}
 		return e.Args[2].Eval(env)
+	case OpState:
+		for _, s := range e.States {
+			if State(env.State) == s {
+				return 1
+			}
+		}
+		return 0
+	case OpWorld:
+		return env.World[e.World]
+	case OpIn:
+		return b2i(e.Var.Domain.Contains(V(e.Var).Eval(env)))
+	case OpNext:
+		if env.Next == nil {
+			panic("spec: Next outside a step")
+		}
+		return e.Args[0].Eval(env.Next)
 	}
 	panic(fmt.Sprintf("spec: unknown operator %d", e.Op))
 }
@@ -131,7 +212,7 @@ func b2i(b bool) int {
 // Reads adds the variables and parameters the expression reads to the sets.
 func (e Expr) Reads(vars map[*Var]bool, params map[*Param]bool) {
 	switch e.Op {
-	case OpVar:
+	case OpVar, OpIn:
 		vars[e.Var] = true
 	case OpParam:
 		params[e.Param] = true
@@ -168,6 +249,15 @@ func (e Expr) typeOf() (Kind, *Domain, error) {
 		return e.Param.Domain.Kind, e.Param.Domain, nil
 	case OpNot, OpAnd, OpOr:
 		return Bool, BoolDomain, argTypes(Bool)
+	case OpState, OpIn:
+		return Bool, BoolDomain, nil
+	case OpWorld:
+		if worldInfo[e.World].kind == Bool {
+			return Bool, BoolDomain, nil
+		}
+		return Int, nil, nil
+	case OpNext:
+		return e.Args[0].typeOf()
 	case OpLt, OpLe:
 		return Bool, BoolDomain, argTypes(Int)
 	case OpMin, OpMax:
@@ -263,6 +353,22 @@ func (e Expr) write(b *strings.Builder) {
 	case OpIf:
 		b.WriteString("if")
 		join(", ")
+	case OpState:
+		b.WriteString("state in {")
+		for i, s := range e.States {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(s.String())
+		}
+		b.WriteString("}")
+	case OpNext:
+		b.WriteString("next")
+		join("")
+	case OpWorld:
+		b.WriteString("@" + e.World.String())
+	case OpIn:
+		b.WriteString(e.Var.Name + " in " + e.Var.Domain.Name)
 	}
 }
 
@@ -275,10 +381,16 @@ func init() {
 	for i, v := range Vars {
 		varIndex[v] = i
 	}
+	for i, v := range ShellVars {
+		varIndex[v] = i
+	}
 	for i, p := range Params {
 		paramIndex[p] = i
 	}
 }
+
+// ShellVarIndex is v's position in ShellVars.
+func ShellVarIndex(v *Var) int { return varIndex[v] }
 
 // VarIndex is v's position in Vars.
 func VarIndex(v *Var) int { return varIndex[v] }

@@ -31,6 +31,12 @@ func Canonical(rows []Row) string {
 		}
 		b.WriteByte('\n')
 	}
+	for _, p := range Properties {
+		fmt.Fprintf(&b, "property %s %d %s [%s] [%s]\n", p.Name, p.Kind, p.Ref, p.From, p.Holds)
+	}
+	for _, v := range ShellVars {
+		fmt.Fprintf(&b, "shell %s %s\n", v.Name, v.Domain.Name)
+	}
 	for _, r := range rows {
 		fmt.Fprintf(&b, "row %s %s %s %s [%s] -> %s reset=%v effects=%s", r.ID, r.Ref, r.From, r.Event, r.Guard, r.To, r.Reset, r.Effects)
 		for _, a := range r.Set {

@@ -26,6 +26,17 @@ var Predicates = []Predicate{
 		States: []State{Running, TerminationRequested, Terminating, Terminated}},
 }
 
+// PredicateNamed returns the predicate called name; it panics on a name
+// there is none of, which is a mistake in the table itself.
+func PredicateNamed(name string) Predicate {
+	for _, p := range Predicates {
+		if p.Name == name {
+			return p
+		}
+	}
+	panic("spec: no predicate " + name)
+}
+
 // Holds reports whether s is in the predicate's set.
 func (p Predicate) Holds(s State) bool {
 	for _, x := range p.States {

@@ -6,13 +6,14 @@ package spec
 type State uint8
 
 const (
-	// Absent: the UID has no record and never had one here.
+	// Absent: the UID has no record: it never had one here, or its record
+	// was removed (the engine deletes it; a new incarnation may follow).
 	// Successors: Waiting, TerminationRequested, Terminated.
 	Absent State = iota
 
 	// Waiting: the record exists but the pod has not started; for a static
 	// pod, another UID with the same full name may hold the slot.
-	// Successors: Running, TerminationRequested, Removed.
+	// Successors: Absent, Running, TerminationRequested.
 	Waiting
 
 	// Running: the pod started and termination has not been requested;
@@ -22,32 +23,28 @@ const (
 
 	// TerminationRequested: termination is latched but the worker has not
 	// taken it yet; a SyncPod may still be in flight.
-	// Successors: Terminating, Finished, Removed.
+	// Successors: Absent, Terminating, Finished.
 	TerminationRequested
 
 	// Terminating: no new container may start; SyncTerminatingPod (or
 	// SyncTerminatingRuntimePod) stops the running ones.
-	// Successors: Terminated, Removed.
+	// Successors: Absent, Terminated.
 	Terminating
 
 	// Terminated: no container runs or will run; SyncTerminatedPod cleans up.
-	// Successors: Finished, Removed.
+	// Successors: Absent, Finished.
 	Terminated
 
 	// Finished: the worker is done; the record stays as a tombstone so the
 	// UID cannot silently restart.
-	// Successors: Removed.
+	// Successors: Absent.
 	Finished
 
-	// Removed: SyncKnownPods (or the end of a runtime-only termination)
-	// deleted the record. Only a new incarnation of the UID leaves it.
-	// Successors: Waiting, TerminationRequested, Terminated.
-	Removed
 
 	numStates = iota
 )
 
-var stateNames = [numStates]string{"Absent", "Waiting", "Running", "TerminationRequested", "Terminating", "Terminated", "Finished", "Removed"}
+var stateNames = [numStates]string{"Absent", "Waiting", "Running", "TerminationRequested", "Terminating", "Terminated", "Finished"}
 
 func (s State) String() string {
 	if int(s) < len(stateNames) {

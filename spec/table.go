@@ -48,9 +48,10 @@ func (b *builder) add(ref string, from State, ev Event, tag string, guard Expr, 
 	})
 }
 
-// remove adds a row that deletes the record: every variable returns to zero.
+// remove adds a row that deletes the record: the UID is Absent again and
+// every variable returns to zero.
 func (b *builder) remove(ref string, from State, ev Event, tag string, guard Expr, eff Effect, doc string) {
-	b.add(ref, from, ev, tag, guard, Removed, eff, doc)
+	b.add(ref, from, ev, tag, guard, Absent, eff, doc)
 	b.rows[len(b.rows)-1].Reset = true
 }
 
@@ -60,15 +61,13 @@ func (b *builder) ignore(ref string, from State, ev Event, tag string, guard Exp
 }
 
 var (
-	configEvents = []Event{Create, Update, Sync, Kill}
+	configEvents = []Event{Create, Update, Kill}
 	liveStates   = []State{Waiting, Running, TerminationRequested, Terminating, Terminated}
 )
 
 func buildTable() []Row {
 	b := &builder{}
-	for _, s := range []State{Absent, Removed} {
-		b.firstSight(s)
-	}
+	b.firstSight()
 	b.waiting()
 	b.running()
 	for _, s := range []State{TerminationRequested, Terminating} {
@@ -87,37 +86,32 @@ func buildTable() []Row {
 
 // firstSight: UpdatePod for a UID with no record creates one (T1-T4); after
 // a removal the same rows start a new incarnation (T25).
-func (b *builder) firstSight(s State) {
-	ref := func(r string) string {
-		if s == Removed {
-			return "T25"
-		}
-		return r
-	}
+func (b *builder) firstSight() {
+	s := Absent
 	created := []Assign{set(Static, P(PStatic)), setTrue(HasConfig), queue}
 	for _, ev := range configEvents {
-		b.add(ref("T2"), s, ev, "PreTerminated", terminalOnBothSides, Terminated, 0,
+		b.add("T2", s, ev, "PreTerminated", terminalOnBothSides, Terminated, 0,
 			"a pod terminal in the API and in the runtime cache needs only SyncTerminatedPod",
 			created...)
 		trigger := deletionOrTerminal
 		if ev == Kill {
 			trigger = B(true)
 		} else {
-			b.add(ref("T1"), s, ev, "Admit", And(Not(terminalOnBothSides), Not(trigger)), Waiting, 0,
+			b.add("T1", s, ev, "Admit", And(Not(terminalOnBothSides), Not(trigger)), Waiting, 0,
 				"first sight: the record waits for the worker", created...)
 		}
 		guard := Not(terminalOnBothSides)
 		if ev != Kill {
 			guard = And(guard, trigger)
 		}
-		b.add(ref("T1"), s, ev, "AdmitTerminating", guard, TerminationRequested, KeepNotify,
+		b.add("T1", s, ev, "AdmitTerminating", guard, TerminationRequested, KeepNotify,
 			"first sight of a pod that is deleted, terminal or killed",
 			append(created[:len(created):len(created)], terminate(ev)...)...)
 	}
-	b.add(ref("T3"), s, RuntimeKill, "Orphan", B(true), TerminationRequested, KeepNotify,
+	b.add("T3", s, RuntimeKill, "Orphan", B(true), TerminationRequested, KeepNotify,
 		"a pod known only to the runtime is terminated (grace 1 unless overridden)",
 		setTrue(Deleted), setTrue(ObservedRuntime), set(Grace, firstGrace), queue, keepNotify)
-	b.ignore(ref("T4"), s, RuntimeUpdate, "", B(true), "runtime-only pods can only be killed")
+	b.ignore("T4", s, RuntimeUpdate, "", B(true), "runtime-only pods can only be killed")
 	b.ignore("1.8", s, Requeue, "", B(true), "no record: a stale timer does nothing")
 	b.ignore("1.8", s, SyncKnownPods, "", B(true), "no record to reconcile")
 }
@@ -181,7 +175,7 @@ func (b *builder) running() {
 func (b *builder) terminationUpdates(s State) {
 	b.add("T13", s, Create, "Restart", B(true), s, 0,
 		"the UID was created again: restart it after it finishes", setTrue(RestartRequested))
-	for _, ev := range []Event{Update, Sync, Kill, RuntimeKill} {
+	for _, ev := range []Event{Update, Kill, RuntimeKill} {
 		var seen Assign
 		if ev == RuntimeKill {
 			seen = setTrue(ObservedRuntime)
@@ -240,7 +234,7 @@ func (b *builder) terminated() {
 	s := Terminated
 	b.add("T13", s, Create, "Restart", B(true), s, 0,
 		"the UID was created again: restart it after it finishes", setTrue(RestartRequested))
-	for _, ev := range []Event{Update, Sync, Kill} {
+	for _, ev := range []Event{Update, Kill} {
 		b.add("T19", s, ev, "", B(true), s, 0,
 			"the update is queued; a kill's channel is closed at once", setTrue(HasConfig), queue)
 	}
@@ -264,7 +258,7 @@ func (b *builder) finished() {
 	s := Finished
 	b.add("T13", s, Create, "Restart", B(true), s, 0,
 		"the UID was created again: SyncKnownPods may now remove the tombstone", setTrue(RestartRequested))
-	for _, ev := range []Event{Update, Sync, Kill, RuntimeKill, RuntimeUpdate} {
+	for _, ev := range []Event{Update, Kill, RuntimeKill, RuntimeUpdate} {
 		b.ignore("T20", s, ev, "", B(true), "a finished record ignores updates (a kill's channel is closed at once)")
 	}
 	b.ignore("1.8", s, Requeue, "", B(true), "the worker is done")

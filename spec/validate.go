@@ -12,10 +12,11 @@ import (
 //   - an ill-typed guard or update, a variable written twice by one row, or
 //     a guard reading a parameter its event does not carry;
 //   - two rows of one (state, event) whose guards can both hold;
-//   - a (state, valuation) with no row, for events the outside world sends;
+//   - a reachable record and parameter valuation with no row, for events
+//     the outside world sends;
 //   - an update that writes a value outside its variable's domain;
-//   - a row out of Removed other than a new incarnation (T25), a removal
-//     that does not reset the record, a row into Absent;
+//   - a row that changes a UID without a record but does not create one, a
+//     removal (a row into Absent) that does not reset the record;
 //   - TakeUpdate on a row that does not queue an update, or missing on one
 //     that does;
 //   - effects that disagree with the updates on a reachable record (Start
@@ -42,15 +43,16 @@ func Validate(rows []Row) error {
 		return errors.Join(errs...) // the semantic checks need well-formed rows
 	}
 	ix := NewIndex(rows)
+	reached := Reachable(rows)
 	for _, s := range States() {
 		for _, e := range Events() {
 			checkPair(ix, s, e, fail)
+			checkTotal(ix, reached.Records, s, e, fail)
 		}
 	}
 	for i := range rows {
 		checkUpdates(&rows[i], fail)
 	}
-	reached := Reachable(rows)
 	for _, msg := range reached.EffectErrors {
 		fail("%s", msg)
 	}
@@ -100,16 +102,12 @@ func checkTypes(r *Row, fail func(string, ...any)) {
 
 func checkShape(r *Row, fail func(string, ...any)) {
 	switch {
-	case r.From == Removed && r.To != Removed && r.Ref != "T25":
-		fail("row %s: leaves Removed but is not a new incarnation (T25)", r.ID)
-	case r.From == Removed && r.To == Removed && !r.Ignores():
-		fail("row %s: changes a removed UID", r.ID)
-	case r.To == Absent && r.From != Absent:
-		fail("row %s: enters Absent; a deleted record is Removed", r.ID)
-	case r.To == Removed && r.From != Removed && !r.Reset:
+	case r.From == Absent && r.To == Absent && !r.Ignores():
+		fail("row %s: changes a UID that has no record", r.ID)
+	case r.To == Absent && r.From != Absent && !r.Reset:
 		fail("row %s: removes the record without resetting it", r.ID)
-	case r.Reset && r.To != Removed:
-		fail("row %s: resets the record but does not remove it", r.ID)
+	case r.Reset && (r.To != Absent || r.From == Absent):
+		fail("row %s: resets a record but does not remove it", r.ID)
 	case r.Reset && len(r.Set) > 0:
 		fail("row %s: resets the record and also writes variables", r.ID)
 	case !r.From.HasRecord() && r.To.HasRecord() && r.Event != RuntimeKill && !writes(r, HasConfig):
@@ -164,15 +162,39 @@ func checkPair(ix *Index, s State, e Event, fail func(string, ...any)) {
 				on = append(on, r.ID)
 			}
 		}
-		switch {
-		case len(on) > 1 && !reported[on[0]+on[1]]:
+		if len(on) > 1 && !reported[on[0]+on[1]] {
 			reported[on[0]+on[1]] = true
 			fail("(%s, %s): rows %s and %s can both fire, e.g. with %s", s, e, on[0], on[1], describe(env, vars, params))
-		case len(on) == 0 && e.Info().Total && !reported[""]:
-			reported[""] = true
-			fail("(%s, %s): no row fires with %s", s, e, describe(env, vars, params))
 		}
 	})
+}
+
+// checkTotal requires a row for every reachable record of state s and every
+// valuation of the parameters, when e comes from outside. Records no
+// behaviour reaches need no outcome.
+func checkTotal(ix *Index, records []Snapshot, s State, e Event, fail func(string, ...any)) {
+	rs := ix.Rows(s, e)
+	if !e.Info().Total || len(rs) == 0 {
+		return // an outside event with no row at all is reported by checkPair
+	}
+	vars, params := pairReads(rs, false)
+	env := NewEnv()
+	for _, rec := range records {
+		if rec.State != s {
+			continue
+		}
+		copy(env.Vars, rec.Vars)
+		missing := false
+		valuations(env, nil, params, func() {
+			if !missing && ix.Enabled(s, e, env) == nil {
+				missing = true
+				fail("(%s, %s): no row fires on the reachable record %s", s, e, describe(env, vars, params))
+			}
+		})
+		if missing {
+			return
+		}
+	}
 }
 
 func checkUpdates(r *Row, fail func(string, ...any)) {

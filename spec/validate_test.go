@@ -96,11 +96,15 @@ func TestValidateRejectsBrokenTables(t *testing.T) {
 			}
 			return rows
 		}, "outside Grace"},
-		{"row out of Removed that is no new incarnation", func(rows []Row) []Row {
-			r := &rows[find(rows, "RemovedSyncKnownPodsIgnored")]
-			r.To, r.Set = Waiting, []Assign{setTrue(HasConfig)}
+		{"a UID without a record changed but not created", func(rows []Row) []Row {
+			r := &rows[find(rows, "AbsentSyncKnownPodsIgnored")]
+			r.Set = []Assign{setTrue(Deleted)}
 			return rows
-		}, "leaves Removed but is not a new incarnation"},
+		}, "changes a UID that has no record"},
+		{"a removal that keeps the variables", func(rows []Row) []Row {
+			rows[find(rows, "FinishedSyncKnownPodsRemove")].Reset = false
+			return rows
+		}, "removes the record without resetting it"},
 		{"unreachable state", func(rows []Row) []Row {
 			return slices.DeleteFunc(rows, func(r Row) bool { return r.To == Finished && r.From != Finished })
 		}, "state Finished cannot be reached"},

@@ -1,12 +1,14 @@
 package spec
 
 // Var is a per-pod record variable. Guards read variables; transitions write
-// them. A record that does not exist (Absent, Removed) has every variable at
-// zero.
+// them. A record that does not exist (Absent) has every variable at zero.
 type Var struct {
 	Name   string // Go field name; the TLA+ field is the same with a lower-case first letter
 	Domain *Domain
 	Doc    string
+	// Shell marks a variable of the engine's shell, not of the record: what
+	// the Core's effects set up (see ShellVars). Only properties read it.
+	Shell bool
 }
 
 // The record variables (reference 1.3). Derived facts (termination
@@ -40,6 +42,21 @@ var (
 // Vars lists every record variable in a fixed order (the order of the
 // generated struct fields and of trace records).
 var Vars = []*Var{Static, HasConfig, Started, Deleted, Evicted, RestartRequested, ObservedRuntime, Grace, Pending, InFlight, Waiters}
+
+// ShellVars are the per-pod facts that the Core's effects create and the
+// shell keeps (semantics 1.5): TLA+ models each as a function of the pod
+// (loop[p], ...) and the explorer tracks them by carrying out the effects.
+// The table's rows never read or write them; properties do.
+var ShellVars = []*Var{Loop, Timer, Channels}
+
+var (
+	Loop = &Var{Name: "Loop", Domain: BoolDomain, Shell: true,
+		Doc: "A worker loop for the pod was started (RunLoop) and has not ended (Next returned false)."}
+	Timer = &Var{Name: "Timer", Domain: BoolDomain, Shell: true,
+		Doc: "The pod's retry, resync or back-off timer is armed (ArmTimer, not yet fired or stopped)."}
+	Channels = &Var{Name: "Channels", Domain: ChannelsDomain, Shell: true,
+		Doc: "Kill completion channels handed to the engine and not yet closed."}
+)
 
 // Param is an event parameter: a fact about the input that guards read. World
 // parameters are not supplied by the caller; the machine computes them from

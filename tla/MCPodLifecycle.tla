@@ -5,10 +5,11 @@
 (* kills and deletions that request 1 second, pods whose spec asks for 2.  *)
 (* Grace values reachable: unset, 1, 2.                                    *)
 (***************************************************************************)
-EXTENDS PodLifecycle
+EXTENDS PodLifecycleProperties
 
 MCPods == {"p1", "p2"}
 MCStaticPods == {"p1", "p2"}
 MCGraceOverrides == {1}
 MCSpecGrace == 2
+MCKillChannels == 1
 =============================================================================

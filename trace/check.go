@@ -29,7 +29,7 @@ func (e *StepError) Error() string {
 // that is not a legal step, nil if every line is.
 //
 // Each pod starts Absent with every variable zero, and is Absent again after
-// a line that went to Removed (the engine deletes removed records). For each
+// a line that removed its record (went to Absent). For each
 // line Check requires:
 //
 //   - seq is the line's position (no line lost, duplicated or reordered);
@@ -189,9 +189,7 @@ func (c *checker) step(n int, l *Line) error {
 		c.pods[l.Pod] = &record{state: to, vars: got, fullName: fullName}
 	} else {
 		delete(c.pods, l.Pod)
-		if to == spec.Removed {
-			c.removed[l.Pod] = n
-		}
+		c.removed[l.Pod] = n
 	}
 	return nil
 }

@@ -27,9 +27,6 @@
 // waiters. Booleans are true/false, integers JSON numbers, enums (pending,
 // inFlight) their names ("Queued", "SyncPod").
 //
-// The engine deletes the record of a removed UID, so a line after one that
-// went to Removed says from "Absent".
-//
 // Read parses a trace; Check replays it against spec.Table (with the table's
 // own expressions, not the generated code) and names the first step the
 // table does not allow. tla/TracePodLifecycle.tla replays the same file in

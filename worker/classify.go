@@ -69,7 +69,7 @@ func validate(o *UpdatePodOptions) (types.UID, error) {
 
 var errRuntimeNonKill = invalid("a runtime-only pod (RunningPod without Pod) can only be killed")
 
-var updateEvents = [...]fsm.Event{SyncPodSync: fsm.Sync, SyncPodUpdate: fsm.Update, SyncPodCreate: fsm.Create, SyncPodKill: fsm.Kill}
+var updateEvents = [...]fsm.Event{SyncPodSync: fsm.Update, SyncPodUpdate: fsm.Update, SyncPodCreate: fsm.Create, SyncPodKill: fsm.Kill}
 
 // graceFacts returns the grace override (the smaller of the pod's deletion
 // grace period and the kill's override; NoGrace if neither) and the pod's

@@ -14,29 +14,14 @@ import (
 	"github.com/podlife/podlife/fsm"
 )
 
-// Driver carries out what the Core decides but must not do itself: run
-// code concurrently and wait. PodWorkers is the driver of a live engine; a
-// model checker can drive a Core directly.
-type Driver interface {
-	// Run asks for the pod's worker loop: call Core.Next and, for each Work
-	// it returns, the sync function and Core.Done, until Next returns false.
-	// The Core calls Run only when no loop runs for the pod.
-	Run(uid types.UID)
-	// After asks for Core.Timer(uid) after d, replacing any earlier request.
-	After(uid types.UID, d time.Duration)
-	// Cancel withdraws the pod's timer request.
-	Cancel(uid types.UID)
-	// Close closes a kill's completion channel: the pod terminated, or the
-	// kill cannot be kept. The Core asks exactly once per channel.
-	Close(ch chan<- struct{})
-}
-
 // Core is the engine's synchronous heart, in the manner of etcd's RawNode:
 // the lifecycle records (an fsm.Machine) plus what the engine keeps for each
 // record (the pending and last taken update, kill waiters, the context of
-// the sync in flight). It starts no goroutine and never blocks. Every change
-// of a lifecycle state or record variable goes through fsm.Machine.Fire;
-// the Core only carries out the effects of the rows that fired.
+// the sync in flight). It starts no goroutine, never blocks and calls
+// nothing outside itself: what must happen beyond its own state (start a
+// pod's loop, arm a timer, close a channel, cancel a sync) it records as
+// Effects, which its shell collects with TakeEffects. Every change of a
+// lifecycle state or record variable goes through fsm.Machine.Fire.
 //
 // A Core is not safe for concurrent use; PodWorkers serialises every call
 // with its mutex.
@@ -45,11 +30,12 @@ type Core struct {
 	// pods has an entry for every record that is neither Finished nor
 	// Removed: a finished record needs nothing but its lifecycle state.
 	pods map[types.UID]*podData
-	// loops counts, per UID, the worker loops running: Driver.Run was
-	// called and Next has not yet returned false. It outlives a record, so
-	// a loop of a removed incarnation is still counted.
-	loops   map[types.UID]int
-	driver  Driver
+	// loops counts, per UID, the worker loops running: a RunLoop effect
+	// was recorded and Next has not yet returned false. It outlives a
+	// record, so a loop of a removed incarnation is still counted.
+	loops map[types.UID]int
+	// effects are the effects recorded and not yet taken (TakeEffects).
+	effects []Effect
 	clock   clock.PassiveClock
 	cache   StatusCache
 	resync  time.Duration
@@ -72,8 +58,9 @@ type podData struct {
 	// terminating sync succeeds; statusFn is the latest status function.
 	waiters  []chan<- struct{}
 	statusFn func(*v1.PodStatus)
-	// ctx is the context of the sync calls; Cancel effects cancel it and a
-	// new one is made for the next call.
+	// ctx is the context of the sync calls; a row's Cancel effect hands
+	// its cancel function to the shell (CancelSync) and the next call gets
+	// a new one.
 	ctx    context.Context
 	cancel context.CancelFunc
 	// identity is the status handed to syncers without a StatusCache.
@@ -154,29 +141,39 @@ func (c *Core) apply(t fsm.Transition, incoming *UpdatePodOptions) {
 	}
 	e := t.Effects
 	if e.Has(fsm.Cancel) && pd.cancel != nil {
-		pd.cancel()
+		c.emit(Effect{Kind: CancelSync, UID: uid, Cancel: pd.cancel})
 		pd.ctx, pd.cancel = nil, nil
 	}
 	if e.Has(fsm.CloseWaiters) {
-		for _, ch := range pd.waiters {
-			c.driver.Close(ch)
-		}
-		pd.waiters, pd.statusFn = nil, nil
+		c.closeWaiters(uid, pd)
 	}
 	queued := t.Vars.Pending == fsm.PendingQueued
 	switch {
-	case e.Has(fsm.Exit) || t.To == fsm.Removed:
+	case e.Has(fsm.Exit) || t.To == fsm.Absent:
 		c.forget(uid, pd)
 		return
 	case e.Has(fsm.Resync) && !queued:
-		c.driver.After(uid, jitter(c.resync))
+		c.armTimer(uid, c.resync)
 	case e.Has(fsm.Backoff) && !queued:
-		c.driver.After(uid, jitter(c.backoff))
+		c.armTimer(uid, c.backoff)
 	}
 	if queued && t.Vars.InFlight == fsm.InFlightNone && c.loops[uid] == 0 {
 		c.loops[uid]++
-		c.driver.Run(uid)
+		c.emit(Effect{Kind: RunLoop, UID: uid})
 	}
+}
+
+// armTimer asks for Timer(uid) after d, jittered.
+func (c *Core) armTimer(uid types.UID, d time.Duration) {
+	c.emit(Effect{Kind: ArmTimer, UID: uid, Due: c.clock.Now().Add(jitter(d))})
+}
+
+// closeWaiters releases the kill waiters of a pod that terminated.
+func (c *Core) closeWaiters(uid types.UID, pd *podData) {
+	for _, ch := range pd.waiters {
+		c.emit(Effect{Kind: CloseChannel, UID: uid, Ch: ch})
+	}
+	pd.waiters, pd.statusFn = nil, nil
 }
 
 // takeIncoming keeps or releases what an update carries: the update itself
@@ -214,19 +211,23 @@ func (c *Core) takeIncoming(t fsm.Transition, pd *podData, o *UpdatePodOptions) 
 // removed; the lifecycle record (or its absence) says all that is left.
 func (c *Core) forget(uid types.UID, pd *podData) {
 	if pd.cancel != nil {
-		pd.cancel()
+		c.emit(Effect{Kind: CancelSync, UID: uid, Cancel: pd.cancel})
 	}
-	for _, ch := range pd.waiters { // rows that end a record close them; this is a backstop
-		c.driver.Close(ch)
-	}
+	c.closeWaiters(uid, pd) // rows that end a record close them; this is a backstop
 	delete(c.pods, uid)
-	c.driver.Cancel(uid)
+	c.emit(Effect{Kind: StopTimer, UID: uid})
 }
 
 // closeCompleted releases an update's completion channel at once.
 func (c *Core) closeCompleted(o *UpdatePodOptions) {
 	if o.KillPodOptions != nil && o.KillPodOptions.CompletedCh != nil {
-		c.driver.Close(o.KillPodOptions.CompletedCh)
+		uid := types.UID("")
+		if o.Pod != nil {
+			uid = o.Pod.UID
+		} else if o.RunningPod != nil {
+			uid = o.RunningPod.ID
+		}
+		c.emit(Effect{Kind: CloseChannel, UID: uid, Ch: o.KillPodOptions.CompletedCh})
 	}
 }
 
@@ -405,7 +406,7 @@ func (c *Core) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
 		p.GraceOverride, p.SpecGrace = graceFacts(c.pods[uid].lastPod(), nil)
 		return p
 	}, func(t fsm.Transition) {
-		if t.To == fsm.Removed && before.Vars.RestartRequested {
+		if t.To == fsm.Absent && before.Vars.RestartRequested {
 			c.metrics.restarted(before.Vars.Static)
 		}
 		c.apply(t, nil)
@@ -423,11 +424,13 @@ func (c *Core) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
 	return out
 }
 
-// cancelAll cancels the context of every sync in flight (PodWorkers.Stop).
-func (c *Core) cancelAll() {
-	for _, pd := range c.pods {
+// CancelAll asks, with a CancelSync effect, that every sync in flight
+// return (the engine stops).
+func (c *Core) CancelAll() {
+	for uid, pd := range c.pods {
 		if pd.cancel != nil {
-			pd.cancel()
+			c.emit(Effect{Kind: CancelSync, UID: uid, Cancel: pd.cancel})
+			pd.ctx, pd.cancel = nil, nil
 		}
 	}
 }

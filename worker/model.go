@@ -12,16 +12,17 @@ import (
 	"github.com/podlife/podlife/fsm"
 )
 
-// NewCore returns a Core driven by d instead of by PodWorkers' goroutines:
-// for model checkers and other drivers that decide themselves when worker
-// steps and timers happen. Options.Clock, StatusCache, ResyncInterval,
-// BackOffPeriod, Observer, Registerer and Logger apply as for New.
-func NewCore(d Driver, opts Options) *Core {
+// NewCore returns a Core without a shell: for model checkers and other
+// drivers that decide themselves when worker steps and timers happen, and
+// carry out its effects (TakeEffects). Options.Clock, StatusCache,
+// ResyncInterval, BackOffPeriod, Observer, Registerer and Logger apply as
+// for New.
+func NewCore(opts Options) *Core {
 	opts = opts.withDefaults()
 	m := newMetrics(opts.Registerer)
 	return &Core{
 		machine: fsm.New(observers(m, opts.Observer)), metrics: m,
-		pods: map[types.UID]*podData{}, loops: map[types.UID]int{}, driver: d, clock: opts.Clock, cache: opts.StatusCache,
+		pods: map[types.UID]*podData{}, loops: map[types.UID]int{}, clock: opts.Clock, cache: opts.StatusCache,
 		resync: opts.ResyncInterval, backoff: opts.BackOffPeriod, log: opts.Logger,
 	}
 }
@@ -43,13 +44,13 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Clone returns an independent copy of the core driven by d, for model
-// checkers that branch on every input. It shares the original's machine
-// observer, metrics and looplab FSM (see fsm.Machine.Clone): use a core and
-// its clones from one goroutine.
-func (c *Core) Clone(d Driver) *Core {
+// Clone returns an independent copy of the core, for model checkers that
+// branch on every input; effects not yet taken are copied too. It shares
+// the original's machine observer, metrics and looplab FSM (see
+// fsm.Machine.Clone): use a core and its clones from one goroutine.
+func (c *Core) Clone() *Core {
 	cp := *c
-	cp.driver = d
+	cp.effects = slices.Clone(c.effects)
 	cp.machine = c.machine.Clone()
 	cp.loops = maps.Clone(c.loops)
 	cp.pods = make(map[types.UID]*podData, len(c.pods))

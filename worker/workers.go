@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
-	"slices"
 	"sync"
 	"time"
 
@@ -22,9 +20,11 @@ var ErrStopped = errors.New("pod workers stopped")
 
 // PodWorkers is the engine node agents embed: one authority per pod UID
 // that knows whether its containers may start, must stop, or are gone. It
-// is the goroutine shell around a Core: a worker loop runs for a pod only
-// while it has work (an idle or finished pod has no goroutine), and one
-// goroutine runs every timer. All methods are safe for concurrent use.
+// is the goroutine shell around a Core: it feeds the Core its inputs under
+// one mutex and carries out the effects the Core returns. A pod's worker
+// loop runs on a goroutine of its own only while the pod has work (an idle
+// or finished pod has none), and one goroutine runs every timer. All
+// methods are safe for concurrent use.
 type PodWorkers struct {
 	mu     sync.Mutex
 	core   *Core
@@ -33,23 +33,17 @@ type PodWorkers struct {
 	log    *slog.Logger
 
 	// Guarded by mu:
-	//   - loops counts worker loops: queued in runq or being run; idle is
-	//     signalled whenever one ends.
-	//   - runq lists the pods whose loop no goroutine runs yet, in order.
-	//   - workers counts worker goroutines; parked of them wait on work for
-	//     runq, syncing of them are inside a sync call. A pod in runq gets a
-	//     new goroutine only when every worker is inside a sync call, so
-	//     fast syncers need few goroutines and slow ones never hold up
-	//     other pods; at most maxParked wait, so idle pods own none.
-	timers                   *timerQueue
-	loops                    int
-	idle                     *sync.Cond
-	runq                     []types.UID
-	work                     *sync.Cond
-	workers, parked, syncing int
-	stopped                  bool
-	// pool counts worker goroutines, for Stop.
-	pool sync.WaitGroup
+	//   - timers holds each pod's armed timer (ArmTimer, StopTimer).
+	//   - loops counts the worker loops running, on their own goroutine or
+	//     on a KillPod caller's; idle is broadcast whenever one ends.
+	//   - stopped is set by Stop; from then on no loop starts and running
+	//     ones end before their next sync call.
+	//   - taken holds the Core's effects while settle sorts them.
+	timers  *timerQueue
+	loops   int
+	idle    *sync.Cond
+	stopped bool
+	taken   []Effect
 
 	rearm  chan struct{} // the earliest timer changed; capacity 1
 	stopCh chan struct{} // closed by Stop
@@ -64,20 +58,22 @@ func New(syncer PodSyncer, opts Options) *PodWorkers {
 		rearm: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
 	}
 	w.idle = sync.NewCond(&w.mu)
-	w.work = sync.NewCond(&w.mu)
-	w.core = NewCore((*driver)(w), opts)
+	w.core = NewCore(opts)
 	go w.schedule()
 	return w
 }
 
 // UpdatePod delivers a configuration change or termination request for one
-// pod UID (reference 1.4). It never blocks on sync work; the latest update
+// pod UID (semantics 1.4). It never blocks on sync work; the latest update
 // wins, and kills are latched into the record at once. It returns an error
 // only for invalid input (wrapping ErrInvalidUpdate) or after Stop.
 func (w *PodWorkers) UpdatePod(opts UpdatePodOptions) error {
 	w.mu.Lock()
 	err := w.updatePod(opts)
+	var buf [4]Effect
+	later, _ := w.settle(buf[:0], "")
 	w.mu.Unlock()
+	finish(later)
 	return err
 }
 
@@ -98,28 +94,39 @@ func (w *PodWorkers) updatePod(opts UpdatePodOptions) error {
 // send a create for desired pods missing from the result.
 func (w *PodWorkers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.core.SyncKnownPods(desired)
+	out := w.core.SyncKnownPods(desired)
+	later, _ := w.settle(nil, "")
+	w.mu.Unlock()
+	finish(later)
+	return out
 }
 
 // KillPod asks for the pod's termination and blocks until no container of
 // it runs, or ctx ends. A nil gracePeriodOverride keeps the pod's own. When
-// ctx cannot end and the pod has no worker loop running, the caller's
-// goroutine runs the pod's sync calls itself until the pod terminated: it
-// would only wait for them anyway.
+// ctx cannot end and the kill starts the pod's worker loop, the caller's
+// goroutine runs the loop itself until the pod terminated: it would only
+// wait for it anyway.
 func (w *PodWorkers) KillPod(ctx context.Context, pod *v1.Pod, evict bool, gracePeriodOverride *int64, statusFn func(*v1.PodStatus)) error {
 	done := make(chan struct{})
 	opts := UpdatePodOptions{
 		UpdateType: SyncPodKill, Pod: pod,
 		KillPodOptions: &KillPodOptions{CompletedCh: done, Evict: evict, PodStatusFunc: statusFn, PodTerminationGracePeriodSecondsOverride: gracePeriodOverride},
 	}
+	var inline types.UID
+	if ctx.Done() == nil && pod != nil {
+		inline = pod.UID
+	}
 	w.mu.Lock()
 	err := w.updatePod(opts)
-	inline := err == nil && ctx.Done() == nil && w.takeQueued(pod.UID)
-	if inline {
-		w.runLoop(pod.UID, done)
-	}
+	var buf [4]Effect
+	later, runInline := w.settle(buf[:0], inline)
 	w.mu.Unlock()
+	finish(later)
+	if runInline {
+		w.mu.Lock()
+		w.runLoop(inline, done)
+		w.mu.Unlock()
+	}
 	if err != nil {
 		return err
 	}
@@ -131,16 +138,6 @@ func (w *PodWorkers) KillPod(ctx context.Context, pod *v1.Pod, evict bool, grace
 	}
 }
 
-// takeQueued removes uid from the run queue, so that the caller can run its
-// loop itself.
-func (w *PodWorkers) takeQueued(uid types.UID) bool {
-	if i := slices.Index(w.runq, uid); i >= 0 {
-		w.runq = slices.Delete(w.runq, i, i+1)
-		return true
-	}
-	return false
-}
-
 // Stop cancels every sync in flight, stops the timers and waits until no
 // goroutine of the engine runs. Syncers must return when their context is
 // cancelled.
@@ -148,18 +145,13 @@ func (w *PodWorkers) Stop() {
 	w.mu.Lock()
 	if !w.stopped {
 		w.stopped = true
-		w.core.cancelAll()
+		w.core.CancelAll()
 		close(w.stopCh)
-		w.work.Broadcast()
 	}
+	later, _ := w.settle(nil, "")
 	w.mu.Unlock()
+	finish(later)
 	<-w.done
-	w.waitIdle()
-	w.pool.Wait()
-}
-
-// waitIdle blocks until no worker loop runs.
-func (w *PodWorkers) waitIdle() {
 	w.mu.Lock()
 	for w.loops > 0 {
 		w.idle.Wait()
@@ -167,35 +159,103 @@ func (w *PodWorkers) waitIdle() {
 	w.mu.Unlock()
 }
 
-// runLoop is a pod's worker loop, run with mu held: it makes the pod's sync
-// calls one at a time, without the lock, until the pod has nothing to run.
-// With a non-nil until (KillPod runs the loop on its caller's goroutine) it
-// returns early once until is closed, and queues the rest of the loop for
-// a worker goroutine.
+// settle takes the Core's effects (mu held). Loops start and timers change
+// at once; the effects that run others' code (closing a channel wakes its
+// waiters, cancelling a context runs its callbacks) are appended to later,
+// to be carried out by finish once mu is released. A RunLoop for inline is
+// not started: settle reports it, and its caller runs the loop.
+func (w *PodWorkers) settle(later []Effect, inline types.UID) (_ []Effect, runInline bool) {
+	w.taken = w.core.TakeEffects(w.taken[:0])
+	for _, e := range w.taken {
+		switch e.Kind {
+		case RunLoop:
+			if w.stopped {
+				continue
+			}
+			w.loops++
+			if inline != "" && e.UID == inline {
+				runInline = true
+				continue
+			}
+			go w.loop(e.UID)
+		case ArmTimer:
+			if w.timers.set(e.UID, e.Due) {
+				select {
+				case w.rearm <- struct{}{}:
+				default:
+				}
+			}
+		case StopTimer:
+			w.timers.remove(e.UID)
+		default:
+			later = append(later, e)
+		}
+	}
+	clear(w.taken)
+	return later, runInline
+}
+
+// finish carries out the effects settle left for after the unlock.
+func finish(later []Effect) {
+	for _, e := range later {
+		switch e.Kind {
+		case CloseChannel:
+			close(e.Ch)
+		case CancelSync:
+			e.Cancel()
+		}
+	}
+}
+
+// loop is a pod's worker loop on a goroutine of its own.
+func (w *PodWorkers) loop(uid types.UID) {
+	w.mu.Lock()
+	w.runLoop(uid, nil)
+	w.mu.Unlock()
+}
+
+// runLoop makes the pod's sync calls one at a time, without the lock, until
+// the pod has nothing to run or the engine stops; mu is held on entry and
+// on return. With a non-nil until (KillPod runs the loop on its caller's
+// goroutine) it hands the rest of the loop to a goroutine once until is
+// closed.
 func (w *PodWorkers) runLoop(uid types.UID, until <-chan struct{}) {
+	defer func() {
+		w.loops--
+		w.idle.Broadcast() // Stop and tests wait for no loop to run
+	}()
+	var buf [4]Effect
 	for !w.stopped {
 		if until != nil && isClosed(until) {
-			w.enqueue(uid) // the loop goes on elsewhere
+			w.loops++
+			go w.loop(uid) // the loop goes on elsewhere
 			return
 		}
 		work, ok := w.core.Next(uid)
+		later, _ := w.settle(buf[:0], "")
 		if !ok {
-			break
-		}
-		if until == nil { // a worker: queued pods must not wait for this call
-			w.syncing++
-			w.serve()
+			w.unlocked(later)
+			return
 		}
 		w.mu.Unlock()
+		finish(later)
 		isTerminal, err := w.call(work)
 		w.mu.Lock()
-		if until == nil {
-			w.syncing--
-		}
 		w.core.Done(work, isTerminal, err)
+		later, _ = w.settle(buf[:0], "")
+		w.unlocked(later)
 	}
-	w.loops--
-	w.idle.Broadcast() // waiters check their own condition (waitIdle: no loop left)
+}
+
+// unlocked carries out later's effects without mu (mu held on entry and on
+// return); with none it keeps the lock.
+func (w *PodWorkers) unlocked(later []Effect) {
+	if len(later) == 0 {
+		return
+	}
+	w.mu.Unlock()
+	finish(later)
+	w.mu.Lock()
 }
 
 func isClosed(ch <-chan struct{}) bool {
@@ -205,53 +265,6 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-// maxParked bounds the worker goroutines that wait for work.
-var maxParked = runtime.GOMAXPROCS(0)
-
-// enqueue queues a pod's loop for a worker goroutine (mu held).
-func (w *PodWorkers) enqueue(uid types.UID) {
-	w.runq = append(w.runq, uid)
-	w.serve()
-}
-
-// serve makes sure a goroutine will take the queued loops (mu held): a
-// parked worker is woken; a new one starts only if every worker is inside
-// a sync call (the others take the queue when their pod is idle).
-func (w *PodWorkers) serve() {
-	switch {
-	case len(w.runq) == 0:
-	case w.parked > 0:
-		w.work.Signal()
-	case w.syncing == w.workers:
-		w.workers++
-		w.pool.Add(1)
-		go w.worker()
-	}
-}
-
-// worker runs queued pod loops until the engine stops, or until enough
-// other workers wait for work.
-func (w *PodWorkers) worker() {
-	defer w.pool.Done()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for !w.stopped {
-		if len(w.runq) > 0 {
-			uid := w.runq[0]
-			w.runq = w.runq[1:]
-			w.runLoop(uid, nil)
-			continue
-		}
-		if w.parked >= maxParked {
-			break
-		}
-		w.parked++
-		w.work.Wait()
-		w.parked--
-	}
-	w.workers--
 }
 
 // call makes one sync call; a panic in the syncer is a failed sync.
@@ -312,39 +325,15 @@ func (w *PodWorkers) schedule() {
 // fireDue runs Core.Timer for every pod whose time has come.
 func (w *PodWorkers) fireDue() {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	now := w.clock.Now()
 	for {
 		uid, ok := w.timers.popDue(now)
 		if !ok {
-			return
+			break
 		}
 		w.core.Timer(uid)
 	}
+	later, _ := w.settle(nil, "")
+	w.mu.Unlock()
+	finish(later)
 }
-
-// driver is PodWorkers as the Core's Driver; its methods run with mu held.
-type driver PodWorkers
-
-func (d *driver) Run(uid types.UID) {
-	w := (*PodWorkers)(d)
-	if w.stopped {
-		return
-	}
-	w.loops++
-	w.enqueue(uid)
-}
-
-func (d *driver) After(uid types.UID, delay time.Duration) {
-	w := (*PodWorkers)(d)
-	if w.timers.set(uid, w.clock.Now().Add(delay)) {
-		select {
-		case w.rearm <- struct{}{}:
-		default:
-		}
-	}
-}
-
-func (d *driver) Cancel(uid types.UID) { d.timers.remove(uid) }
-
-func (d *driver) Close(ch chan<- struct{}) { close(ch) }

@@ -19,7 +19,7 @@ import (
 func checkCommand() *cobra.Command {
 	var (
 		config, dump, replay, fromTLC, counterexample string
-		pods, static                                  int
+		pods, static, killChannels                    int
 		graces                                        string
 		specGrace                                     int64
 		strict, noLiveness                            bool
@@ -38,7 +38,7 @@ By default it checks every shipped configuration. --pods, --static, --grace-over
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			cfgs, err := selectConfigs(cmd, config, pods, static, graces, specGrace)
+			cfgs, err := selectConfigs(cmd, config, pods, static, killChannels, graces, specGrace)
 			if err != nil {
 				return err
 			}
@@ -93,6 +93,7 @@ By default it checks every shipped configuration. --pods, --static, --grace-over
 	f.IntVar(&static, "static", 0, "with --pods: how many of them (the first ones) are static")
 	f.StringVar(&graces, "grace-overrides", "1", "with --pods: comma-separated grace periods kills and deletions request")
 	f.Int64Var(&specGrace, "spec-grace", 2, "with --pods: every pod's terminationGracePeriodSeconds")
+	f.IntVar(&killChannels, "kill-channels", 1, "with --pods: send a kill only while fewer of the pod's completion channels are open")
 	f.StringVar(&dump, "dump", "", "write the reachable states to this file in TLC's -dump form (compare with tools/dumpdiff)")
 	f.StringVar(&replay, "replay", "", "replay a counterexample file (JSON inputs) instead of exploring")
 	f.StringVar(&fromTLC, "from-tlc", "", "turn a TLC error trace (text) into a counterexample file and replay it")
@@ -102,9 +103,9 @@ By default it checks every shipped configuration. --pods, --static, --grace-over
 	return cmd
 }
 
-func selectConfigs(cmd *cobra.Command, name string, pods, static int, graces string, specGrace int64) ([]explore.Config, error) {
+func selectConfigs(cmd *cobra.Command, name string, pods, static, killChannels int, graces string, specGrace int64) ([]explore.Config, error) {
 	if cmd.Flags().Changed("pods") {
-		cfg := explore.Config{Name: fmt.Sprintf("pods%d-static%d", pods, static), SpecGrace: specGrace}
+		cfg := explore.Config{Name: fmt.Sprintf("pods%d-static%d", pods, static), SpecGrace: specGrace, KillChannels: killChannels}
 		for i := 1; i <= pods; i++ {
 			uid := types.UID("p" + strconv.Itoa(i))
 			cfg.Pods = append(cfg.Pods, uid)
