@@ -72,10 +72,10 @@ PodGrace(p) == IF rec[p].hasConfig THEN SpecGrace ELSE 0
 DeletionGraces(d) == IF d THEN {NoGrace} \cup GraceOverrides ELSE {NoGrace}
 
 UpdateParams(p) ==
-    { [EmptyParams EXCEPT !.static = (p \in StaticPods), !.deleting = d,
-                          !.terminalPhase = tp, !.runtimeTerminal = rt,
-                          !.graceOverride = g, !.specGrace = SpecGrace] :
-        d \in BOOLEAN, tp \in BOOLEAN, rt \in BOOLEAN, g \in DeletionGraces(d) }
+    UNION { { [EmptyParams EXCEPT !.static = (p \in StaticPods), !.deleting = d,
+                                  !.terminalPhase = tp, !.runtimeTerminal = rt,
+                                  !.graceOverride = g, !.specGrace = SpecGrace] :
+                tp \in BOOLEAN, rt \in BOOLEAN, g \in DeletionGraces(d) } : d \in BOOLEAN }
 
 KillParams(p) ==
     { [EmptyParams EXCEPT !.static = (p \in StaticPods), !.evict = ev,
