@@ -40,12 +40,14 @@ var stateHeader = regexp.MustCompile(`^State \d+:`)
 // ReadStates reads the states of a TLC state dump (-dump FILE) or of a TLC
 // error trace: blocks that start with a "State N:" line and list
 // "/\ var = value" conjuncts (a value may span lines). Other lines are
-// ignored.
+// ignored, and so is a block without conjuncts (the "State N: Stuttering"
+// of a liveness counterexample).
 func ReadStates(r io.Reader) ([]State, error) {
 	var states []State
 	var cur []string
 	flush := func() error {
-		if cur == nil {
+		if len(cur) == 0 {
+			cur = nil
 			return nil
 		}
 		s, err := parseConjuncts(strings.Join(cur, "\n"))

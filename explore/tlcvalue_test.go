@@ -110,6 +110,14 @@ State 3:
 	}
 }
 
+func TestReadStatesSkipsStuttering(t *testing.T) {
+	text := "Error: Temporal properties were violated.\nState 1: <Initial predicate>\n/\\ x = 1\n\nState 2: Stuttering\n\nBack to state 1: <Next>\n"
+	states, err := ReadStates(strings.NewReader(text))
+	if err != nil || len(states) != 1 || states[0]["x"].Int != 1 {
+		t.Fatalf("ReadStates = %v, %v; want the one state x = 1", states, err)
+	}
+}
+
 func TestValueEqual(t *testing.T) {
 	str := func(s string) Value { return Value{Kind: StringValue, Str: s} }
 	num := func(n int64) Value { return Value{Kind: IntValue, Int: n} }
