@@ -68,8 +68,8 @@ func TestFromTLCRoundTrip(t *testing.T) {
 	}
 	// A TLC step the engine cannot take: p1 jumps from Waiting to Finished.
 	bad := strings.Replace(text, "State 3:", "State 3:", 1)
-	bad = strings.Replace(bad, `"p1" :> [deleted |-> FALSE, evicted |-> FALSE, grace |-> 0, hasConfig |-> TRUE, inFlight |-> "None", observedRuntime |-> FALSE, pending |-> "Queued", restartRequested |-> FALSE, started |-> FALSE, state |-> "Waiting"`,
-		`"p1" :> [deleted |-> FALSE, evicted |-> FALSE, grace |-> 0, hasConfig |-> TRUE, inFlight |-> "None", observedRuntime |-> FALSE, pending |-> "Queued", restartRequested |-> FALSE, started |-> FALSE, state |-> "Finished"`, 1)
+	bad = strings.Replace(bad, `p1 |-> [deleted |-> FALSE, evicted |-> FALSE, grace |-> 0, hasConfig |-> TRUE, inFlight |-> "None", observedRuntime |-> FALSE, pending |-> "Queued", restartRequested |-> FALSE, started |-> FALSE, state |-> "Waiting"`,
+		`p1 |-> [deleted |-> FALSE, evicted |-> FALSE, grace |-> 0, hasConfig |-> TRUE, inFlight |-> "None", observedRuntime |-> FALSE, pending |-> "Queued", restartRequested |-> FALSE, started |-> FALSE, state |-> "Finished"`, 1)
 	badStates, err := ReadStates(strings.NewReader(bad))
 	if err != nil {
 		t.Fatal(err)

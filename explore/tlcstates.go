@@ -12,21 +12,27 @@ import (
 // State is an assignment of TLC values to the spec's variables.
 type State map[string]Value
 
-// Canonical prints the state with its variables sorted, one line.
+// Canonical prints the state with its variables sorted, one line, each
+// value in its canonical form (see Value.Canonical).
 func (s State) Canonical() string {
+	return strings.Join(s.conjuncts(), " /\\ ")
+}
+
+// Equal reports whether s and t give the same variables the same values.
+func (s State) Equal(t State) bool { return s.Canonical() == t.Canonical() }
+
+// conjuncts returns "var = value" for each variable, sorted by name.
+func (s State) conjuncts() []string {
 	names := make([]string, 0, len(s))
 	for n := range s {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	var b strings.Builder
+	out := make([]string, len(names))
 	for i, n := range names {
-		if i > 0 {
-			b.WriteString(" /\\ ")
-		}
-		b.WriteString(n + " = " + s[n].Canonical())
+		out[i] = n + " = " + s[n].Canonical()
 	}
-	return b.String()
+	return out
 }
 
 var stateHeader = regexp.MustCompile(`^State \d+:`)
@@ -34,12 +40,14 @@ var stateHeader = regexp.MustCompile(`^State \d+:`)
 // ReadStates reads the states of a TLC state dump (-dump FILE) or of a TLC
 // error trace: blocks that start with a "State N:" line and list
 // "/\ var = value" conjuncts (a value may span lines). Other lines are
-// ignored.
+// ignored, and so is a block without conjuncts (the "State N: Stuttering"
+// of a liveness counterexample).
 func ReadStates(r io.Reader) ([]State, error) {
 	var states []State
 	var cur []string
 	flush := func() error {
-		if cur == nil {
+		if len(cur) == 0 {
+			cur = nil
 			return nil
 		}
 		s, err := parseConjuncts(strings.Join(cur, "\n"))
@@ -102,17 +110,30 @@ func parseConjuncts(text string) (State, error) {
 	return s, nil
 }
 
-// WriteDump writes states in TLC's dump form, canonically ordered, so that
-// ReadStates reads it back and two dumps of the same set are equal text.
+// WriteDump writes states as TLC's -dump does: "State N:", then one
+// "/\ var = value" line per variable, then an empty line. Values are in
+// the form TLC prints them (records for functions over strings, see
+// Value.Canonical), on one line each; variables are sorted by name and
+// states by their canonical form, so that two dumps of the same set are
+// equal text and ReadStates reads them back.
 func WriteDump(w io.Writer, states []State) error {
-	lines := make([]string, len(states))
-	for i, s := range states {
-		lines[i] = s.Canonical()
+	type dumped struct {
+		key       string
+		conjuncts []string
 	}
-	sort.Strings(lines)
+	ds := make([]dumped, len(states))
+	for i, s := range states {
+		c := s.conjuncts()
+		ds[i] = dumped{strings.Join(c, " /\\ "), c}
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i].key < ds[j].key })
 	bw := bufio.NewWriter(w)
-	for i, l := range lines {
-		fmt.Fprintf(bw, "State %d:\n/\\ %s\n\n", i+1, l)
+	for i, d := range ds {
+		fmt.Fprintf(bw, "State %d:\n", i+1)
+		for _, c := range d.conjuncts {
+			fmt.Fprintf(bw, "/\\ %s\n", c)
+		}
+		bw.WriteString("\n")
 	}
 	return bw.Flush()
 }

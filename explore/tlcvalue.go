@@ -9,13 +9,22 @@ import (
 )
 
 // Value is a TLA+ value as TLC prints it: a Boolean, an integer, a string, a
-// sequence (or tuple), a record, or a function (k1 :> v1 @@ k2 :> v2).
+// sequence (or tuple) <<a, b>>, a set {a, b}, a record [f |-> v], or a
+// function (k1 :> v1 @@ k2 :> v2).
+//
+// A record and a function are the same kind of value in TLA+: a record is a
+// function whose domain is a set of strings, and a function whose domain is
+// 1..n is a sequence. TLC prints every function whose domain is a set of
+// strings as a record ([p1 |-> ..., p2 |-> ...] for [p \in {"p1", "p2"} |->
+// ...]) and one whose domain is 1..n as a sequence. Canonical, Equal and
+// everything built on them (State.Canonical, DiffStates, WriteDump) follow
+// TLA+'s equality, not the Kind a value was built or parsed with.
 type Value struct {
 	Kind   ValueKind
 	Bool   bool
 	Int    int64
 	Str    string
-	Elems  []Value // Seq
+	Elems  []Value // Seq and Set
 	Fields []Field // Record (name -> value) and Func (key -> value)
 }
 
@@ -29,6 +38,7 @@ const (
 	SeqValue
 	RecordValue
 	FuncValue
+	SetValue
 )
 
 // Field is a record field or a function entry.
@@ -37,14 +47,20 @@ type Field struct {
 	Value Value
 }
 
-// Canonical prints v so that equal values print equally: record fields and
-// function entries sorted by key; a function with string keys 1..n or a
-// record are never confused with sequences.
+// Canonical prints v in the form TLC prints it, so that equal TLA+ values
+// print equally: record fields, function entries and set elements sorted
+// (sets without duplicates); a function (or record) with string keys that
+// are identifiers as a record; a function with the keys 1..n, and any empty
+// function, as a sequence; other functions as (k :> v @@ ...).
 func (v Value) Canonical() string {
 	var b strings.Builder
 	v.write(&b)
 	return b.String()
 }
+
+// Equal reports whether v and w are the same TLA+ value (for example a
+// record and a function with the same string keys and values).
+func (v Value) Equal(w Value) bool { return v.Canonical() == w.Canonical() }
 
 func (v Value) write(b *strings.Builder) {
 	switch v.Kind {
@@ -59,40 +75,100 @@ func (v Value) write(b *strings.Builder) {
 	case StringValue:
 		b.WriteString(strconv.Quote(v.Str))
 	case SeqValue:
-		b.WriteString("<<")
+		writeSeq(b, v.Elems)
+	case SetValue:
+		elems := make([]string, len(v.Elems))
 		for i, e := range v.Elems {
+			elems[i] = e.Canonical()
+		}
+		slices.Sort(elems)
+		b.WriteString("{" + strings.Join(slices.Compact(elems), ", ") + "}")
+	case RecordValue, FuncValue:
+		v.writeFunction(b)
+	}
+}
+
+func writeSeq(b *strings.Builder, elems []Value) {
+	b.WriteString("<<")
+	for i, e := range elems {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		e.write(b)
+	}
+	b.WriteString(">>")
+}
+
+// writeFunction prints a record or a function by its keys (see Canonical).
+func (v Value) writeFunction(b *strings.Builder) {
+	type entry struct {
+		key   string // canonical
+		field Field
+	}
+	entries := make([]entry, len(v.Fields))
+	record := true
+	for i, f := range v.Fields {
+		entries[i] = entry{f.Key.Canonical(), f}
+		record = record && f.Key.Kind == StringValue && isIdentifier(f.Key.Str)
+	}
+	slices.SortFunc(entries, func(x, y entry) int { return strings.Compare(x.key, y.key) })
+	entries = slices.CompactFunc(entries, func(x, y entry) bool { return x.key == y.key })
+	if seq := sequence(v.Fields); seq != nil {
+		writeSeq(b, seq)
+		return
+	}
+	if record {
+		b.WriteString("[")
+		for i, e := range entries {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			e.write(b)
+			b.WriteString(e.field.Key.Str + " |-> ")
+			e.field.Value.write(b)
 		}
-		b.WriteString(">>")
-	case RecordValue, FuncValue:
-		fields := slices.Clone(v.Fields)
-		slices.SortFunc(fields, func(x, y Field) int { return strings.Compare(x.Key.Canonical(), y.Key.Canonical()) })
-		if v.Kind == RecordValue {
-			b.WriteString("[")
-			for i, f := range fields {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString(f.Key.Str + " |-> ")
-				f.Value.write(b)
-			}
-			b.WriteString("]")
-			return
-		}
-		b.WriteString("(")
-		for i, f := range fields {
-			if i > 0 {
-				b.WriteString(" @@ ")
-			}
-			f.Key.write(b)
-			b.WriteString(" :> ")
-			f.Value.write(b)
-		}
-		b.WriteString(")")
+		b.WriteString("]")
+		return
 	}
+	b.WriteString("(")
+	for i, e := range entries {
+		if i > 0 {
+			b.WriteString(" @@ ")
+		}
+		b.WriteString(e.key + " :> ")
+		e.field.Value.write(b)
+	}
+	b.WriteString(")")
+}
+
+// sequence returns the elements of a function whose keys are the integers
+// 1..n (n >= 0), in order; nil otherwise. An empty function is <<>>.
+func sequence(fields []Field) []Value {
+	elems := make([]Value, len(fields))
+	seen := make([]bool, len(fields))
+	for _, f := range fields {
+		if f.Key.Kind != IntValue || f.Key.Int < 1 || f.Key.Int > int64(len(fields)) || seen[f.Key.Int-1] {
+			return nil
+		}
+		seen[f.Key.Int-1] = true
+		elems[f.Key.Int-1] = f.Value
+	}
+	return elems
+}
+
+// isIdentifier reports whether s may be a record field name in TLC's
+// output: letters, digits and _, not only digits.
+func isIdentifier(s string) bool {
+	letter := false
+	for _, r := range s {
+		switch {
+		case r == '_' || r < unicode.MaxASCII && unicode.IsLetter(r):
+			letter = true
+		case r >= '0' && r <= '9':
+		default:
+			return false
+		}
+	}
+	return letter
 }
 
 // ParseValue parses one TLC value.
@@ -164,6 +240,24 @@ func (p *valueParser) value() (Value, error) {
 			}
 			if !p.eat(",") {
 				return Value{}, p.errorf("want , or >> in a sequence, have %q", p.rest())
+			}
+		}
+	case p.eat("{"):
+		v := Value{Kind: SetValue}
+		if p.eat("}") {
+			return v, nil
+		}
+		for {
+			e, err := p.value()
+			if err != nil {
+				return Value{}, err
+			}
+			v.Elems = append(v.Elems, e)
+			if p.eat("}") {
+				return v, nil
+			}
+			if !p.eat(",") {
+				return Value{}, p.errorf("want , or } in a set, have %q", p.rest())
 			}
 		}
 	case p.eat("["):

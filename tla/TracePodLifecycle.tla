@@ -7,17 +7,26 @@
 (* Every step of this spec consumes lines of the trace and is a step of    *)
 (* the model: a line of a single pod is matched by Fire (the table's row   *)
 (* for the pod's state and the line's event must be enabled), the lines   *)
-(* of one SyncKnownPods call by one SyncKnownPods step. After the step the *)
-(* records must equal what the lines say. A line that cannot be matched   *)
-(* leaves no step enabled, so TLC stops with a deadlock there: that        *)
-(* deadlock is the failure signal (the cfg keeps CHECK_DEADLOCK TRUE). A   *)
-(* trace matched to its end only stutters (TraceDone), which TLC does not  *)
-(* report as a deadlock. There is one behaviour: every step is determined  *)
-(* by its lines.                                                           *)
+(* of one SyncKnownPods call by one SyncKnownPods step. Every field of a  *)
+(* line is checked: seq is the line's number; pod, event, params pick the *)
+(* step; row is the name of the row that fires (RowName); from and to the *)
+(* pod's state before and after; vars its record after; fullName is set   *)
+(* exactly for static records; batch is 0 but for SyncKnownPods, whose    *)
+(* batch numbers increase; the world facts slotFree and firstInLine are   *)
+(* the ones the model computes. A params field that the fired row does    *)
+(* not read cannot be checked (the model does not bound them). A line    *)
+(* that cannot be matched leaves no step enabled, so TLC stops with a     *)
+(* deadlock there: that deadlock is the failure signal (the cfg keeps     *)
+(* CHECK_DEADLOCK TRUE). A trace matched to its end only stutters         *)
+(* (TraceDone), which TLC does not report as a deadlock. There is one      *)
+(* behaviour: every step is determined by its lines. A trace that is not  *)
+(* well-formed (empty, a field missing or extra, static pods of two full   *)
+(* names) fails an ASSUME before any state is computed.                    *)
 (*                                                                         *)
 (* Limits: the model has one full name, so all static pods of a trace must *)
 (* share one (ASSUME below). "synced" is not in the trace; it follows the  *)
 (* SyncKnownPods steps (a call that reconciled no record writes no line).  *)
+(* A trace that lost its last lines is a prefix of a behaviour and passes. *)
 (***************************************************************************)
 EXTENDS PodLifecycle, Json, Sequences, Integers, TLC
 
@@ -35,6 +44,21 @@ TraceStaticPods == {Trace[i].pod : i \in {j \in TraceLines : Trace[j].fullName #
 TraceGraceOverrides == {}  \* grace values come from the lines' params
 TraceSpecGrace == 2        \* unused: the lines carry each pod's specGrace
 
+\* An empty trace checks nothing: refuse it.
+ASSUME Len(Trace) > 0
+
+\* Every line has exactly the fields trace.Writer writes, and its params and
+\* vars exactly the fields of the model's EmptyParams and EmptyRecord (but
+\* state): a field the model does not check, or lacks, is an error.
+LineFields == {"seq", "pod", "fullName", "event", "row", "from", "to", "batch", "params", "vars"}
+ASSUME \A i \in TraceLines :
+    /\ DOMAIN Trace[i] = LineFields
+    /\ DOMAIN Trace[i].params = DOMAIN EmptyParams
+    /\ DOMAIN Trace[i].vars = DOMAIN EmptyRecord \ {"state"}
+    /\ Trace[i].event \in Events
+    /\ Trace[i].from \in States
+    /\ Trace[i].to \in States
+
 \* The model has one full name: every static pod of the trace must share it.
 ASSUME Cardinality({Trace[i].fullName : i \in {j \in TraceLines : Trace[j].fullName # ""}}) <= 1
 
@@ -50,35 +74,36 @@ traceVars == <<vars, l>>
 (***************************************************************************)
 ModelState(p, s) == IF s = "Absent" /\ rec[p].state = "Removed" THEN "Removed" ELSE s
 
-\* The parameters of a line, field by field (the world facts are replaced
-\* by the model's own in Fire and in the SyncKnownPods step, via WithWorld).
-LineParams(ln) ==
-    [static          |-> ln.params.static,
-     deleting        |-> ln.params.deleting,
-     terminalPhase   |-> ln.params.terminalPhase,
-     runtimeTerminal |-> ln.params.runtimeTerminal,
-     graceOverride   |-> ln.params.graceOverride,
-     specGrace       |-> ln.params.specGrace,
-     notify          |-> ln.params.notify,
-     evict           |-> ln.params.evict,
-     orphan          |-> ln.params.orphan,
-     slotFree        |-> ln.params.slotFree,
-     firstInLine     |-> ln.params.firstInLine]
+(***************************************************************************)
+(* The engine fires the rows of Absent for a removed pod (it reports such  *)
+(* a UID as Absent); the model fires the rows of Removed, which are the    *)
+(* same rows under the name Removed<event><rest> for Absent<event><rest>.  *)
+(* The row a line names, under the model's name:                          *)
+(***************************************************************************)
+ModelRow(p, ln) ==
+    IF /\ ln.from = "Absent" /\ ModelState(p, ln.from) = "Removed"
+       /\ Len(ln.row) > 6 /\ SubSeq(ln.row, 1, 6) = "Absent"
+    THEN "Removed" \o SubSeq(ln.row, 7, Len(ln.row))
+    ELSE ln.row
 
-\* The record a line says the pod has after the step, in state s.
-LineRecord(ln, s) ==
-    [state            |-> s,
-     static           |-> ln.vars.static,
-     hasConfig        |-> ln.vars.hasConfig,
-     started          |-> ln.vars.started,
-     deleted          |-> ln.vars.deleted,
-     evicted          |-> ln.vars.evicted,
-     restartRequested |-> ln.vars.restartRequested,
-     observedRuntime  |-> ln.vars.observedRuntime,
-     grace            |-> ln.vars.grace,
-     pending          |-> ln.vars.pending,
-     inFlight         |-> ln.vars.inFlight,
-     waiters          |-> ln.vars.waiters]
+\* The parameters of a line, every field of the model's EmptyParams (the
+\* world facts are replaced by the model's own in Fire and in the
+\* SyncKnownPods step, via WithWorld, and checked separately).
+LineParams(ln) == [f \in DOMAIN EmptyParams |-> ln.params[f]]
+
+\* The record a line says the pod has after the step, in state s: every
+\* field of the model's EmptyRecord.
+LineRecord(ln, s) == [f \in DOMAIN EmptyRecord |-> IF f = "state" THEN s ELSE ln.vars[f]]
+
+\* The line of pod p names a full name exactly when p has a static record:
+\* the record the line creates or changes, or the one it removes.
+FullNameOK(p, ln) ==
+    (ln.fullName # "") = IF rec'[p].state \in HasRecordStates THEN rec'[p].static
+                         ELSE Known(p) /\ rec[p].static
+
+\* The world facts of states that are not the current one: the model's
+\* SlotFree and FirstInLine with other records and another waiting order.
+World(r, w) == INSTANCE PodLifecycle WITH rec <- r, waiting <- w
 
 (***************************************************************************)
 (* A line of one pod (any event but SyncKnownPods): the pod is in the      *)
@@ -92,12 +117,18 @@ MatchLine ==
     /\ l <= Len(Trace)
     /\ LET ln == Trace[l]
            p  == ln.pod
+           e  == WithWorld(p, LineParams(ln))
        IN /\ ln.event # "SyncKnownPods"
+          /\ ln.seq = l
+          /\ ln.batch = 0
           /\ rec[p].state = ModelState(p, ln.from)
           /\ ln.params.slotFree = SlotFree(p)
           /\ ln.params.firstInLine = FirstInLine(p)
           /\ Fire(p, ln.event, LineParams(ln))
+          \* Fire checked that a row is enabled: RowName is defined.
+          /\ RowName(ln.event, rec[p], e) = ModelRow(p, ln)
           /\ rec'[p] = LineRecord(ln, ModelState(p, ln.to))
+          /\ FullNameOK(p, ln)
           /\ l' = l + 1
 
 (***************************************************************************)
@@ -122,20 +153,38 @@ MatchBatch ==
            idx       == l..last
            inBatch   == {Trace[m].pod : m \in idx}
            LineOf(q) == Trace[CHOOSE m \in idx : Trace[m].pod = q]
+           Params(q) == WithWorld(q, LineParams(LineOf(q)))
+           \* The engine fires the lines of a call one by one: a line's world
+           \* facts follow the records of the call's earlier lines.
+           Before(m) == [q \in Pods |->
+                            IF \E k \in l..(m - 1) : Trace[k].pod = q
+                            THEN LineRecord(LineOf(q), ModelState(q, LineOf(q).to))
+                            ELSE rec[q]]
+           WaitingBefore(m) == SelectSeq(waiting, LAMBDA q : Before(m)[q].state = "Waiting")
        IN \* batch numbers increase: no call is split by other lines
           /\ \A m \in 1..(l - 1) : Trace[m].batch < Trace[l].batch
+          /\ \A m \in idx : Trace[m].seq = m
           \* one line per pod, and one for every pod that has a record
           /\ Cardinality(inBatch) = Cardinality(idx)
           /\ \A q \in Pods : Known(q) => q \in inBatch
           /\ \A q \in inBatch : rec[q].state = ModelState(q, LineOf(q).from)
+          /\ \A m \in idx :
+                /\ Trace[m].params.slotFree = World(Before(m), WaitingBefore(m))!SlotFree(Trace[m].pod)
+                /\ Trace[m].params.firstInLine = World(Before(m), WaitingBefore(m))!FirstInLine(Trace[m].pod)
+          \* each line's row is enabled and is the one the line names
+          /\ \A q \in inBatch :
+                /\ Enabled("SyncKnownPods", rec[q], Params(q))
+                /\ RowName("SyncKnownPods", rec[q], Params(q)) = ModelRow(q, LineOf(q))
           \* pods without a line have no record: their row changes nothing
           /\ rec' = [q \in Pods |->
                         IF q \in inBatch
-                        THEN Apply("SyncKnownPods", rec[q], WithWorld(q, LineParams(LineOf(q))))
+                        THEN Apply("SyncKnownPods", rec[q], Params(q))
                         ELSE rec[q]]
           /\ waiting' = SelectSeq(waiting, LAMBDA q : rec'[q].state = "Waiting")
           /\ synced' = TRUE
-          /\ \A q \in inBatch : rec'[q] = LineRecord(LineOf(q), ModelState(q, LineOf(q).to))
+          /\ \A q \in inBatch :
+                /\ rec'[q] = LineRecord(LineOf(q), ModelState(q, LineOf(q).to))
+                /\ FullNameOK(q, LineOf(q))
           /\ l' = last + 1
 
 \* Every line matched: stutter, so that TLC reports no deadlock.

@@ -29,6 +29,14 @@ func TestRun(t *testing.T) {
 	if code != 1 || err != nil || !strings.Contains(out.String(), "x = 2") || !strings.Contains(out.String(), "x = 3") {
 		t.Fatalf("differing dumps: code %d, %v\n%s", code, err, out.String())
 	}
+	// TLC prints a function over strings as a record, over lines; the
+	// same value as a function is the same state.
+	tlcRec := write("tlc-rec.dump", "State 1:\n/\\ rec = [ p1 |->\n      [ state |-> \"Absent\",\n        grace |-> 0 ] ]\n/\\ waiting = <<>>\n\n")
+	fnRec := write("fn-rec.dump", "State 1:\n/\\ waiting = <<>> /\\ rec = (\"p1\" :> [grace |-> 0, state |-> \"Absent\"])\n")
+	out.Reset()
+	if code, err := run(&out, tlcRec, fnRec, 5); code != 0 || err != nil {
+		t.Fatalf("a record and the same function: code %d, %v\n%s", code, err, out.String())
+	}
 	if code, err := run(&out, a, filepath.Join(dir, "missing"), 5); code != 2 || err == nil {
 		t.Fatalf("missing file: code %d, %v", code, err)
 	}
