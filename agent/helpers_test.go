@@ -643,7 +643,8 @@ func (r *recorder) check() error {
 	return trace.Check(lines)
 }
 
-// to matches a transition into state s.
+// to matches a transition into state s from another state; to(fsm.Absent)
+// is the removal of a record.
 func to(s fsm.State) func(fsm.Transition) bool {
 	return func(t fsm.Transition) bool { return t.To == s && t.From != s }
 }

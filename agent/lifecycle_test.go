@@ -3,6 +3,7 @@ package agent_test
 import (
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,9 +42,16 @@ func TestManifestLifecycle(t *testing.T) {
 		return h.metric("kubelet_desired_pods", map[string]string{"static": "true"}) == 1
 	})
 
-	// An edit that keeps the UID is an update of the running pod.
+	// An edit that keeps the UID is an update of the running pod. A resync
+	// (SyncPodSync) fires fsm.Update too, so only an Update after the
+	// manifest change was logged (the agent logs it, then calls UpdatePod,
+	// under its lock) counts.
+	before := len(h.rec.of(web.uid))
 	h.writePod(web.with("tier", "frontend"))
-	h.eventually("the engine got the update", func() bool { return h.rec.saw(web.uid, event(fsm.Update)) })
+	h.eventually("the engine got the update", func() bool {
+		return len(h.logLines(`msg="manifest change"`, "op=Update", string(web.uid))) > 0 &&
+			slices.ContainsFunc(h.rec.of(web.uid)[before:], event(fsm.Update))
+	})
 	if len(h.logLines(`msg="manifest change"`, "op=Update", string(web.uid))) != 1 {
 		t.Errorf("want one manifest change Update logged for web")
 	}
@@ -70,7 +78,7 @@ func TestManifestLifecycle(t *testing.T) {
 	if !h.nothingRuns(web.uid) {
 		t.Errorf("web still runs in the runtime after its manifest was removed: sandboxes %v, containers %v", h.readySandboxes(web.uid), h.runningContainers(web.uid))
 	}
-	if !h.rec.saw(web.uid, to(fsm.Finished)) || !h.rec.saw(web.uid, to(fsm.Removed)) {
+	if !h.rec.saw(web.uid, to(fsm.Finished)) || !h.rec.saw(web.uid, to(fsm.Absent)) {
 		t.Errorf("web did not finish and get removed:\n%s", describe(h.rec.of(web.uid)))
 	}
 	h.eventually("kubelet_desired_pods drops to 0", func() bool {

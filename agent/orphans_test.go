@@ -75,7 +75,7 @@ func TestOrphanStoppedByFirstHousekeeping(t *testing.T) {
 	if kill < 0 || running < 0 || kill > running {
 		t.Errorf("the orphan was not killed by the first housekeeping (kill at line %d, agent running at line %d)", kill, running)
 	}
-	if !h.rec.saw(orphan, event(fsm.RuntimeKill)) || !h.rec.saw(orphan, to(fsm.Removed)) {
+	if !h.rec.saw(orphan, event(fsm.RuntimeKill)) || !h.rec.saw(orphan, to(fsm.Absent)) {
 		t.Errorf("orphan's transitions:\n%s", describe(h.rec.of(orphan)))
 	}
 

@@ -11,6 +11,7 @@ package explore
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -32,6 +33,10 @@ type Config struct {
 	// KillChannels bounds the kills: one is sent only while fewer of the
 	// pod's completion channels are open.
 	KillChannels int
+	// RuntimePods: updates of runtime-only pods are sent; TerminalPhases:
+	// updates may carry a terminal API phase. Turning them off keeps
+	// liveness bounds small enough for TLC.
+	RuntimePods, TerminalPhases bool
 	// Properties names the spec.Properties to check, as the config's .cfg
 	// lists them; nil checks them all.
 	Properties []string
@@ -40,10 +45,44 @@ type Config struct {
 // MaxPods bounds Config.Pods (the state key packs a fixed number of pods).
 const MaxPods = 4
 
-// Shipped are the configurations of tla/.
+// Property lists of the shipped configurations, by kind.
+var (
+	invariants     = propertyNames(invariant)
+	stepProperties = propertyNames(stepProperty)
+	leadsTos       = propertyNames(leadsTo)
+)
+
+func propertyNames(k propertyKind) []string {
+	var out []string
+	for _, p := range properties {
+		if p.kind == k {
+			out = append(out, p.name)
+		}
+	}
+	return out
+}
+
+func without(names []string, drop string) []string {
+	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == drop })
+}
+
+// Shipped are the configurations of tla/, each with the properties its
+// .cfg checks (see tla/README.md for why each has the bounds it has).
 var Shipped = []Config{
-	{Name: "MCPodLifecycle", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1", "p2"}, GraceOverrides: []int64{1}, SpecGrace: 2, KillChannels: 2},
-	{Name: "MCPodLifecycleMixed", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1"}, GraceOverrides: []int64{1}, SpecGrace: 2, KillChannels: 2},
+	{Name: "MCPodLifecycle", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1", "p2"}, GraceOverrides: []int64{1}, SpecGrace: 2,
+		KillChannels: 1, RuntimePods: true, TerminalPhases: true, Properties: invariants},
+	{Name: "MCPodLifecycleMixed", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1"}, SpecGrace: 2,
+		KillChannels: 1, RuntimePods: true, TerminalPhases: true, Properties: invariants},
+	{Name: "MCStepProperties", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1", "p2"}, SpecGrace: 2,
+		KillChannels: 1, RuntimePods: true, TerminalPhases: true, Properties: slices.Concat(invariants, stepProperties)},
+	{Name: "MCOnePod", Pods: []types.UID{"p1"}, GraceOverrides: []int64{1}, SpecGrace: 2,
+		KillChannels: 2, RuntimePods: true, TerminalPhases: true, Properties: slices.Concat(invariants, stepProperties, without(leadsTos, "StaticPodsStart"))},
+	{Name: "MCOneStaticPod", Pods: []types.UID{"p1"}, StaticPods: []types.UID{"p1"}, GraceOverrides: []int64{1}, SpecGrace: 2,
+		KillChannels: 2, RuntimePods: true, TerminalPhases: true, Properties: slices.Concat(invariants, stepProperties, without(leadsTos, "DesiredPodsStart"))},
+	{Name: "MCLiveness", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1", "p2"}, SpecGrace: 2,
+		KillChannels: 1, Properties: slices.Concat(invariants, without(leadsTos, "DesiredPodsStart"))},
+	{Name: "MCLivenessMixed", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1"}, SpecGrace: 2,
+		KillChannels: 1, Properties: slices.Concat(invariants, leadsTos)},
 }
 
 // ShippedConfig returns the shipped configuration with the given name.
@@ -53,7 +92,11 @@ func ShippedConfig(name string) (Config, error) {
 			return c, nil
 		}
 	}
-	return Config{}, fmt.Errorf("no configuration %q (have MCPodLifecycle, MCPodLifecycleMixed)", name)
+	names := make([]string, len(Shipped))
+	for i, c := range Shipped {
+		names[i] = c.Name
+	}
+	return Config{}, fmt.Errorf("no configuration %q (have %s)", name, strings.Join(names, ", "))
 }
 
 // Validate rejects bounds the explorer cannot represent.
@@ -94,4 +137,6 @@ func (c Config) Validate() error {
 func (c Config) isStatic(i int) bool { return slices.Contains(c.StaticPods, c.Pods[i]) }
 
 // checks reports whether the configuration checks the named property.
-func (c Config) checks(name string) bool { return c.Properties == nil || slices.Contains(c.Properties, name) }
+func (c Config) checks(name string) bool {
+	return c.Properties == nil || slices.Contains(c.Properties, name)
+}

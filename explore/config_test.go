@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podlife/podlife/spec"
 )
 
 // TestShippedConfigsMatchTheTLA reads the bounds of every tla/MC*.tla and
@@ -57,11 +59,83 @@ func TestShippedConfigsMatchTheTLA(t *testing.T) {
 			continue
 		}
 		spec := ints(def(string(src), "MCSpecGrace"))
+		kc := ints(def(string(src), "MCKillChannels"))
 		if got := uids(def(string(src), "MCPods")); !slices.Equal(got, cfg.Pods) ||
 			!slices.Equal(uids(def(string(src), "MCStaticPods")), cfg.StaticPods) ||
 			!slices.Equal(ints(def(string(src), "MCGraceOverrides")), cfg.GraceOverrides) ||
-			len(spec) != 1 || spec[0] != cfg.SpecGrace {
+			len(spec) != 1 || spec[0] != cfg.SpecGrace || len(kc) != 1 || int(kc[0]) != cfg.KillChannels ||
+			def(string(src), "MCRuntimePods") != strings.ToUpper(strconv.FormatBool(cfg.RuntimePods)) ||
+			def(string(src), "MCTerminalPhases") != strings.ToUpper(strconv.FormatBool(cfg.TerminalPhases)) {
 			t.Errorf("%s: the TLA+ bounds differ from the explorer's %+v", name, cfg)
 		}
+		if got := cfgProperties(t, strings.TrimSuffix(f, ".tla")+".cfg"); !slices.Equal(got, cfg.Properties) {
+			t.Errorf("%s.cfg checks %v; the explorer checks %v", name, got, cfg.Properties)
+		}
+	}
+}
+
+// cfgProperties lists the INVARIANTS and PROPERTIES a TLC .cfg names, in
+// order.
+func cfgProperties(t *testing.T, path string) []string {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	listing := false
+	for _, line := range strings.Split(string(src), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0 || strings.HasPrefix(f[0], `\*`):
+		case f[0] == "INVARIANTS" || f[0] == "PROPERTIES" || f[0] == "INVARIANT" || f[0] == "PROPERTY":
+			listing = true
+			out = append(out, f[1:]...)
+		case strings.ToUpper(f[0]) == f[0] && len(f[0]) > 1 && !strings.ContainsAny(f[0], "<-"):
+			listing = false // another section (CONSTANTS, SPECIFICATION, ...)
+		case listing:
+			out = append(out, f...)
+		}
+	}
+	return out
+}
+
+// TestEveryPropertyHasItsTwin: every property a tla/*.cfg names is one of
+// spec.Properties, rendered as Go (the explorer's table) and as TLA+
+// (tla/PodLifecycleProperties.tla), and every property is checked by at
+// least one shipped configuration.
+func TestEveryPropertyHasItsTwin(t *testing.T) {
+	tla, err := os.ReadFile("../tla/PodLifecycleProperties.tla")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defined := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^(\w+) ==`).FindAllStringSubmatch(string(tla), -1) {
+		defined[m[1]] = true
+	}
+	goTwin := map[string]bool{}
+	for _, p := range properties {
+		goTwin[p.name] = true
+	}
+	cfgs, _ := filepath.Glob("../tla/*.cfg")
+	checked := map[string]bool{}
+	for _, c := range cfgs {
+		for _, name := range cfgProperties(t, c) {
+			checked[name] = true
+			if !goTwin[name] || !defined[name] {
+				t.Errorf("%s names %s: Go twin %v, TLA+ definition %v", filepath.Base(c), name, goTwin[name], defined[name])
+			}
+		}
+	}
+	for _, p := range spec.Properties {
+		if !goTwin[p.Name] || !defined[p.Name] {
+			t.Errorf("spec property %s: Go twin %v, TLA+ definition %v (run go generate ./...)", p.Name, goTwin[p.Name], defined[p.Name])
+		}
+		if !checked[p.Name] {
+			t.Errorf("spec property %s is checked by no tla/*.cfg", p.Name)
+		}
+	}
+	if len(properties) != len(spec.Properties) {
+		t.Errorf("%d generated Go properties, %d in spec.Properties (run go generate ./...)", len(properties), len(spec.Properties))
 	}
 }

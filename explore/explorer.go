@@ -3,6 +3,7 @@ package explore
 import (
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/podlife/podlife/trace"
@@ -20,6 +21,9 @@ type Options struct {
 	Strict bool
 	// SkipLiveness skips the liveness check (it keeps the state graph).
 	SkipLiveness bool
+	// dropFairness removes the fairness of an event's class ("Success":
+	// of both strong classes), for the mutation tests.
+	dropFairness string
 }
 
 // Progress is a snapshot of a running exploration, like TLC's progress line.
@@ -46,8 +50,11 @@ type Result struct {
 	// Violation is the first property found violated, or nil.
 	Violation *Violation
 
-	w     *world
-	nodes []node
+	w        *world
+	nodes    []node
+	liveness bool // the leads-to properties were checked
+	// dropFairness: see Options.
+	dropFairness string
 }
 
 // StatesPerSecond is the exploration rate.
@@ -101,6 +108,9 @@ func Explore(cfg Config, opts Options) (*Result, error) {
 		opts.ProgressEvery = 2 * time.Second
 	}
 	w := newWorld(cfg)
+	if !slices.ContainsFunc(w.properties, func(p *property) bool { return p.kind == leadsTo }) {
+		opts.SkipLiveness = true // no leads-to property: the graph is not needed
+	}
 	inputs := cfg.Inputs()
 	res := &Result{Config: cfg, w: w}
 	start := time.Now()
@@ -169,10 +179,22 @@ func Explore(cfg Config, opts Options) (*Result, error) {
 		}
 	}
 	res.finish(start)
-	if !opts.SkipLiveness {
+	res.liveness, res.dropFairness = !opts.SkipLiveness, opts.dropFairness
+	if res.liveness {
 		res.Violation = res.checkLiveness(inputs, edges)
 	}
 	return res, nil
+}
+
+// Checked names the properties the exploration checked, in table order.
+func (r *Result) Checked() []string {
+	var out []string
+	for _, p := range r.w.properties {
+		if p.kind != leadsTo || r.liveness {
+			out = append(out, p.name)
+		}
+	}
+	return out
 }
 
 func (r *Result) finish(start time.Time) *Result {

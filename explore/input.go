@@ -60,7 +60,10 @@ var outcomes = []fsm.Event{fsm.SyncPodDone, fsm.SyncPodTerminal, fsm.SyncPodFail
 func (c Config) Inputs() []Input {
 	var in []Input
 	graces := append([]int64{fsm.NoGrace}, c.GraceOverrides...)
-	terminal := [][2]bool{{false, false}, {true, false}, {true, true}} // the cache is read only for a terminal pod
+	terminal := [][2]bool{{false, false}}
+	if c.TerminalPhases {
+		terminal = append(terminal, [2]bool{true, false}, [2]bool{true, true}) // the cache is read only for a terminal pod
+	}
 	for i := range c.Pods {
 		for _, ev := range []fsm.Event{fsm.Create, fsm.Update} {
 			for _, d := range []bool{false, true} {
@@ -80,9 +83,11 @@ func (c Config) Inputs() []Input {
 				in = append(in, Input{Pod: i, Event: fsm.Kill.String(), Evict: evict, Grace: g})
 			}
 		}
-		in = append(in, Input{Pod: i, Event: fsm.RuntimeKill.String(), Grace: 1},
-			Input{Pod: i, Event: fsm.RuntimeUpdate.String(), Grace: fsm.NoGrace},
-			Input{Pod: i, Event: fsm.Dequeue.String(), Grace: fsm.NoGrace})
+		if c.RuntimePods {
+			in = append(in, Input{Pod: i, Event: fsm.RuntimeKill.String(), Grace: 1},
+				Input{Pod: i, Event: fsm.RuntimeUpdate.String(), Grace: fsm.NoGrace})
+		}
+		in = append(in, Input{Pod: i, Event: fsm.Dequeue.String(), Grace: fsm.NoGrace})
 		for _, ev := range outcomes {
 			in = append(in, Input{Pod: i, Event: ev.String(), Grace: fsm.NoGrace})
 		}

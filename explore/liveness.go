@@ -78,7 +78,9 @@ func newGraph(n int, edges []edge) *graph {
 // cycle inside the region; it returns the first one found.
 func (r *Result) checkLiveness(inputs []Input, edges []edge) *Violation {
 	g := newGraph(len(r.nodes), edges)
-	classes := fairnessClasses(len(r.Config.Pods))
+	classes := slices.DeleteFunc(fairnessClasses(len(r.Config.Pods)), func(f fairness) bool {
+		return r.dropFairness != "" && (slices.Contains(f.events, r.w.events[r.dropFairness]) || r.dropFairness == "Success" && f.strong)
+	})
 	classOf := make([][]int, len(inputs)) // input -> the fairness classes it belongs to
 	for ii, in := range inputs {
 		for ci, c := range classes {

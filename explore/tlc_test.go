@@ -23,17 +23,20 @@ var tlcUpdate = flag.Bool("tlc.update", false, "rewrite testdata/tlc-* from TLC 
 
 // fixtureConfig is the bounds of the fixtures: one static pod and one
 // ordinary pod, as MCPodLifecycleMixed.
-var fixtureConfig = Config{Name: "tlcfixture", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1"}, GraceOverrides: []int64{1}, SpecGrace: 2}
+var fixtureConfig = Config{Name: "tlcfixture", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1"}, GraceOverrides: []int64{1}, SpecGrace: 2, KillChannels: 1, RuntimePods: true, TerminalPhases: true}
 
 // fixtureModule is the TLA+ module of fixtureConfig. MCLevel keeps the
 // states within one step of the initial state (TLC's level 1 and 2);
 // the Must* invariants are meant to fail.
 const fixtureModule = `---- MODULE MCFixture ----
-EXTENDS PodLifecycle
+EXTENDS PodLifecycleProperties
 MCPods == {"p1", "p2"}
 MCStaticPods == {"p1"}
 MCGraceOverrides == {1}
 MCSpecGrace == 2
+MCKillChannels == 1
+MCRuntimePods == TRUE
+MCTerminalPhases == TRUE
 OnePod == {"p1"}
 MCLevel == TLCGet("level") <= 2
 \* Must fail: a pod that is killed terminates.
@@ -50,6 +53,9 @@ func fixtureCfg(extra ...string) string {
     StaticPods <- MCStaticPods
     GraceOverrides <- MCGraceOverrides
     SpecGrace <- MCSpecGrace
+    KillChannels <- MCKillChannels
+    RuntimePods <- MCRuntimePods
+    TerminalPhases <- MCTerminalPhases
 SPECIFICATION Spec
 ` + strings.Join(extra, "\n") + "\n"
 }
@@ -130,13 +136,15 @@ func engineStates(t *testing.T, cfg Config, inputs []Input) []State {
 // away from it.
 func oneStep(cfg Config) []State {
 	w := newWorld(cfg)
-	core := w.newCore(nil)
-	init := w.project(core, nil)
+	sm := w.newSim(nil)
+	init := w.project(sm)
 	states := []State{w.spec(&init)}
 	for _, in := range cfg.Inputs() {
-		try := core.Clone(driver{})
-		w.apply(try, in)
-		next := w.project(try, &init)
+		try := sm.clone()
+		if offered, err := w.apply(try, in); !offered || err != nil {
+			continue
+		}
+		next := w.project(try)
 		states = append(states, w.spec(&next))
 	}
 	return states
@@ -286,7 +294,7 @@ func TestTLCDumpMatchesExplorer(t *testing.T) {
 		t.Fatalf("TLC: exit %d\n%s", code, out)
 	}
 	tlc := readStatesFile(t, dump)
-	res, err := Explore(Config{Name: "onepod", Pods: []types.UID{"p1"}, StaticPods: []types.UID{"p1"}, GraceOverrides: []int64{1}, SpecGrace: 2}, Options{SkipLiveness: true})
+	res, err := Explore(Config{Name: "onepod", Pods: []types.UID{"p1"}, StaticPods: []types.UID{"p1"}, GraceOverrides: []int64{1}, SpecGrace: 2, KillChannels: 1, RuntimePods: true, TerminalPhases: true}, Options{SkipLiveness: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestExplorerTraces(t *testing.T) {
 		name   string
 		static []types.UID
 	}{{"explorer-static", []types.UID{"p1"}}, {"explorer-ordinary", nil}} {
-		cfg := Config{Name: tc.name, Pods: []types.UID{"p1"}, StaticPods: tc.static, GraceOverrides: []int64{0, 1}, SpecGrace: 2}
+		cfg := Config{Name: tc.name, Pods: []types.UID{"p1"}, StaticPods: tc.static, GraceOverrides: []int64{0, 1}, SpecGrace: 2, KillChannels: 1, RuntimePods: true, TerminalPhases: true}
 		res, err := Explore(cfg, Options{SkipLiveness: true})
 		if err != nil {
 			t.Fatal(err)

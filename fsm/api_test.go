@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
 	"path/filepath"
@@ -21,8 +22,8 @@ func TestNoExportedWayToSetState(t *testing.T) {
 	}
 	var files []*ast.File
 	for _, name := range names {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
+		if ok, err := build.Default.MatchFile(".", name); strings.HasSuffix(name, "_test.go") || !ok || err != nil {
+			continue // a test, or a file podlife is not built with (table_mutated.go)
 		}
 		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
 		if err != nil {
@@ -31,7 +32,7 @@ func TestNoExportedWayToSetState(t *testing.T) {
 		files = append(files, f)
 	}
 	allowed := []string{
-		"New", "Machine.Fire", "Machine.SyncKnownPods", // the transitions
+		"New", "Events", "Machine.Fire", "Machine.SyncKnownPods", // the transitions
 		"Machine.Get", "Machine.Synced", "Machine.Clone", "Machine.Len", "Machine.Range", "Machine.SlotHolder", "Machine.Waiting", // reads
 		"State.String", "Event.String", "Event.External", "Pending.String", "InFlight.String", "Effect.String", "Effect.Has",
 		"NoTransitionError.Error", "GuardRejectedError.Error", "LooplabError.Error", "LooplabError.Unwrap",

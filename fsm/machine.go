@@ -56,7 +56,7 @@ type Record struct {
 // New returns an empty machine. observer may be nil.
 func New(observer Observer) *Machine {
 	return &Machine{
-		lf:       looplab.NewFSM(Absent.String(), looplabEvents(), nil),
+		lf:       looplab.NewFSM(Absent.String(), events(), nil),
 		ctx:      context.Background(),
 		records:  map[types.UID]record{},
 		slots:    map[string]types.UID{},

@@ -9,8 +9,9 @@ import (
 
 // Validate checks a table and returns every problem it finds:
 //   - a row ID that is empty, repeated or not a Go identifier;
-//   - an ill-typed guard or update, a variable written twice by one row, or
-//     a guard reading a parameter its event does not carry;
+//   - an ill-typed guard or update, a variable written twice by one row, a
+//     guard reading a parameter its event does not carry, or a row reading
+//     what only properties may (the state, world facts, shell variables);
 //   - two rows of one (state, event) whose guards can both hold;
 //   - a reachable record and parameter valuation with no row, for events
 //     the outside world sends;
@@ -72,6 +73,11 @@ func checkTypes(r *Row, fail func(string, ...any)) {
 	case k != Bool:
 		fail("row %s: guard %s is not Bool", r.ID, r.Guard)
 	}
+	for _, e := range append([]Expr{r.Guard}, assigned(r)...) {
+		if op, ok := propertyOnly(e); ok {
+			fail("row %s: %s reads %s, which only properties may", r.ID, e, op)
+		}
+	}
 	allowed := map[*Param]bool{}
 	for _, p := range r.Event.Info().Params {
 		allowed[p] = true
@@ -115,6 +121,31 @@ func checkShape(r *Row, fail func(string, ...any)) {
 	case r.Effects.Has(TakeUpdate) != (r.Event.IsUpdatePod() && writes(r, Pending)):
 		fail("row %s: TakeUpdate must mark exactly the UpdatePod rows that queue the update", r.ID)
 	}
+}
+
+func assigned(r *Row) []Expr {
+	out := make([]Expr, len(r.Set))
+	for i, a := range r.Set {
+		out[i] = a.Value
+	}
+	return out
+}
+
+// propertyOnly finds a node of e that a row may not contain: the state,
+// a step's end, a world fact, a domain test or a shell variable.
+func propertyOnly(e Expr) (string, bool) {
+	switch {
+	case e.Op == OpState || e.Op == OpNext || e.Op == OpWorld || e.Op == OpIn:
+		return e.String(), true
+	case e.Op == OpVar && e.Var.Shell:
+		return "the shell variable " + e.Var.Name, true
+	}
+	for _, a := range e.Args {
+		if s, ok := propertyOnly(a); ok {
+			return s, true
+		}
+	}
+	return "", false
 }
 
 func writes(r *Row, v *Var) bool {

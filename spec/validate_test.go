@@ -101,6 +101,11 @@ func TestValidateRejectsBrokenTables(t *testing.T) {
 			r.Set = []Assign{setTrue(Deleted)}
 			return rows
 		}, "changes a UID that has no record"},
+		{"a guard that reads a shell variable", func(rows []Row) []Row {
+			r := &rows[find(rows, "RunningDequeueSync")]
+			r.Guard = And(r.Guard, Not(V(Loop)))
+			return rows
+		}, "only properties may"},
 		{"a removal that keeps the variables", func(rows []Row) []Row {
 			rows[find(rows, "FinishedSyncKnownPodsRemove")].Reset = false
 			return rows

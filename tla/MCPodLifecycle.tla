@@ -1,9 +1,9 @@
----------------------------- MODULE MCPodLifecycle ----------------------------
+--------------------------- MODULE MCPodLifecycle ----------------------------
 (***************************************************************************)
-(* Model-checking bounds for PodLifecycle: two static pods that share one  *)
-(* full name (so the slot, the waiting order and UID reuse all matter),    *)
-(* kills and deletions that request 1 second, pods whose spec asks for 2.  *)
-(* Grace values reachable: unset, 1, 2.                                    *)
+(* The state invariants on two static pods that share one full name (the   *)
+(* slot, the waiting order and UID reuse all matter): kills and deletions  *)
+(* request 1 s, specs ask for 2 s (grace values unset, 1, 2); one kill     *)
+(* channel open per pod at a time; every kind of input.                    *)
 (***************************************************************************)
 EXTENDS PodLifecycleProperties
 
@@ -12,4 +12,6 @@ MCStaticPods == {"p1", "p2"}
 MCGraceOverrides == {1}
 MCSpecGrace == 2
 MCKillChannels == 1
+MCRuntimePods == TRUE
+MCTerminalPhases == TRUE
 =============================================================================

@@ -1,14 +1,17 @@
 ------------------------- MODULE MCPodLifecycleMixed -------------------------
 (***************************************************************************)
-(* Model-checking bounds for PodLifecycle with one static pod and one      *)
-(* ordinary pod: the non-static paths (start without a slot, a pod killed  *)
-(* before it started still runs SyncTerminatingPod) and DesiredPodsStart.  *)
+(* The state invariants on one static pod and one ordinary pod: starting   *)
+(* without a slot, a pod killed before it started. No grace requests (the  *)
+(* specs' 2 s only); one kill channel open per pod at a time; every kind   *)
+(* of input.                                                               *)
 (***************************************************************************)
 EXTENDS PodLifecycleProperties
 
 MCPods == {"p1", "p2"}
 MCStaticPods == {"p1"}
-MCGraceOverrides == {1}
+MCGraceOverrides == {}
 MCSpecGrace == 2
 MCKillChannels == 1
+MCRuntimePods == TRUE
+MCTerminalPhases == TRUE
 =============================================================================

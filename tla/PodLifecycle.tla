@@ -19,11 +19,13 @@ CONSTANTS
     StaticPods,     \* the static ones; they all share one full name
     GraceOverrides, \* grace periods (seconds) that kills and deletions request
     SpecGrace,      \* every pod's spec.terminationGracePeriodSeconds
-    KillChannels    \* a kill is sent only while fewer of a pod's channels are open
+    KillChannels,   \* a kill is sent only while fewer of a pod's channels are open
+    RuntimePods,    \* the environment sends updates of runtime-only pods
+    TerminalPhases  \* updates may carry a terminal API phase
 
 ASSUME StaticPods \subseteq Pods
 ASSUME GraceOverrides \subseteq GraceValues /\ SpecGrace \in GraceValues
-ASSUME KillChannels \in ChannelsValues
+ASSUME KillChannels \in ChannelsValues /\ RuntimePods \in BOOLEAN /\ TerminalPhases \in BOOLEAN
 
 \* Semantics 1.3 (the kubelet's invariants 2, 3 and 4): the derived sets of
 \* states nest; they are facts about constants.
@@ -109,18 +111,23 @@ Deliver(p, ev, e) ==
 (* p's are open; other updates carry none. A runtime-only kill comes from *)
 (* housekeeping with grace 1. A runtime status counts as terminal only    *)
 (* for a terminal pod (the engine reads the cache only then). SyncKnownPods*)
-(* takes the grace of an orphan from its last known spec.                 *)
+(* takes the grace of an orphan from its last known spec. RuntimePods and *)
+(* TerminalPhases turn inputs off, for bounds TLC's liveness check fits.  *)
 (***************************************************************************)
 PodGrace(p) == IF rec[p].hasConfig THEN SpecGrace ELSE 0
 
 \* A deletion grace period comes only with a deletion timestamp.
 DeletionGraces(d) == IF d THEN {NoGrace} \cup GraceOverrides ELSE {NoGrace}
 
+\* (terminal phase, runtime status terminal) of an update.
+Terminal == IF TerminalPhases THEN {<<FALSE, FALSE>>, <<TRUE, FALSE>>, <<TRUE, TRUE>>}
+                              ELSE {<<FALSE, FALSE>>}
+
 UpdateParams(p) ==
     UNION { { [EmptyParams EXCEPT !.static = (p \in StaticPods), !.deleting = d,
                                   !.terminalPhase = t[1], !.runtimeTerminal = t[2],
                                   !.graceOverride = g, !.specGrace = SpecGrace] :
-                t \in {<<FALSE, FALSE>>, <<TRUE, FALSE>>, <<TRUE, TRUE>>},
+                t \in Terminal,
                 g \in DeletionGraces(d) } : d \in BOOLEAN }
 
 KillParams(p) ==
@@ -134,8 +141,8 @@ RuntimeKillParams(p) ==
 UpdatePod(p) ==
     \/ \E ev \in {"Create", "Update"}, e \in UpdateParams(p) : Deliver(p, ev, e)
     \/ channels[p] < KillChannels /\ \E e \in KillParams(p) : Deliver(p, "Kill", e)
-    \/ Deliver(p, "RuntimeKill", RuntimeKillParams(p))
-    \/ Deliver(p, "RuntimeUpdate", EmptyParams)
+    \/ RuntimePods /\ Deliver(p, "RuntimeKill", RuntimeKillParams(p))
+    \/ RuntimePods /\ Deliver(p, "RuntimeUpdate", EmptyParams)
 
 (***************************************************************************)
 (* The pod's worker loop (semantics 1.5): between sync calls it asks the   *)

@@ -19,7 +19,7 @@
 #
 # For a config X.cfg the module is X.tla. SANY and TLC run as
 #   java -cp "$TLA2TOOLS_JAR" tla2sany.SANY X.tla
-#   java -XX:+UseParallelGC -cp "$TLA2TOOLS_JAR" tlc2.TLC -workers auto -config X.cfg X.tla
+#   java -XX:+UseParallelGC -cp "$TLA2TOOLS_JAR" tlc2.TLC -workers auto -lncheck final -config X.cfg X.tla
 # (-workers 1 for Trace*.cfg). Trace modules read the fixed file name
 # trace.ndjson from their own directory; --trace and --trace-reject copy each
 # FILE there. Everything runs in a temporary copy of tla/, so TLC's states/
@@ -372,7 +372,9 @@ case "$mode" in
       mcdir="$(fresh_copy mc)"
       for c in "${mc_cfgs[@]}"; do
         cfg="$(basename "$c")"
-        args=(-workers auto)
+        # Liveness is checked once, on the whole state graph (periodic
+        # checks cost more than the exploration on these specs).
+        args=(-workers auto -lncheck final)
         [[ -n "$dump_dir" ]] && args+=(-dump "$dump_dir/${cfg%.cfg}.dump")
         check_mc "$mcdir" "$cfg" "${args[@]}"
       done

@@ -110,12 +110,18 @@ func TestCheckRejectsCorruptions(t *testing.T) {
 			step:    11, want: `from Finished, but the pod is Absent \(its record was removed at step 10`,
 		},
 		{
+			// There is no state Removed: a removed record is Absent.
 			name: "removed pod claims Removed", trace: "runtime",
 			corrupt: func(l []trace.Line) []trace.Line {
 				l[3].From, l[3].To, l[3].Row = "Removed", "Removed", "RemovedRuntimeUpdateIgnored"
 				return l
 			},
-			step: 4, want: `from Removed, but the pod is Absent \(its record was removed at step 3`,
+			step: 4, want: `unknown from state "Removed"`,
+		},
+		{
+			name: "removed pod claims its last state", trace: "runtime",
+			corrupt: func(l []trace.Line) []trace.Line { l[3].From = "Terminating"; return l },
+			step:    4, want: `from Terminating, but the pod is Absent \(its record was removed at step 3`,
 		},
 		{
 			name: "batch interrupted", trace: "orphan",

@@ -63,6 +63,7 @@ func lifecycle(s *scenario) {
 	pod2 := pod.DeepCopy()
 	pod2.ResourceVersion = "2"
 	s.do(func() { s.update(worker.SyncPodUpdate, pod2) }, "p1", fsm.SyncPodFailed)
+	// A sync is an Update too (fsm.Update covers SyncPodUpdate and SyncPodSync).
 	s.do(func() { s.update(worker.SyncPodSync, pod2) }, "p1", fsm.SyncPodDone)
 
 	s.do(func() { s.kill(pod2, 5) }, "p1", fsm.TerminatedDone)

@@ -29,13 +29,13 @@ func TestWriterLineFormat(t *testing.T) {
 	var buf bytes.Buffer
 	w := trace.NewWriter(&buf)
 	w.Transition(kill())
-	sync := fsm.Transition{Pod: "p2", Event: fsm.SyncKnownPods, Row: "FinishedSyncKnownPodsRemove", From: fsm.Finished, To: fsm.Removed,
+	sync := fsm.Transition{Pod: "p2", Event: fsm.SyncKnownPods, Row: "FinishedSyncKnownPodsRemove", From: fsm.Finished, To: fsm.Absent,
 		Params: fsm.Params{GraceOverride: fsm.NoGrace, Orphan: true, SlotFree: true}, Batch: 3}
 	w.Transition(sync)
 	want := `{"seq":1,"pod":"p1","fullName":"web_default","event":"Kill","row":"RunningKillTerminate","from":"Running","to":"TerminationRequested","batch":0,` +
 		`"params":{"static":true,"deleting":false,"terminalPhase":false,"runtimeTerminal":false,"graceOverride":5,"specGrace":30,"notify":true,"evict":false,"orphan":false,"slotFree":true,"firstInLine":false},` +
 		`"vars":{"static":true,"hasConfig":true,"started":true,"deleted":false,"evicted":false,"restartRequested":false,"observedRuntime":false,"grace":5,"pending":"Queued","inFlight":"SyncPod","waiters":true}}` + "\n" +
-		`{"seq":2,"pod":"p2","fullName":"","event":"SyncKnownPods","row":"FinishedSyncKnownPodsRemove","from":"Finished","to":"Removed","batch":3,` +
+		`{"seq":2,"pod":"p2","fullName":"","event":"SyncKnownPods","row":"FinishedSyncKnownPodsRemove","from":"Finished","to":"Absent","batch":3,` +
 		`"params":{"static":false,"deleting":false,"terminalPhase":false,"runtimeTerminal":false,"graceOverride":-1,"specGrace":0,"notify":false,"evict":false,"orphan":true,"slotFree":true,"firstInLine":false},` +
 		`"vars":{"static":false,"hasConfig":false,"started":false,"deleted":false,"evicted":false,"restartRequested":false,"observedRuntime":false,"grace":0,"pending":"None","inFlight":"None","waiters":false}}` + "\n"
 	if got := buf.String(); got != want {
@@ -51,7 +51,7 @@ func TestWriterLineFormat(t *testing.T) {
 	wantLine := trace.Line{Seq: 1, Pod: "p1", FullName: "web_default", Event: "Kill", Row: "RunningKillTerminate", From: "Running", To: "TerminationRequested",
 		Params: trace.Params{Static: true, GraceOverride: 5, SpecGrace: 30, Notify: true, SlotFree: true},
 		Vars:   trace.Vars{Static: true, HasConfig: true, Started: true, Grace: 5, Pending: "Queued", InFlight: "SyncPod", Waiters: true}}
-	if len(lines) != 2 || lines[0] != wantLine || lines[1].Batch != 3 || lines[1].To != "Removed" {
+	if len(lines) != 2 || lines[0] != wantLine || lines[1].Batch != 3 || lines[1].To != "Absent" {
 		t.Fatalf("Read gave %+v", lines)
 	}
 }

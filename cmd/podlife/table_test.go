@@ -14,9 +14,10 @@ func TestTablePrintsRowsAndDiagram(t *testing.T) {
 		want     []string
 		dontWant []string
 	}{
-		// T20 rows (a finished record ignores updates) change nothing.
-		{[]string{"table"}, []string{fsm.SpecHash, "T8 ", "stateDiagram-v2", "Finished --> Removed"}, []string{"T20"}},
-		{[]string{"table", "--all"}, []string{"T20"}, nil},
+		// T20 rows (a finished record ignores updates) change nothing. A
+		// removed record goes back to Absent: there is no state Removed.
+		{[]string{"table"}, []string{fsm.SpecHash, "T8 ", "stateDiagram-v2", "Finished --> Absent : SyncKnownPods", "(record deleted)"}, []string{"T20", "Removed"}},
+		{[]string{"table", "--all"}, []string{"T20"}, []string{"Removed"}},
 		{[]string{"table", "--diagram"}, []string{"stateDiagram-v2"}, []string{"REF"}},
 	}
 	for _, tt := range tests {

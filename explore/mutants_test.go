@@ -1,0 +1,113 @@
+package explore
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/podlife/podlife/internal/mutants"
+)
+
+// mutantConfig is the mutant's shipped configuration, checking only the
+// property the mutant must break.
+func mutantConfig(t *testing.T, m mutants.Mutant) Config {
+	t.Helper()
+	cfg, err := ShippedConfig(m.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Properties = []string{m.Property}
+	return cfg
+}
+
+// TestFairnessMutants: without the fairness a liveness property relies on,
+// the explorer finds the fair cycle that violates it.
+func TestFairnessMutants(t *testing.T) {
+	for _, m := range mutants.All {
+		if m.Fairness == "" {
+			continue
+		}
+		t.Run(m.Property, func(t *testing.T) {
+			res, err := Explore(mutantConfig(t, m), Options{dropFairness: m.Fairness})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Violation == nil || res.Violation.Property != m.Property {
+				t.Fatalf("%s: want a violation of %s, got %v", m.What, m.Property, res.Violation)
+			}
+		})
+	}
+}
+
+// TestSourceMutants breaks the engine's source code in a copy of the
+// repository, as each source mutant says, and runs `podlife check` there on
+// the mutant's configuration and property: it must report a violation of
+// that property with a shortest behaviour. (Among them: a Close of a kill
+// completion channel dropped from the core, and a worker loop that is never
+// started.)
+func TestSourceMutants(t *testing.T) {
+	if testing.Short() || raceDetector {
+		t.Skip("copies the repository and builds podlife once per mutant")
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mutants.All {
+		if len(m.Source) == 0 {
+			continue
+		}
+		t.Run(m.Property, func(t *testing.T) {
+			dir := copyRepo(t, root)
+			for _, e := range m.Source {
+				path := filepath.Join(dir, e.Path)
+				src, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				broken, err := e.Apply(string(src))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(broken), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cmd := exec.Command("go", "run", "./cmd/podlife", "check", "--config", m.Config, "--property", m.Property, "--counterexample", "ce.json")
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "VIOLATION "+m.Property) {
+				t.Fatalf("%s: podlife check did not report %s:\n%s", m.What, m.Property, out)
+			}
+			if !strings.Contains(string(out), "behaviour (") {
+				t.Errorf("the report shows no behaviour:\n%s", out)
+			}
+		})
+	}
+}
+
+// copyRepo copies the files git knows (tracked or not ignored) of root into
+// a temporary directory.
+func copyRepo(t *testing.T, root string) string {
+	t.Helper()
+	dir := t.TempDir()
+	files, err := exec.Command("git", "-C", root, "ls-files", "-co", "--exclude-standard").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range strings.Fields(string(files)) {
+		data, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			continue // deleted in the working tree
+		}
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}

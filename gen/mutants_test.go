@@ -1,0 +1,93 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/podlife/podlife/internal/mutants"
+	"github.com/podlife/podlife/spec"
+)
+
+// TestMutantsInTLC gives TLC each mutant of internal/mutants that the model
+// can express (a broken table, rendered by this generator; an edit of the
+// hand-written model; a fairness condition dropped), on the mutant's
+// configuration with only its property: TLC must report that property.
+// The explorer's twin tests are in package explore (TestTableMutants,
+// TestSourceMutants, TestFairnessMutants).
+func TestMutantsInTLC(t *testing.T) {
+	jar := os.Getenv("TLA2TOOLS_JAR")
+	if jar == "" {
+		t.Skip("TLA2TOOLS_JAR is not set: skipping the mutants TLC must catch (export TLA2TOOLS_JAR=/path/to/tla2tools.jar)")
+	}
+	if testing.Short() {
+		t.Skip("runs TLC once per mutant")
+	}
+	for _, m := range mutants.All {
+		t.Run(m.Property, func(t *testing.T) {
+			dir := t.TempDir()
+			files, _ := filepath.Glob(filepath.Join("..", "tla", "*"))
+			for _, f := range files {
+				data, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				os.WriteFile(filepath.Join(dir, filepath.Base(f)), data, 0o644)
+			}
+			model := filepath.Join(dir, "PodLifecycle.tla")
+			if m.Table != nil {
+				table, err := tlaTable(m.Table(spec.Table))
+				if err != nil {
+					t.Fatal(err)
+				}
+				os.WriteFile(filepath.Join(dir, "PodLifecycleTable.tla"), table, 0o644)
+			}
+			edits := m.TLA
+			if m.Fairness != "" {
+				edits = append(edits, mutants.Edit{Path: "tla/PodLifecycle.tla", Old: mutants.Fairness[m.Fairness], New: `/\ TRUE`})
+			}
+			if m.Table == nil && len(edits) == 0 {
+				t.Skip("the model has no twin of this mutant")
+			}
+			for _, e := range edits {
+				src, _ := os.ReadFile(model)
+				broken, err := e.Apply(string(src))
+				if err != nil {
+					t.Fatal(err)
+				}
+				os.WriteFile(model, []byte(broken), 0o644)
+			}
+			p, _ := spec.PropertyNamed(m.Property)
+			section := "PROPERTY"
+			if p.Kind == spec.Invariant {
+				section = "INVARIANT"
+			}
+			cfg, err := os.ReadFile(filepath.Join(dir, m.Config+".cfg"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			only := regexp.MustCompile(`(?s)\n(INVARIANTS|PROPERTIES)\n.*`).ReplaceAllString(string(cfg), "\n"+section+" "+m.Property+"\n")
+			os.WriteFile(filepath.Join(dir, "Mutant.cfg"), []byte(only), 0o644)
+			cmd := exec.Command("java", "-XX:+UseParallelGC", "-cp", jar, "tlc2.TLC", "-workers", "auto", "-lncheck", "final",
+				"-config", "Mutant.cfg", m.Config+".tla")
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			want := map[spec.PropertyKind]string{
+				spec.Invariant:    "Invariant " + m.Property + " is violated",
+				spec.StepProperty: "Action property " + m.Property,
+				spec.LeadsTo:      "Temporal property " + m.Property + " was violated",
+			}[p.Kind]
+			if err == nil || !strings.Contains(string(out), want) {
+				t.Fatalf("%s: TLC did not report %q:\n%s", m.What, want, tail(string(out), 25))
+			}
+		})
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
