@@ -7,7 +7,7 @@ import (
 	"github.com/podlife/podlife/worker"
 )
 
-// podGauges are the pod counts housekeeping sets (reference section 5).
+// podGauges are the pod counts housekeeping sets (semantics §5).
 type podGauges struct {
 	desired *prometheus.GaugeVec
 	active  *prometheus.GaugeVec

@@ -16,7 +16,7 @@ type podEntry struct {
 	pod  *v1.Pod
 	path string
 	// rejection is why admission refused the pod; a rejected pod never
-	// reaches the engine (reference rule 47).
+	// reaches the engine (semantics invariant 47).
 	rejection *admission.Result
 }
 

@@ -225,41 +225,9 @@ func (p *valueParser) value() (Value, error) {
 	case p.eat("FALSE"):
 		return Value{Kind: BoolValue}, nil
 	case p.eat("<<"):
-		v := Value{Kind: SeqValue}
-		if p.eat(">>") {
-			return v, nil
-		}
-		for {
-			e, err := p.value()
-			if err != nil {
-				return Value{}, err
-			}
-			v.Elems = append(v.Elems, e)
-			if p.eat(">>") {
-				return v, nil
-			}
-			if !p.eat(",") {
-				return Value{}, p.errorf("want , or >> in a sequence, have %q", p.rest())
-			}
-		}
+		return p.elements(SeqValue, ">>", "sequence")
 	case p.eat("{"):
-		v := Value{Kind: SetValue}
-		if p.eat("}") {
-			return v, nil
-		}
-		for {
-			e, err := p.value()
-			if err != nil {
-				return Value{}, err
-			}
-			v.Elems = append(v.Elems, e)
-			if p.eat("}") {
-				return v, nil
-			}
-			if !p.eat(",") {
-				return Value{}, p.errorf("want , or } in a set, have %q", p.rest())
-			}
-		}
+		return p.elements(SetValue, "}", "set")
 	case p.eat("["):
 		return p.record()
 	case p.eat("("):
@@ -268,6 +236,28 @@ func (p *valueParser) value() (Value, error) {
 		return p.str()
 	}
 	return p.integer()
+}
+
+// elements parses the comma-separated values of a sequence or set up to
+// its closing token.
+func (p *valueParser) elements(kind ValueKind, end, what string) (Value, error) {
+	v := Value{Kind: kind}
+	if p.eat(end) {
+		return v, nil
+	}
+	for {
+		e, err := p.value()
+		if err != nil {
+			return Value{}, err
+		}
+		v.Elems = append(v.Elems, e)
+		if p.eat(end) {
+			return v, nil
+		}
+		if !p.eat(",") {
+			return Value{}, p.errorf("want , or %s in a %s, have %q", end, what, p.rest())
+		}
+	}
 }
 
 func (p *valueParser) record() (Value, error) {

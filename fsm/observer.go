@@ -7,7 +7,7 @@ import "k8s.io/apimachinery/pkg/types"
 type Transition struct {
 	Pod     types.UID
 	Row     string // the row ID, also the looplab event name
-	Ref     string // the reference row (T1..T25) or section
+	Ref     string // the row (T1..T25) or section of docs/semantics.md
 	Event   Event
 	From    State
 	To      State

@@ -20,7 +20,7 @@ type syntax struct {
 	boolean                            [2]string // false, true
 	enum                               func(d *spec.Domain, value string) string
 	// Properties only.
-	stateIn func(ss []spec.State, next bool) string
+	stateIn  func(ss []spec.State, next bool) string
 	world    func(w spec.World, next bool) string
 	inDomain func(v *spec.Var, next bool) string
 	// prime, if set, turns an expression into its value after the step;

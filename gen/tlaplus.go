@@ -12,8 +12,8 @@ import (
 var tlaFuncs = template.FuncMap{
 	"tlaExpr": tlaExpr,
 	"field":   lowerFirst,
-	"tlaSet": tlaSet,
-	"zero": func(d *spec.Domain) string { return tlaConst(spec.Expr{Op: spec.OpConst, Value: zeroOf(d), Domain: d}) },
+	"tlaSet":  tlaSet,
+	"zero":    func(d *spec.Domain) string { return tlaConst(spec.Expr{Op: spec.OpConst, Value: zeroOf(d), Domain: d}) },
 	"paramZero": func(p *spec.Param) string {
 		return tlaConst(spec.Expr{Op: spec.OpConst, Value: paramZero(p), Domain: p.Domain})
 	},

@@ -10,6 +10,6 @@
 // variable domains, and that every state is reachable.
 //
 // The semantics follow the kubelet's pod workers (see
-// shared/reference/kubelet-pod-workers.md, section 1.5a, rows T1 to T25).
+// docs/semantics.md, section 1.5a, rows T1 to T25).
 // This package imports nothing from fsm/ or worker/.
 package spec

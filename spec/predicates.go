@@ -1,7 +1,7 @@
 package spec
 
 // Predicate is a named set of states: a fact about a record that follows
-// from its state alone (reference 1.3, derived predicates). The generators
+// from its state alone (semantics 1.3, derived predicates). The generators
 // render each as a State method in Go and as a set in TLA+.
 type Predicate struct {
 	Name   string

@@ -3,7 +3,7 @@ package spec
 import "testing"
 
 // TestPredicatesMatchTheReference checks each derived predicate against the
-// kubelet's definitions over the reachable records (reference 1.2, 1.3).
+// kubelet's definitions over the reachable records (semantics 1.2, 1.3).
 func TestPredicatesMatchTheReference(t *testing.T) {
 	byName := map[string]Predicate{}
 	for _, p := range Predicates {

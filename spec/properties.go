@@ -140,7 +140,7 @@ var Properties = []Property{
 		Doc: "a static pod starts only as the first in line for its full name"},
 	{Name: "Inv44", Kind: StepProperty, Ref: "Inv44",
 		Holds: Implies(And(live, Next(Not(known))), Or(And(Not(V(Started)), Not(V(ObservedRuntime))), Is(InFlight, "SyncTerminatingRuntimePod"))),
-		Doc: "a record that may have containers is removed only once finished, or when its runtime-only termination succeeded"},
+		Doc:   "a record that may have containers is removed only once finished, or when its runtime-only termination succeeded"},
 	{Name: "KillsReleasedOnTermination", Kind: StepProperty, Ref: "E1", Holds: Implies(Lt(Next(V(Channels)), V(Channels)), Next(Or(Not(known), InPred("IsTerminated")))),
 		Doc: "kill completion channels held by the engine are closed only when the pod terminated or its record is gone"},
 

@@ -59,7 +59,8 @@ type Row struct {
 	// ID names the row uniquely: Ref.From.Event plus a suffix when one
 	// (state, event) pair has several rows. It is the looplab event name.
 	ID string
-	// Ref is the reference row (T1..T25) or section this row implements.
+	// Ref is the row (T1..T25) or section of docs/semantics.md this row
+	// implements.
 	Ref   string
 	From  State
 	Event Event

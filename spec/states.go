@@ -1,6 +1,6 @@
 package spec
 
-// State is the lifecycle state of one pod UID (reference 1.2). Each
+// State is the lifecycle state of one pod UID (semantics 1.2). Each
 // constant's comment names its successors; TestStateDocsNameSuccessors keeps
 // those lists equal to the table.
 type State uint8
@@ -39,7 +39,6 @@ const (
 	// UID cannot silently restart.
 	// Successors: Absent.
 	Finished
-
 
 	numStates = iota
 )

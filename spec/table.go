@@ -6,8 +6,8 @@ var Table = buildTable()
 
 // Common guards and values, named after what they mean.
 var (
-	terminalOnBothSides = And(P(PTerminalPhase), P(PRuntimeTerminal)) // reference T2
-	deletionOrTerminal  = Or(P(PDeleting), P(PTerminalPhase))         // reference 1.4 step 6
+	terminalOnBothSides = And(P(PTerminalPhase), P(PRuntimeTerminal)) // semantics T2
+	deletionOrTerminal  = Or(P(PDeleting), P(PTerminalPhase))         // semantics 1.4 step 6
 	idle                = Is(InFlight, "None")
 	queuedAndIdle       = And(Is(Pending, "Queued"), idle)
 	mayStartStatic      = And(P(PSlotFree), P(PFirstInLine))
@@ -16,7 +16,7 @@ var (
 	orphanThatRan       = And(P(POrphan), Or(V(Started), V(ObservedRuntime)))
 
 	// firstGrace is the grace period computed when termination is first
-	// requested (reference 1.6): the requested override if any, else the
+	// requested (semantics 1.6): the requested override if any, else the
 	// pod's spec value, never below 1.
 	firstGrace = Max(If(Le(N(0), P(PGraceOverride)), P(PGraceOverride), P(PSpecGrace)), N(1))
 	// shorterGrace holds when a set grace period must shrink to the override.
@@ -117,7 +117,7 @@ func (b *builder) firstSight() {
 }
 
 // terminate lists the writes of a config event that makes a record
-// terminating (reference 1.4 steps 6 and 7), besides queueing it.
+// terminating (semantics 1.4 steps 6 and 7), besides queueing it.
 func terminate(ev Event) []Assign {
 	evicted := B(false)
 	if ev == Kill {
@@ -269,7 +269,7 @@ func (b *builder) finished() {
 }
 
 // syncKnownPodsLive adds SyncKnownPods for a record that has not finished
-// (reference 1.8): orphans that never ran are removed, the others are driven
+// (semantics 1.8): orphans that never ran are removed, the others are driven
 // to termination; desired records are kept as they are.
 func (b *builder) syncKnownPodsLive(s State) {
 	b.ignore("1.8", s, SyncKnownPods, "", Not(P(POrphan)), "a desired record is kept")

@@ -11,7 +11,7 @@ type Var struct {
 	Shell bool
 }
 
-// The record variables (reference 1.3). Derived facts (termination
+// The record variables (semantics 1.3). Derived facts (termination
 // requested, terminated, finished, ...) are not variables: they follow from
 // the state, see the predicates in predicates.go.
 var (

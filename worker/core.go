@@ -67,7 +67,7 @@ type podData struct {
 	identity *PodStatus
 }
 
-// UpdatePod delivers an update (reference 1.4). It returns an error only for
+// UpdatePod delivers an update (semantics 1.4). It returns an error only for
 // invalid input, and then changes nothing.
 func (c *Core) UpdatePod(o UpdatePodOptions) error {
 	uid, err := validate(&o)
@@ -115,7 +115,7 @@ func (c *Core) UpdatePod(o UpdatePodOptions) error {
 }
 
 // cachedTerminal reports whether the status cache shows nothing running for
-// a pod seen for the first time with a terminal phase (reference T2).
+// a pod seen for the first time with a terminal phase (semantics T2).
 func (c *Core) cachedTerminal(uid types.UID) bool {
 	if c.cache == nil {
 		return false
@@ -348,7 +348,7 @@ var resultEvents = map[fsm.InFlight][2]fsm.Event{
 	fsm.InFlightSyncTerminatedPod:         {fsm.TerminatedDone, fsm.TerminatedFailed},
 }
 
-// Done reports the outcome of a Work's sync call (reference 1.5 step 4). A
+// Done reports the outcome of a Work's sync call (semantics 1.5 step 4). A
 // context.Canceled error is not a failure to back off from: the update that
 // cancelled the call is already queued.
 func (c *Core) Done(w Work, isTerminal bool, err error) {
@@ -389,7 +389,7 @@ func (c *Core) Timer(uid types.UID) {
 	c.apply(t, nil)
 }
 
-// SyncKnownPods reconciles the records with the desired pods (reference
+// SyncKnownPods reconciles the records with the desired pods (semantics
 // 1.8) and returns every record it kept.
 func (c *Core) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
 	want := make(map[types.UID]struct{}, len(desired))

@@ -11,7 +11,7 @@ import (
 )
 
 // metrics are the engine's Prometheus metrics, with the kubelet's names and
-// labels (reference section 5) plus podlife's transition counters. A nil
+// labels (semantics §5) plus podlife's transition counters. A nil
 // *metrics records nothing.
 type metrics struct {
 	workingPods     *prometheus.GaugeVec

@@ -6,7 +6,7 @@ import (
 	"github.com/podlife/podlife/fsm"
 )
 
-// The query methods (reference 2.1). Before the first SyncKnownPods an
+// The query methods (semantics 2.1). Before the first SyncKnownPods an
 // unknown UID reads as "could be running, nothing to tear down"; after it,
 // as "not running, tear everything down".
 

@@ -15,7 +15,8 @@ import (
 	"github.com/podlife/podlife/fsm"
 )
 
-// ErrStopped is returned by UpdatePod after Stop.
+// ErrStopped is returned by UpdatePod after Stop, and wrapped by the error
+// of a KillPod call that Stop ended before the pod terminated.
 var ErrStopped = errors.New("pod workers stopped")
 
 // PodWorkers is the engine node agents embed: one authority per pod UID
@@ -102,11 +103,15 @@ func (w *PodWorkers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSyn
 }
 
 // KillPod asks for the pod's termination and blocks until no container of
-// it runs, or ctx ends. A nil gracePeriodOverride keeps the pod's own. When
-// ctx cannot end and the kill starts the pod's worker loop, the caller's
+// it runs, ctx ends, or the engine stops (it then returns an error wrapping
+// ErrStopped). A nil gracePeriodOverride keeps the pod's own. When ctx
+// cannot end and the kill starts the pod's worker loop, the caller's
 // goroutine runs the loop itself until the pod terminated: it would only
-// wait for it anyway.
+// wait for it anyway. A nil ctx is invalid input (ErrInvalidUpdate).
 func (w *PodWorkers) KillPod(ctx context.Context, pod *v1.Pod, evict bool, gracePeriodOverride *int64, statusFn func(*v1.PodStatus)) error {
+	if ctx == nil {
+		return invalid("KillPod with a nil context")
+	}
 	done := make(chan struct{})
 	opts := UpdatePodOptions{
 		UpdateType: SyncPodKill, Pod: pod,
@@ -135,6 +140,13 @@ func (w *PodWorkers) KillPod(ctx context.Context, pod *v1.Pod, evict bool, grace
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("killing pod %s/%s: %w", pod.Namespace, pod.Name, ctx.Err())
+	case <-w.stopCh:
+		// No pod terminates after Stop: the kill's channel is never
+		// closed, unless a sync that was in flight got there first.
+		if isClosed(done) {
+			return nil
+		}
+		return fmt.Errorf("killing pod %s/%s: %w", pod.Namespace, pod.Name, ErrStopped)
 	}
 }
 

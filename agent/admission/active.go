@@ -6,7 +6,7 @@ import (
 )
 
 // ActivePods are the desired pods that still hold node resources, in their
-// order (reference rule 48): desired pods, minus those the engine knows are
+// order (semantics invariant 48): desired pods, minus those the engine knows are
 // terminated, minus those in a terminal phase whose termination was never
 // requested.
 //

@@ -1,6 +1,6 @@
 // Package admission decides locally whether a node agent may start a pod,
 // as the kubelet's admit handlers do before a pod reaches the pod workers
-// (reference 3.7): a pod rejected here must never be handed to UpdatePod.
+// (semantics 3.7): a pod rejected here must never be handed to UpdatePod.
 //
 // It is pure logic: callers supply the candidate pod and the pods that
 // still hold node resources (see ActivePods) and get a Result back.

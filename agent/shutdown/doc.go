@@ -1,6 +1,6 @@
 // Package shutdown stops a node's pods in priority order when the node is
 // about to shut down, as the kubelet's graceful node shutdown manager does
-// (reference section 6).
+// (semantics §6).
 //
 // It is pure logic: whatever notices the shutdown (systemd-logind, a
 // signal) calls Manager.Shutdown with the pods that hold resources, and the

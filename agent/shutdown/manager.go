@@ -97,7 +97,7 @@ func (m *Manager) Admit(*v1.Pod, []*v1.Pod) admission.Result {
 }
 
 // Shutdown stops pods band by band, from the lowest priority to the
-// highest, and returns once the last band is done (reference section 6).
+// highest, and returns once the last band is done (semantics §6).
 // From the moment it is called, Admit rejects new pods. pods should be the
 // active pods (admission.ActivePods) at that moment.
 //

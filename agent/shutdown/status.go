@@ -12,7 +12,7 @@ const (
 	statusMessage = "Pod was terminated in response to imminent node shutdown."
 )
 
-// podStatusFunc returns the status edit the kills carry (reference section 6
+// podStatusFunc returns the status edit the kills carry (semantics §6
 // step 5): phase Failed unless the pod already Succeeded, reason and message
 // saying why, and a DisruptionTarget condition so that controllers and
 // disruption budgets see the kubelet, not the workload, ended the pod.
