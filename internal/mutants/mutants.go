@@ -185,6 +185,6 @@ var All = []Mutant{
 // tla/PodLifecycle.tla's Fairness that covers it.
 var Fairness = map[string]string{
 	"Success": `/\ \A ev \in SuccessEvents : SF_vars(SyncReturns(p, ev))`,
-	"Dequeue":         `/\ WF_vars(LoopNext(p))`,
-	"Requeue":         `/\ WF_vars(TimerFires(p))`,
+	"Dequeue": `/\ WF_vars(LoopNext(p))`,
+	"Requeue": `/\ WF_vars(TimerFires(p))`,
 }
