@@ -95,24 +95,33 @@ func (r *Result) checkLiveness(inputs []Input, edges []edge) *Violation {
 		views[i] = r.w.views(&s)
 	}
 	for _, prop := range r.livenessProperties() {
-		if scc := fairSCC(g, pending(g, views, prop), classes, classOf); scc != nil {
-			return r.livenessViolation(prop, g, scc, inputs)
+		w := pending(g, views, prop)
+		if scc := fairSCC(g, w.in, classes, classOf); scc != nil {
+			return r.livenessViolation(prop, g, w, scc, inputs)
 		}
 	}
 	return nil
 }
 
-// pending marks the states a behaviour can be in while prop still waits for
-// holds: reachable from a state where from holds and holds does not, along
-// states where holds does not. A fair cycle among them violates prop.
-func pending(g *graph, views [][]podView, prop liveness) []bool {
+// waiting is where a behaviour can be while a leads-to property still
+// waits: in marks the states reachable from a state where from holds and
+// holds does not, along states where holds does not (a fair cycle among
+// them violates the property); via and viaInput lead each such state back
+// to such a start (-1 at the start itself), for the counterexample.
+type waiting struct {
+	in       []bool
+	via      []int32
+	viaInput []int16
+}
+
+func pending(g *graph, views [][]podView, prop liveness) waiting {
 	n := len(views)
-	in := make([]bool, n)
+	w := waiting{in: make([]bool, n), via: make([]int32, n), viaInput: make([]int16, n)}
 	var queue []int32
 	for i := range views {
 		v := &views[i][prop.pod]
 		if prop.from(v, nil) && !prop.holds(v, nil) {
-			in[i] = true
+			w.in[i], w.via[i] = true, -1
 			queue = append(queue, int32(i))
 		}
 	}
@@ -121,13 +130,13 @@ func pending(g *graph, views [][]podView, prop liveness) []bool {
 		queue = queue[1:]
 		for e := g.start[s]; e < g.start[s+1]; e++ {
 			d := g.dst[e]
-			if !in[d] && !prop.holds(&views[d][prop.pod], nil) {
-				in[d] = true
+			if !w.in[d] && !prop.holds(&views[d][prop.pod], nil) {
+				w.in[d], w.via[d], w.viaInput[d] = true, s, g.input[e]
 				queue = append(queue, d)
 			}
 		}
 	}
-	return in
+	return w
 }
 
 // fairSCC returns the states of a strongly connected set inside the region
@@ -266,7 +275,7 @@ func sccs(g *graph, in []bool) [][]int32 {
 
 // livenessViolation builds the lasso: the shortest path to the component,
 // then a shortest cycle inside it through that state (none: it stutters).
-func (r *Result) livenessViolation(prop liveness, g *graph, comp []int32, inputs []Input) *Violation {
+func (r *Result) livenessViolation(prop liveness, g *graph, w waiting, comp []int32, inputs []Input) *Violation {
 	member := map[int32]bool{}
 	entry := comp[0]
 	for _, s := range comp {
@@ -277,8 +286,18 @@ func (r *Result) livenessViolation(prop liveness, g *graph, comp []int32, inputs
 	}
 	v := &Violation{Property: prop.name,
 		Message: fmt.Sprintf("%s violated for %s: a fair behaviour stays in a set of %d states where it waits forever", prop.name, r.Config.Pods[prop.pod], len(comp))}
-	for _, ii := range r.path(entry) {
+	// The shortest path to a state where the property starts to wait, then
+	// the waiting states that lead to the component.
+	var back []int16
+	start := entry
+	for ; w.via[start] >= 0; start = w.via[start] {
+		back = append(back, w.viaInput[start])
+	}
+	for _, ii := range r.path(start) {
 		v.Trace = append(v.Trace, inputs[ii])
+	}
+	for i := len(back) - 1; i >= 0; i-- {
+		v.Trace = append(v.Trace, inputs[back[i]])
 	}
 	// Breadth-first search inside the component back to the entry.
 	type hop struct {

@@ -37,8 +37,42 @@ func TestFairnessMutants(t *testing.T) {
 			if res.Violation == nil || res.Violation.Property != m.Property {
 				t.Fatalf("%s: want a violation of %s, got %v", m.What, m.Property, res.Violation)
 			}
+			checkLasso(t, res, mutantConfig(t, m))
 		})
 	}
+}
+
+// checkLasso replays a liveness violation's behaviour: along it the
+// property starts to wait (From holds, Holds does not) for some pod, and
+// Holds never holds again, through the repeated cycle too.
+func checkLasso(t *testing.T, res *Result, cfg Config) {
+	t.Helper()
+	v := res.Violation
+	w := newWorld(cfg)
+	var views [][]podView
+	if err := replay(cfg, append(v.Trace, v.Cycle...), func(s *snapshot) { views = append(views, w.views(s)) }); err != nil {
+		t.Fatalf("the behaviour does not replay: %v", err)
+	}
+	p := w.properties[0]
+	for pod := range cfg.Pods {
+		started := -1
+		for i := range views {
+			a := &views[i][pod]
+			switch {
+			case started < 0 && p.from(a, nil) && !p.holds(a, nil):
+				started = i
+			case started >= 0 && p.holds(a, nil):
+				started = -2 // it stopped waiting
+			}
+			if started == -2 {
+				break
+			}
+		}
+		if started >= 0 {
+			return
+		}
+	}
+	t.Fatalf("along the behaviour (%d steps, cycle %d) no pod waits for %s to the end", len(v.Trace), len(v.Cycle), p.name)
 }
 
 // TestSourceMutants breaks the engine's source code in a copy of the
