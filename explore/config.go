@@ -81,8 +81,6 @@ var Shipped = []Config{
 		KillChannels: 2, RuntimePods: true, TerminalPhases: true, Properties: slices.Concat(invariants, stepProperties, without(leadsTos, "DesiredPodsStart"))},
 	{Name: "MCLiveness", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1", "p2"}, SpecGrace: 2,
 		KillChannels: 1, Properties: slices.Concat(invariants, without(leadsTos, "DesiredPodsStart"))},
-	{Name: "MCLivenessMixed", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1"}, SpecGrace: 2,
-		KillChannels: 1, Properties: slices.Concat(invariants, leadsTos)},
 }
 
 // ShippedConfig returns the shipped configuration with the given name.
