@@ -269,6 +269,16 @@ func start(t *testing.T, opts Options) *tenv {
 	return &tenv{env: e, p: p}
 }
 
+// waitIdle blocks until no worker loop runs (w.loops is 0): every update
+// given so far was taken and every sync call it caused returned.
+func (w *PodWorkers) waitIdle() {
+	w.mu.Lock()
+	for w.loops > 0 {
+		w.idle.Wait()
+	}
+	w.mu.Unlock()
+}
+
 func (e *tenv) backoff() time.Duration { return e.w.core.backoff }
 func (e *tenv) resync() time.Duration  { return e.w.core.resync }
 
@@ -290,10 +300,15 @@ func (e *tenv) step(d time.Duration) {
 // locked runs f with the engine's lock held: every call f makes on the Core
 // happens before any worker loop can take the next update, which is how the
 // tests reproduce updates that arrive before a worker goroutine gets to run.
+// Then, as every PodWorkers method does, it carries out the effects the
+// Core recorded: loops and timers under the lock, channels and
+// cancellations after it.
 func (e *tenv) locked(f func(c *Core)) {
 	e.w.mu.Lock()
-	defer e.w.mu.Unlock()
 	f(e.w.core)
+	later, _ := e.w.settle(nil, "")
+	e.w.mu.Unlock()
+	finish(later)
 }
 
 // coreUpdate is UpdatePod on the Core, for use inside locked.

@@ -2,20 +2,18 @@ package worker
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"maps"
 	"os"
-	"runtime"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -33,159 +31,178 @@ import (
 //	go test -race -run TestRapid ./worker -soak -timeout 60m
 var soak = flag.Bool("soak", false, "TestRapid: run 5000 rapid checks (a long soak) unless -rapid.checks is given")
 
-// saveTraces keeps every run's trace (trace/testdata/rapid-*.ndjson come
-// from it): go test -run TestRapid ./worker -rapid.checks 2 -save-traces DIR
+// saveTraces keeps every run's trace: go test -run 'TestRapid$' ./worker
+// -rapid.checks 2 -save-traces DIR
 var saveTraces = flag.String("save-traces", "", "TestRapid: write every run's trace (NDJSON) into this directory")
 
 const (
-	// rapidSteps is TestRapid's default -rapid.steps (the average number of
-	// actions of a run; rapid's own default is 30). With rapid's default
-	// 100 checks, `go test -race -run TestRapid ./worker` stays well under
-	// a minute on a 2-core machine.
+	// rapidSteps is the default -rapid.steps of the rapid tests (the
+	// average number of inputs of a run; rapid's own default is 30).
 	rapidSteps      = 150
 	rapidSoakChecks = 5000
 
-	rapidResync    = 2 * time.Second
-	rapidBackoff   = time.Second
-	rapidSpecGrace = 30
-	rapidFullName  = "etcd_default" // the full name of s1 and s2
-	// rapidWatchdog bounds every wait of the test: the engine reaching
-	// quiescence, a KillPod call returning, Stop. It only fires when the
-	// engine is stuck; it is not a sleep.
-	rapidWatchdog = 30 * time.Second
+	rapidResync  = 2 * time.Second
+	rapidBackoff = time.Second
 )
 
-// rapidUIDs are the pods of every run, in UID order: two ordinary pods and
-// two static pods that share one full name.
-var rapidUIDs = []types.UID{"n1", "n2", "s1", "s2"}
+// rapidPod is one pod of every run: two ordinary pods, two static pods
+// that share one full name and a static pod of its own.
+type rapidPod struct {
+	uid    types.UID
+	name   string
+	static bool
+}
+
+var rapidPods = []rapidPod{
+	{"n1", "web", false}, {"n2", "db", false},
+	{"s1", "etcd", true}, {"s2", "etcd", true}, {"s3", "dns", true},
+}
+
+var rapidUIDs = func() []types.UID {
+	var uids []types.UID
+	for _, p := range rapidPods {
+		uids = append(uids, p.uid)
+	}
+	return uids
+}()
+
+func rapidPodOf(uid types.UID) rapidPod {
+	for _, p := range rapidPods {
+		if p.uid == uid {
+			return p
+		}
+	}
+	panic("no rapid pod " + uid)
+}
+
+// fullName is the pod's static full name ("" for an ordinary pod).
+func (p rapidPod) fullName() string {
+	if p.static {
+		return FullName(p.name, "default")
+	}
+	return ""
+}
 
 var errRapidSync = errors.New("rapid: injected sync failure")
 
-// TestRapid is a state-machine test of the real concurrent PodWorkers
-// against the generated lifecycle table (an fsm.Machine of its own, the
-// model), driven by pgregory.net/rapid.
+// TestRapid is a model-based test of worker.Core, driven synchronously by
+// a pgregory.net/rapid state machine: the test is the Core's shell. It
+// picks one input at a time:
 //
-// The syncer blocks every sync call until the test releases it with an
-// outcome, or until its context is cancelled (it then returns ctx.Err()).
-// After each action the test waits for quiescence: every running worker
-// loop is blocked inside the syncer (w.loops equals the number of blocked
-// calls whose context is live). The syncer changes its blocked calls under
-// w.mu and broadcasts w.idle, and the engine broadcasts w.idle when a loop
-// ends, so the wait on w.idle loses no wake-up; nothing sleeps or polls.
+//   - UpdatePod of any type (create, update, sync, kill) for one of five
+//     pods (two ordinary, two static with one full name, one static of its
+//     own) that may be deleted (with a deletion grace or not), terminal,
+//     and carry random spec grace periods; kill options with a fresh
+//     completion channel (or none), an eviction and a grace override; a
+//     runtime-only kill; invalid updates;
+//   - Next for a pod whose worker loop runs and has no sync call in
+//     flight, Done with an outcome (success, failure, terminal, the
+//     context's error) for a pod that has one;
+//   - Timer for a pod whose timer is armed (the fake clock moves to its
+//     due time); SyncKnownPods of a random subset; CancelAll;
+//   - what the status cache shows for a pod.
 //
-// The model is fed the events the test knows it caused, with the params it
-// knows it sent: the UpdatePod event, a released call's outcome, the
-// Requeue of every record after a clock step beyond every timer, a
-// SyncKnownPods; then the failure of every call the action cancelled, then
-// a Dequeue of every queued idle record (the engine's worker loops must
-// have taken them). After every action the engine must equal the model:
-// per pod, the same transitions (rows, states, variables, effects, params;
-// the world facts of worker-side events and the Requeue rows that change
-// nothing are not compared, as the engine interleaves pods freely and has
-// timers only where they matter), the same records, slot holder, waiting
-// order and synced flag, query answers that follow from the model's record
-// (reference 2.1), a blocked call exactly for each record the model has in
-// flight, and every CompletedCh closed exactly when the model no longer
-// keeps it (a KillPod returns nil then). Invariants: one sync call at a
-// time per UID, at most one holder of the static slot, a static pod's
-// SyncPod only while it holds the slot, SyncPod only in Running and
-// TerminationRequested, the grace of a blocked SyncTerminatingPod is the
-// record's.
+// The test carries out the effects itself (TakeEffects after every input):
+// it keeps, per pod, whether a loop runs, the armed timer, the open
+// completion channels (by channel identity), the sync call in flight (the
+// Work that Next handed out). It does not re-implement the Core; after
+// every input it checks the Core against the lifecycle table and the
+// effect rules:
+//
+//   - every transition the fsm observer reports is the one row spec.Table
+//     enables (spec.Index.Enabled) for the record before the input and the
+//     input's parameters (computed from what the test sent, world facts
+//     from the test's own replay of the records), and the record after is
+//     Row.Apply's; the input fires exactly the events it should (UpdatePod
+//     one, Next a Dequeue exactly when the record is queued and idle, Done
+//     the outcome's event, Timer a Requeue when there is a record,
+//     SyncKnownPods one per record in UID order with the call's batch);
+//     Core.Record, Core.Waiting and Core.Synced agree with the replay;
+//   - every completion channel handed over is closed exactly once (never
+//     twice, never one that was not handed over, with the pod's UID), in
+//     the step that handed it over (the kill cannot be kept) or in a step
+//     after which the pod is terminated, finished or has no record; the
+//     record's Waiters flag is "the pod has open channels";
+//   - no lost wake-up: a queued record has a loop running; a live record
+//     with nothing in flight and nothing queued has its timer armed; a
+//     timer is armed only for a live record; RunLoop is never emitted for
+//     a pod whose loop runs, and only for a live queued record; ArmTimer
+//     exactly when a row with Resync or Backoff leaves the record
+//     unqueued, due within [d, 1.5d) of the resync or back-off period;
+//     StopTimer only when the record finished or was removed; CancelSync
+//     only for a row with Cancel, a row that ends or removes the record,
+//     or CancelAll, and such a row or CancelAll ends the context of the
+//     call in flight;
+//   - Next returns a Work exactly when the Dequeue row has Start, with the
+//     record's InFlight as Func, a live context, the pod the last taken
+//     update carried, the record's grace period for SyncTerminatingPod; a
+//     record has a sync in flight exactly when the test holds its Work: at
+//     most one per UID, none without a record;
+//   - every invariant and step property of spec.Properties (the ones TLC
+//     and the explorer check; not TypeOK, whose domains are the model's
+//     bounds, while the test uses larger grace periods and channel counts).
 //
 // Every run ends by driving every pod to removal (kills, successful syncs,
-// timers, SyncKnownPods(nil)), stopping the engine, checking that no
-// goroutine leaked and that the run's trace passes trace.Check. When a run
-// fails, its trace is written to a temporary file and the TLC command that
-// replays it is logged.
+// timers, SyncKnownPods(nil)): then every channel was closed and the Core
+// keeps nothing for any pod; the run's trace must pass trace.Check. When
+// a run fails, its trace is written to a temporary file and the TLC
+// command that replays it is logged.
 //
-// Actions: UpdatePod (any type; maybe deleted, with or without a deletion
-// grace; maybe terminal; maybe kill options with a CompletedCh, eviction
-// and a grace override), a runtime-only kill, SyncKnownPods of a random
-// subset, releasing a blocked call (success, error, or terminal for
-// SyncPod), a clock step, KillPod in a goroutine (with a cancellable
-// context, or with context.Background(), which lets KillPod run the pod's
-// loop itself), invalid UpdatePods (they must wrap ErrInvalidUpdate, close
-// their channel and change nothing), setting the status cache (which
-// decides RuntimeTerminal for a pod first seen terminal, reference T2), and
-// a burst: two to four inputs given to the Core under one hold of w.mu (as
-// tenv.locked does), so that they all arrive before any worker loop takes
-// one (rows such as WaitingRequeueIgnored and TerminatedSyncKnownPodsRemove
-// need that).
-//
-// The test logs which table rows fired over all runs. A 5000-check soak
-// fires every row but ten, none of which any run of the engine can fire:
-// AbsentRequeueIgnored and AbsentSyncKnownPodsIgnored (the engine fires
-// neither event for a UID without a record), TerminationRequested*FirstGrace
-// (every row into TerminationRequested sets the grace), TerminationRequested
-// Requeue (such a record is always queued), and the SyncKnownPods rows of
-// WaitingTerminate, RunningRemove and TerminatingRemove (a Waiting record
-// never started nor saw the runtime; Running and Terminating ones did).
-//
-// Defaults: rapid's 100 checks and -rapid.steps=150 (see rapidSteps), about
-// 10 s with -race on 2 cores; -soak runs 5000 checks (about 9 minutes).
-// Failures are saved under testdata/rapid/TestRapid/ and re-run first by
-// later runs; -rapid.failfile or -rapid.seed reproduce one.
+// Defaults: rapid's 100 checks and -rapid.steps=150 (about 10 s with -race
+// on 2 cores); -soak runs 5000 checks. rapid saves a failing run under
+// testdata/rapid/TestRapid/ and replays it first on later runs;
+// -rapid.failfile or -rapid.seed reproduce one.
 func TestRapid(t *testing.T) {
 	defer rapidFlagDefaults(t)()
 	var failed []byte // the trace of the last failing run
-	t.Cleanup(func() {
-		// A run can also end early without failing (rapid drops a run whose
-		// data ran out, e.g. replaying an outdated fail file).
-		if failed == nil || !t.Failed() {
-			return
-		}
-		f, err := os.CreateTemp("", "podlife-rapid-*.ndjson")
-		if err == nil {
-			_, err = f.Write(failed)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
-			t.Logf("writing the failing run's trace: %v", err)
-			return
-		}
-		t.Logf("the failing run's trace is %s; validate it in TLC with\n\tTLA2TOOLS_JAR=/path/to/tla2tools.jar tools/tlc.sh --trace %s", f.Name(), f.Name())
-	})
-	rows := map[string]int{} // rows the model fired, over every run
+	t.Cleanup(func() { saveFailedTrace(t, failed) })
+	rows := map[string]int{} // rows that fired, over every run
 	defer func() {
-		// Rows from Removed never fire in an fsm.Machine: it deletes a
-		// removed record, so the UID's next event starts from Absent.
-		var total int
+		reach := spec.Reachable(spec.Table)
 		var missed []string
+		reachable := 0
 		for _, r := range spec.Table {
-			if r.From.String() == "Removed" {
+			if !reach.Fired[r.ID] || unreachableRows[r.ID] != "" { // see TestEveryReachableRowFires
 				continue
 			}
-			total++
+			reachable++
 			if rows[r.ID] == 0 {
 				missed = append(missed, r.ID)
 			}
 		}
-		t.Logf("%d of %d table rows (not from Removed) fired; never: %s", total-len(missed), total, strings.Join(missed, " "))
+		t.Logf("%d of the %d table rows the engine can fire fired; never: %s", reachable-len(missed), reachable, strings.Join(missed, " "))
 	}()
 	rapid.Check(t, func(rt *rapid.T) {
-		h := newRapidHarness(rt)
-		h.rows = rows
-		defer h.teardown(&failed)
+		h := newCoreHarness(rt, rows)
+		defer func() {
+			if !h.done {
+				failed = slices.Clone(h.buf.Bytes())
+			}
+		}()
+		// Repeat picks an action name uniformly: updates and worker steps
+		// get more than one name each.
 		rt.Repeat(map[string]func(*rapid.T){
-			"":              func(*rapid.T) { h.check() },
+			"":              func(*rapid.T) { h.checkState() },
 			"UpdatePod":     h.actUpdatePod,
+			"UpdatePod2":    h.actUpdatePod,
+			"Kill":          h.actKill,
 			"RuntimeKill":   h.actRuntimeKill,
+			"Invalid":       h.actInvalid,
+			"Next":          func(t *rapid.T) { h.actWorker(t, true) },
+			"Next2":         func(t *rapid.T) { h.actWorker(t, true) },
+			"Done":          func(t *rapid.T) { h.actWorker(t, false) },
+			"Done2":         func(t *rapid.T) { h.actWorker(t, false) },
+			"Timer":         h.actTimer,
 			"SyncKnownPods": h.actSyncKnownPods,
-			"Release":       h.actRelease,
-			"ClockStep":     h.actClockStep,
-			"KillPod":       h.actKillPod,
-			"InvalidUpdate": h.actInvalidUpdate,
+			"CancelAll":     h.actCancelAll,
 			"RuntimeStatus": h.actRuntimeStatus,
-			"Burst":         h.actBurst,
 		})
 		h.windDown()
 		h.finish()
 	})
 }
 
-// rapidFlagDefaults sets TestRapid's defaults for the rapid flags the
+// rapidFlagDefaults sets the rapid tests' defaults for the rapid flags the
 // command line did not set, and returns a function that restores them.
 func rapidFlagDefaults(t *testing.T) func() {
 	set := map[string]bool{}
@@ -213,402 +230,620 @@ func rapidFlagDefaults(t *testing.T) func() {
 	}
 }
 
-// rapidCall is a sync call blocked in the syncer.
-type rapidCall struct {
-	uid      types.UID
-	fn       fsm.InFlight
-	ctx      context.Context
-	pod      *v1.Pod
-	grace    *int64 // SyncTerminatingPod's grace period
-	result   chan rapidResult
-	released bool // the test released it (guarded by w.mu)
-}
-
-type rapidResult struct {
-	terminal bool
-	err      error
-}
-
-// rapidStep is one transition (or rejected event) of the engine or model.
-type rapidStep struct {
-	t        fsm.Transition
-	pod      types.UID
-	rejected string
-}
-
-// rapidShadow is what the test knows of the engine's podData for a live
-// record: the pods whose grace facts the engine reads (Core.SyncKnownPods,
-// a runtime-only kill of a known pod).
-type rapidShadow struct {
-	pending    *v1.Pod
-	hasPending bool
-	active     *v1.Pod
-}
-
-func (s *rapidShadow) lastPod() *v1.Pod {
-	switch {
-	case s == nil:
-		return nil
-	case s.hasPending && s.pending != nil:
-		return s.pending
+// saveFailedTrace writes the trace of a failed run to a temporary file and
+// logs the TLC command that validates it.
+func saveFailedTrace(t *testing.T, failed []byte) {
+	if failed == nil || !t.Failed() {
+		return
 	}
-	return s.active
+	f, err := os.CreateTemp("", "podlife-rapid-*.ndjson")
+	if err == nil {
+		_, err = f.Write(failed)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		t.Logf("writing the failing run's trace: %v", err)
+		return
+	}
+	t.Logf("the failing run's trace is %s; validate it in TLC with\n\tTLA2TOOLS_JAR=/path/to/tla2tools.jar tools/tlc.sh --trace %s", f.Name(), f.Name())
 }
 
-// rapidChan is a CompletedCh the test handed in: a channel of its own, or
-// the one inside a KillPod call.
+// The table replay: what the lifecycle table says each record is, from
+// the transitions the Core reported and checked one by one.
+
+var rapidTable = spec.NewIndex(spec.Table)
+
+var rapidRows = func() map[string]*spec.Row {
+	m := map[string]*spec.Row{}
+	for i := range spec.Table {
+		m[spec.Table[i].ID] = &spec.Table[i]
+	}
+	return m
+}()
+
+// tableRec is a record as the table replay knows it.
+type tableRec struct {
+	state    fsm.State
+	vars     fsm.Vars
+	fullName string
+}
+
+// Conversions between the generated types and the table's values, by name.
+var (
+	specStates = map[fsm.State]spec.State{}
+	specEvents = map[fsm.Event]spec.Event{}
+)
+
+func init() {
+	for _, s := range spec.States() {
+		for i := range 256 {
+			if fsm.State(i).String() == s.String() {
+				specStates[fsm.State(i)] = s
+				break
+			}
+		}
+	}
+	for _, e := range spec.Events() {
+		for _, f := range fsm.Events() {
+			if f.String() == e.String() {
+				specEvents[f] = e
+			}
+		}
+	}
+}
+
+// rapidValues returns the fields of x (fsm.Vars or fsm.Params) named by
+// names, as the table's ints; a missing field is an error.
+func rapidValues(x any, names []string) ([]int, error) {
+	v := reflect.ValueOf(x)
+	out := make([]int, len(names))
+	for i, n := range names {
+		f := v.FieldByName(n)
+		switch {
+		case !f.IsValid():
+			return nil, fmt.Errorf("%s has no field %s", v.Type(), n)
+		case f.Kind() == reflect.Bool:
+			if f.Bool() {
+				out[i] = 1
+			}
+		case f.CanInt():
+			out[i] = int(f.Int())
+		case f.CanUint():
+			out[i] = int(f.Uint())
+		default:
+			return nil, fmt.Errorf("%s.%s has kind %s", v.Type(), n, f.Kind())
+		}
+	}
+	return out, nil
+}
+
+var varNames, paramNames = func() (vs, ps []string) {
+	for _, v := range spec.Vars {
+		vs = append(vs, v.Name)
+	}
+	for _, p := range spec.Params {
+		ps = append(ps, p.Name)
+	}
+	return vs, ps
+}()
+
+// The harness.
+
+// rapidChan is a completion channel the test handed to the Core.
 type rapidChan struct {
-	id     int
-	uid    types.UID
-	ch     chan struct{} // nil for a KillPod's
-	killer *rapidKiller
-	closed bool // the model released it
+	id       int
+	uid      types.UID // the UID of the update that carried it
+	ch       chan struct{}
+	handed   int // the step that handed it over
+	closedAt int // the step that closed it; 0 while open
 }
 
-// rapidKiller is a KillPod call running in a goroutine.
-type rapidKiller struct {
+// wantStep is a transition an input must fire: its pod, event and
+// parameters (the world facts are the replay's), plus what the replay
+// needs: the full name an update carries and the pod it carries.
+type wantStep struct {
 	uid      types.UID
-	cancel   context.CancelFunc // nil: called with context.Background()
-	result   chan error         // capacity 1
-	returned bool
+	ev       fsm.Event
+	p        fsm.Params
+	fullName string
+	pod      *v1.Pod
 }
 
-// rapidIncoming is what an UpdatePod carries that the model's bookkeeping
-// needs: the pod the engine keeps (for a runtime-only kill, the known pod)
-// and the completion channel.
-type rapidIncoming struct {
-	pod *v1.Pod
-	ch  *rapidChan
+// coreInput is one input: what the test calls on the Core, and the
+// transitions it must fire.
+type coreInput struct {
+	desc string
+	want []wantStep
+	call func()
+	// cancelAll: the input is CancelAll, which may cancel any call.
+	cancelAll bool
 }
 
-type rapidHarness struct {
-	t      *rapid.T
-	w      *PodWorkers
-	clock  *clocktesting.FakeClock
-	buf    bytes.Buffer // the trace
-	ignore goleak.Option
-	pods   map[types.UID]*v1.Pod
-	cache  *fakeCache
-	exited map[types.UID]bool // the cache shows nothing running (else: running)
-
-	// Guarded by w.mu: the syncer and the observer write them.
-	blocked   map[types.UID]*rapidCall
-	cancelled []*rapidCall // calls that returned through their context
-	overlaps  []string
-	engine    []rapidStep // the engine's transitions since the last comparison
-	kills     int         // Kill transitions seen
-
-	// The model side; the test goroutine only.
-	model   *fsm.Machine
-	steps   []rapidStep // the model's transitions since the last comparison
-	shadow  map[types.UID]*rapidShadow
-	chans   []*rapidChan
-	kept    map[types.UID][]*rapidChan
-	cancels map[types.UID]bool // calls the current action must cancel
-	killers []*rapidKiller
-	rows    map[string]int
-	done    bool
+// stepEffects is what one input's effects asked for, per pod.
+type stepEffects struct {
+	runLoop   map[types.UID]bool
+	armed     map[types.UID]time.Duration // due - now
+	stopped   map[types.UID]bool
+	cancelled map[types.UID]bool
+	closed    []*rapidChan
 }
 
-func newRapidHarness(t *rapid.T) *rapidHarness {
-	h := &rapidHarness{
-		t:       t,
+type coreHarness struct {
+	t     *rapid.T
+	core  *Core
+	clock *clocktesting.FakeClock
+	cache *fakeCache
+	buf   bytes.Buffer // the trace
+	rows  map[string]int
+	done  bool
+
+	// What the observer reported during the current input.
+	seen     []fsm.Transition
+	rejected []string
+
+	// The table replay.
+	recs    map[types.UID]tableRec
+	waiting map[string][]types.UID // static full name -> UIDs in Waiting, in order
+	synced  bool
+	batches uint64
+	// lastPod is the pod of the latest update whose row took it
+	// (TakeUpdate) in the record's incarnation; nil once the record
+	// finished or was removed. The sync calls get it; SyncKnownPods and a
+	// runtime-only kill read its grace facts.
+	lastPod map[types.UID]*v1.Pod
+	exited  map[types.UID]bool // the status cache shows nothing running
+
+	// The shell the test plays.
+	loop  map[types.UID]bool
+	timer map[types.UID]time.Time
+	work  map[types.UID]Work
+	chans map[chan<- struct{}]*rapidChan
+	open  map[types.UID]int
+	nchan int
+	step  int
+	// handing are the channels the current input hands over: they count
+	// as open from the input on.
+	handing []*rapidChan
+	// ending is the pod whose loop the current input (Next) ends.
+	ending types.UID
+}
+
+// coreObserver collects the Core's transitions for the harness and writes
+// the trace.
+type coreObserver struct {
+	h  *coreHarness
+	tw *trace.Writer
+}
+
+func (o *coreObserver) Transition(t fsm.Transition) {
+	o.tw.Transition(t)
+	o.h.seen = append(o.h.seen, t)
+}
+
+func (o *coreObserver) Rejected(uid types.UID, s fsm.State, ev fsm.Event, err error) {
+	o.tw.Rejected(uid, s, ev, err)
+	o.h.rejected = append(o.h.rejected, fmt.Sprintf("%s: %s in %s: %v", uid, ev, s, err))
+}
+
+func newCoreHarness(t *rapid.T, rows map[string]int) *coreHarness {
+	if _, err := rapidValues(fsm.Vars{}, varNames); err != nil {
+		t.Fatalf("the generated types do not match the table: %v", err)
+	}
+	if _, err := rapidValues(fsm.Params{}, paramNames); err != nil {
+		t.Fatalf("the generated types do not match the table: %v", err)
+	}
+	h := &coreHarness{
+		t: t, rows: rows,
 		clock:   clocktesting.NewFakeClock(time.Unix(1_700_000_000, 0)),
-		ignore:  goleak.IgnoreCurrent(), // before the engine starts
-		blocked: map[types.UID]*rapidCall{},
-		model:   fsm.New(nil),
-		shadow:  map[types.UID]*rapidShadow{},
-		kept:    map[types.UID][]*rapidChan{},
-		cancels: map[types.UID]bool{},
-		pods:    map[types.UID]*v1.Pod{},
 		cache:   newFakeCache(),
+		recs:    map[types.UID]tableRec{},
+		waiting: map[string][]types.UID{},
+		lastPod: map[types.UID]*v1.Pod{},
 		exited:  map[types.UID]bool{},
+		loop:    map[types.UID]bool{},
+		timer:   map[types.UID]time.Time{},
+		work:    map[types.UID]Work{},
+		chans:   map[chan<- struct{}]*rapidChan{},
+		open:    map[types.UID]int{},
 	}
-	for _, uid := range rapidUIDs {
-		name, source := map[types.UID]string{"n1": "web", "n2": "db", "s1": "etcd", "s2": "etcd"}[uid], "api"
-		if strings.HasPrefix(string(uid), "s") {
-			source = "file"
-		}
-		grace := int64(rapidSpecGrace)
-		h.pods[uid] = &v1.Pod{
-			ObjectMeta: metav1.ObjectMeta{UID: uid, Name: name, Namespace: "default", Annotations: map[string]string{ConfigSourceAnnotation: source}},
-			Spec:       v1.PodSpec{TerminationGracePeriodSeconds: &grace},
-		}
-	}
-	h.w = New(rapidSyncer{h}, Options{
+	h.core = NewCore(Options{
 		Clock: h.clock, ResyncInterval: rapidResync, BackOffPeriod: rapidBackoff, StatusCache: h.cache,
-		Observer: &rapidObserver{h: h, tw: trace.NewWriter(&h.buf)},
+		Observer: &coreObserver{h: h, tw: trace.NewWriter(&h.buf)},
 	})
 	return h
 }
 
-// The syncer.
-
-type rapidSyncer struct{ h *rapidHarness }
-
-func (s rapidSyncer) SyncPod(ctx context.Context, _ UpdateType, pod, _ *v1.Pod, _ *PodStatus) (bool, error) {
-	return s.h.block(ctx, fsm.InFlightSyncPod, pod.UID, pod, nil)
+func (h *coreHarness) rec(uid types.UID) (tableRec, bool) {
+	r, ok := h.recs[uid]
+	if !ok {
+		return tableRec{state: fsm.Absent}, false
+	}
+	return r, true
 }
 
-func (s rapidSyncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, _ *PodStatus, grace *int64, _ func(*v1.PodStatus)) error {
-	_, err := s.h.block(ctx, fsm.InFlightSyncTerminatingPod, pod.UID, pod, grace)
-	return err
+// live: the record exists and has not finished.
+func (h *coreHarness) live(uid types.UID) bool {
+	r, ok := h.rec(uid)
+	return ok && !r.state.IsFinished()
 }
 
-func (s rapidSyncer) SyncTerminatingRuntimePod(ctx context.Context, rp *RunningPod) error {
-	_, err := s.h.block(ctx, fsm.InFlightSyncTerminatingRuntimePod, rp.ID, nil, nil)
-	return err
-}
-
-func (s rapidSyncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, _ *PodStatus) error {
-	_, err := s.h.block(ctx, fsm.InFlightSyncTerminatedPod, pod.UID, pod, nil)
-	return err
-}
-
-// block registers a call and waits until the test releases it or its
-// context is cancelled. Both changes of the blocked calls happen under w.mu
-// and broadcast w.idle, so a quiescence waiter cannot miss them.
-func (h *rapidHarness) block(ctx context.Context, fn fsm.InFlight, uid types.UID, pod *v1.Pod, grace *int64) (bool, error) {
-	c := &rapidCall{uid: uid, fn: fn, ctx: ctx, pod: pod, result: make(chan rapidResult, 1)}
-	if grace != nil {
-		g := *grace
-		c.grace = &g
+// worldFacts are SlotFree and FirstInLine of uid's record, from the replay
+// (the machine computes them before every event).
+func (h *coreHarness) worldFacts(uid types.UID) (slotFree, firstInLine bool) {
+	r, _ := h.rec(uid)
+	if r.fullName == "" {
+		return true, false
 	}
-	h.w.mu.Lock()
-	if prev := h.blocked[uid]; prev != nil {
-		h.overlaps = append(h.overlaps, fmt.Sprintf("pod %s: %s began while %s was blocked", uid, fn, prev.fn))
-	}
-	h.blocked[uid] = c
-	h.w.idle.Broadcast()
-	h.w.mu.Unlock()
-	select {
-	case r := <-c.result:
-		return r.terminal, r.err
-	case <-ctx.Done():
-	}
-	h.w.mu.Lock()
-	released := c.released
-	if !released {
-		if h.blocked[uid] == c {
-			delete(h.blocked, uid)
-		}
-		h.cancelled = append(h.cancelled, c)
-		h.w.idle.Broadcast()
-	}
-	h.w.mu.Unlock()
-	if released { // released and cancelled at once: the release was first
-		r := <-c.result
-		return r.terminal, r.err
-	}
-	return false, ctx.Err()
-}
-
-// The observer: the trace writer, plus the engine's transitions for the
-// comparison. The machine calls it with w.mu held.
-
-type rapidObserver struct {
-	h  *rapidHarness
-	tw *trace.Writer
-}
-
-func (o *rapidObserver) Transition(t fsm.Transition) {
-	o.tw.Transition(t)
-	o.h.engine = append(o.h.engine, rapidStep{t: t, pod: t.Pod})
-	if t.Event == fsm.Kill {
-		o.h.kills++
-		o.h.w.idle.Broadcast()
-	}
-}
-
-func (o *rapidObserver) Rejected(uid types.UID, s fsm.State, ev fsm.Event, err error) {
-	o.tw.Rejected(uid, s, ev, err)
-	o.h.engine = append(o.h.engine, rapidStep{pod: uid, rejected: fmt.Sprintf("%s in %s: %v", ev, s, err)})
-}
-
-// Waiting.
-
-// waitFor waits on w.idle until cond (evaluated with w.mu held) holds, or
-// fails the run after rapidWatchdog.
-func (h *rapidHarness) waitFor(what string, cond func() bool) {
-	fired := false
-	timer := time.AfterFunc(rapidWatchdog, func() {
-		h.w.mu.Lock()
-		fired = true
-		h.w.idle.Broadcast()
-		h.w.mu.Unlock()
-	})
-	defer timer.Stop()
-	h.w.mu.Lock()
-	for !fired && !cond() {
-		h.w.idle.Wait()
-	}
-	var state string
-	if fired {
-		state = h.describeLocked()
-	}
-	h.w.mu.Unlock()
-	if fired {
-		stacks := make([]byte, 1<<20)
-		stacks = stacks[:runtime.Stack(stacks, true)]
-		h.t.Logf("goroutines:\n%s", stacks)
-		h.t.Fatalf("%s: not reached after %v; %s", what, rapidWatchdog, state)
-	}
-}
-
-// liveBlockedLocked counts the blocked calls whose context is live: the
-// others are about to return.
-func (h *rapidHarness) liveBlockedLocked() int {
-	n := 0
-	for _, c := range h.blocked {
-		if c.ctx.Err() == nil {
-			n++
+	slotFree = true
+	for other, o := range h.recs {
+		if other != uid && o.fullName == r.fullName && holdsSlot(o) {
+			slotFree = false
 		}
 	}
-	return n
+	w := h.waiting[r.fullName]
+	return slotFree, len(w) > 0 && w[0] == uid
 }
 
-func (h *rapidHarness) describeLocked() string {
-	var calls []string
-	for _, uid := range slices.Sorted(maps.Keys(h.blocked)) {
-		c := h.blocked[uid]
-		calls = append(calls, fmt.Sprintf("%s/%s(ctx err %v)", uid, c.fn, c.ctx.Err()))
-	}
-	return fmt.Sprintf("worker loops %d, blocked calls %v", h.w.loops, calls)
-}
+func holdsSlot(r tableRec) bool { return r.vars.Static && r.vars.Started && r.state.MayHoldSlot() }
 
-// quiesce waits until every worker loop is blocked in the syncer.
-func (h *rapidHarness) quiesce() {
-	h.waitFor("quiescence", func() bool { return h.w.loops == h.liveBlockedLocked() })
-}
-
-// settle ends an action: quiescence, then the model follows the engine's
-// own steps (the failure of every cancelled call, a Dequeue of every queued
-// idle record), then both sides' transitions are compared.
-func (h *rapidHarness) settle() {
+// run gives the Core one input and checks everything that follows from it.
+func (h *coreHarness) run(in coreInput) {
 	h.t.Helper()
-	h.quiesce()
-	h.w.mu.Lock()
-	cancelled := h.cancelled
-	h.cancelled = nil
-	h.w.mu.Unlock()
-	got := map[types.UID]bool{}
-	for _, c := range cancelled {
-		got[c.uid] = true
+	h.step++
+	h.t.Logf("step %d: %s", h.step, in.desc)
+	before := h.envs()
+	workBefore := maps.Clone(h.work)
+	for _, c := range h.handing {
+		h.open[c.uid]++
 	}
-	if !maps.Equal(got, h.cancels) {
-		h.t.Fatalf("cancelled calls: the engine cancelled %v, the model %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(h.cancels)))
+	h.handing, h.ending = nil, ""
+	h.seen, h.rejected = nil, nil
+	in.call()
+	if len(h.rejected) > 0 {
+		h.t.Fatalf("%s: the machine rejected %s", in.desc, strings.Join(h.rejected, "; "))
 	}
-	h.cancels = map[types.UID]bool{}
-	slices.SortFunc(cancelled, func(a, b *rapidCall) int { return strings.Compare(string(a.uid), string(b.uid)) })
-	for _, c := range cancelled {
-		h.fire(c.uid, "", rapidOutcomeEvent(c.fn, false, true), rapidNoParams, nil)
+	if len(h.seen) != len(in.want) {
+		h.t.Fatalf("%s: %d transitions (%s), want %d (%s)", in.desc, len(h.seen), describeSeen(h.seen), len(in.want), describeWant(in.want))
 	}
-	for progressed := true; progressed; {
-		progressed = false
-		for _, uid := range rapidUIDs {
-			if r, ok := h.model.Get(uid); ok && r.Vars.Pending == fsm.PendingQueued && r.Vars.InFlight == fsm.InFlightNone {
-				h.fire(uid, "", fsm.Dequeue, rapidNoParams, nil)
-				progressed = true
+	fired := map[types.UID]fsm.Transition{}
+	for i, tr := range h.seen {
+		if _, twice := fired[tr.Pod]; twice {
+			h.t.Fatalf("%s: two transitions of %s in one input", in.desc, tr.Pod)
+		}
+		fired[tr.Pod] = tr
+		h.replay(in.desc, tr, in.want[i])
+	}
+	eff := h.carryOut(in.desc)
+	h.checkEffects(in, fired, workBefore, eff)
+	h.checkState()
+	h.checkProperties(in.desc, before, h.envs())
+}
+
+func describeSeen(ts []fsm.Transition) string {
+	var s []string
+	for _, t := range ts {
+		s = append(s, fmt.Sprintf("%s %s %s", t.Pod, t.Event, t.Row))
+	}
+	return strings.Join(s, ", ")
+}
+
+func describeWant(ws []wantStep) string {
+	var s []string
+	for _, w := range ws {
+		s = append(s, fmt.Sprintf("%s %s", w.uid, w.ev))
+	}
+	return strings.Join(s, ", ")
+}
+
+// replay checks one reported transition against the table and advances
+// the replay.
+func (h *coreHarness) replay(desc string, tr fsm.Transition, w wantStep) {
+	h.t.Helper()
+	if tr.Pod != w.uid || tr.Event != w.ev {
+		h.t.Fatalf("%s: fired %s for %s, want %s for %s", desc, tr.Event, tr.Pod, w.ev, w.uid)
+	}
+	r, known := h.rec(w.uid)
+	p := w.p
+	p.SlotFree, p.FirstInLine = h.worldFacts(w.uid)
+	if tr.Params != p {
+		h.t.Fatalf("%s: %s of %s had params %+v, want %+v", desc, tr.Event, w.uid, tr.Params, p)
+	}
+	if tr.From != r.state {
+		h.t.Fatalf("%s: %s of %s fired from %s, but the record is %s", desc, tr.Event, w.uid, tr.From, r.state)
+	}
+	vars, _ := rapidValues(r.vars, varNames)
+	params, _ := rapidValues(p, paramNames)
+	env := &spec.Env{Vars: vars, Params: params}
+	row := rapidTable.Enabled(specStates[r.state], specEvents[tr.Event], env)
+	if row == nil {
+		h.t.Fatalf("%s: the table enables no row for %s in %s with %+v, but %s fired", desc, tr.Event, r.state, p, tr.Row)
+	}
+	after, _ := rapidValues(tr.Vars, varNames)
+	switch {
+	case row.ID != tr.Row:
+		h.t.Fatalf("%s: row %s fired, the table enables %s", desc, tr.Row, row.ID)
+	case row.To.String() != tr.To.String():
+		h.t.Fatalf("%s: row %s went to %s, the table says %s", desc, tr.Row, tr.To, row.To)
+	case row.Effects.String() != tr.Effects.String():
+		h.t.Fatalf("%s: row %s has effects [%s], the table says [%s]", desc, tr.Row, tr.Effects, row.Effects)
+	case !slices.Equal(row.Apply(env), after):
+		h.t.Fatalf("%s: row %s left %+v, the table's update gives %v (vars %v)", desc, tr.Row, tr.Vars, row.Apply(env), varNames)
+	}
+	fullName := r.fullName
+	if !known && tr.Vars.Static {
+		fullName = w.fullName
+	}
+	if tr.FullName != fullName {
+		h.t.Fatalf("%s: %s of %s reported full name %q, want %q", desc, tr.Row, w.uid, tr.FullName, fullName)
+	}
+	batch := uint64(0)
+	if tr.Event == fsm.SyncKnownPods {
+		batch = h.batches
+	}
+	if tr.Batch != batch {
+		h.t.Fatalf("%s: %s of %s has batch %d, want %d", desc, tr.Row, w.uid, tr.Batch, batch)
+	}
+	h.rows[tr.Row]++
+
+	// Advance the replay.
+	if f := r.fullName; f != "" && r.state == fsm.Waiting && tr.To != fsm.Waiting {
+		h.waiting[f] = slices.DeleteFunc(h.waiting[f], func(u types.UID) bool { return u == w.uid })
+	}
+	if fullName != "" && tr.To == fsm.Waiting && r.state != fsm.Waiting {
+		h.waiting[fullName] = append(h.waiting[fullName], w.uid)
+	}
+	if tr.Effects.Has(fsm.TakeUpdate) && w.pod != nil {
+		h.lastPod[w.uid] = w.pod
+	}
+	switch {
+	case tr.To == fsm.Absent:
+		delete(h.recs, w.uid)
+		delete(h.lastPod, w.uid)
+	default:
+		h.recs[w.uid] = tableRec{state: tr.To, vars: tr.Vars, fullName: fullName}
+		if tr.To.IsFinished() {
+			delete(h.lastPod, w.uid)
+		}
+	}
+}
+
+// carryOut takes the Core's effects and carries them out as a shell does,
+// checking the rules each effect itself must follow.
+func (h *coreHarness) carryOut(desc string) stepEffects {
+	h.t.Helper()
+	eff := stepEffects{runLoop: map[types.UID]bool{}, armed: map[types.UID]time.Duration{}, stopped: map[types.UID]bool{}, cancelled: map[types.UID]bool{}}
+	for _, e := range h.core.TakeEffects(nil) {
+		switch e.Kind {
+		case RunLoop:
+			if h.loop[e.UID] || h.ending == e.UID {
+				h.t.Fatalf("%s: RunLoop for %s, whose loop runs", desc, e.UID)
+			}
+			h.loop[e.UID] = true
+			eff.runLoop[e.UID] = true
+		case ArmTimer:
+			h.timer[e.UID] = e.Due
+			eff.armed[e.UID] = e.Due.Sub(h.clock.Now())
+		case StopTimer:
+			delete(h.timer, e.UID)
+			delete(eff.armed, e.UID)
+			eff.stopped[e.UID] = true
+		case CloseChannel:
+			c := h.chans[e.Ch]
+			switch {
+			case c == nil:
+				h.t.Fatalf("%s: CloseChannel for %s of a channel never handed over", desc, e.UID)
+			case c.closedAt != 0:
+				h.t.Fatalf("%s: channel %d of %s closed again (first in step %d)", desc, c.id, c.uid, c.closedAt)
+			case c.uid != e.UID:
+				h.t.Fatalf("%s: channel %d of %s closed with UID %q", desc, c.id, c.uid, e.UID)
+			}
+			c.closedAt = h.step
+			close(c.ch)
+			h.open[c.uid]--
+			eff.closed = append(eff.closed, c)
+		case CancelSync:
+			if e.Cancel == nil {
+				h.t.Fatalf("%s: CancelSync for %s without a cancel function", desc, e.UID)
+			}
+			e.Cancel()
+			eff.cancelled[e.UID] = true
+		default:
+			h.t.Fatalf("%s: effect of unknown kind %v", desc, e.Kind)
+		}
+	}
+	return eff
+}
+
+// checkEffects checks the effects of one input against the rows that
+// fired.
+func (h *coreHarness) checkEffects(in coreInput, fired map[types.UID]fsm.Transition, workBefore map[types.UID]Work, eff stepEffects) {
+	h.t.Helper()
+	desc := in.desc
+	for _, c := range eff.closed {
+		r, known := h.rec(c.uid)
+		if c.handed != h.step && known && !r.state.IsTerminated() {
+			h.t.Fatalf("%s: channel %d of %s (handed over in step %d) closed while the pod is %s", desc, c.id, c.uid, c.handed, r.state)
+		}
+	}
+	for uid := range eff.runLoop {
+		if r, _ := h.rec(uid); !h.live(uid) || r.vars.Pending != fsm.PendingQueued || r.vars.InFlight != fsm.InFlightNone {
+			h.t.Fatalf("%s: RunLoop for %s, whose record is %s %+v: nothing to run", desc, uid, r.state, r.vars)
+		}
+	}
+	for _, uid := range rapidUIDs {
+		tr, ok := fired[uid]
+		ends := ok && (tr.Effects.Has(fsm.Exit) || tr.To == fsm.Absent)
+		var d time.Duration
+		if ok && !ends && tr.Vars.Pending != fsm.PendingQueued {
+			switch {
+			case tr.Effects.Has(fsm.Resync):
+				d = rapidResync
+			case tr.Effects.Has(fsm.Backoff):
+				d = rapidBackoff
+			}
+		}
+		got, armed := eff.armed[uid]
+		switch {
+		case d == 0 && armed:
+			h.t.Fatalf("%s: ArmTimer for %s, but no row with Resync or Backoff left it unqueued", desc, uid)
+		case d != 0 && !armed:
+			h.t.Fatalf("%s: row %s left %s unqueued but armed no timer", desc, tr.Row, uid)
+		case armed && (got < d || got > d+d/2):
+			h.t.Fatalf("%s: %s's timer is due in %v, want [%v, %v]", desc, uid, got, d, d+d/2)
+		}
+		if eff.stopped[uid] && h.live(uid) {
+			h.t.Fatalf("%s: StopTimer for %s, whose record is live", desc, uid)
+		}
+		cancels := ok && (tr.Effects.Has(fsm.Cancel) || ends)
+		if eff.cancelled[uid] && !cancels && !in.cancelAll {
+			h.t.Fatalf("%s: CancelSync for %s, but no row with Cancel ended or removed it", desc, uid)
+		}
+		if w, busy := h.work[uid]; busy && (cancels || in.cancelAll) {
+			if _, was := workBefore[uid]; was && w.Ctx.Err() == nil {
+				h.t.Fatalf("%s: the context of %s's %s is live after the row %s cancelled it", desc, uid, w.Func, tr.Row)
 			}
 		}
 	}
-	h.w.mu.Lock()
-	engine := h.engine
-	h.engine = nil
-	h.w.mu.Unlock()
-	h.compareSteps(engine)
 }
 
-// The model.
+// checkState checks the facts that hold after every input.
+func (h *coreHarness) checkState() {
+	h.t.Helper()
+	if got := h.core.Synced(); got != h.synced {
+		h.t.Fatalf("Core.Synced() = %v, the replay says %v", got, h.synced)
+	}
+	for _, f := range []string{FullName("etcd", "default"), FullName("dns", "default")} {
+		if got := h.core.Waiting(f); !slices.Equal(got, h.waiting[f]) {
+			h.t.Fatalf("Core.Waiting(%s) = %v, the replay says %v", f, got, h.waiting[f])
+		}
+	}
+	for _, uid := range rapidUIDs {
+		want, known := h.rec(uid)
+		got, ok := h.core.Record(uid)
+		if ok != known || got.State != want.state || got.Vars != want.vars || got.FullName != want.fullName {
+			h.t.Fatalf("Core.Record(%s) = %+v (%v), the replay says %+v (%v)", uid, got, ok, want, known)
+		}
+		v := want.vars
+		if v.Waiters != (h.open[uid] > 0) {
+			h.t.Fatalf("pod %s: Waiters=%v but %d completion channels are open", uid, v.Waiters, h.open[uid])
+		}
+		if v.Pending == fsm.PendingQueued && !h.loop[uid] {
+			h.t.Fatalf("pod %s: queued (%s), but no loop runs: a lost wake-up", uid, want.state)
+		}
+		_, armed := h.timer[uid]
+		if h.live(uid) && v.InFlight == fsm.InFlightNone && v.Pending != fsm.PendingQueued && !armed {
+			h.t.Fatalf("pod %s: live (%s), idle and not queued, but no timer is armed: a lost wake-up", uid, want.state)
+		}
+		if armed && !h.live(uid) {
+			h.t.Fatalf("pod %s: a timer is armed, but the record is %s", uid, want.state)
+		}
+		w, busy := h.work[uid]
+		switch {
+		case busy && !known:
+			h.t.Fatalf("pod %s: %s is in flight, but the UID has no record", uid, w.Func)
+		case busy && w.Func != v.InFlight:
+			h.t.Fatalf("pod %s: %s is in flight, but the record has %s", uid, w.Func, v.InFlight)
+		case !busy && v.InFlight != fsm.InFlightNone:
+			h.t.Fatalf("pod %s: the record has %s in flight, but Next handed out no Work", uid, v.InFlight)
+		case busy && !h.loop[uid]:
+			h.t.Fatalf("pod %s: %s is in flight outside a loop", uid, w.Func)
+		}
+	}
+}
+
+// envs returns, per pod, the table environment the properties read: the
+// record, the shell variables and the world facts.
+func (h *coreHarness) envs() map[types.UID]*spec.Env {
+	holders := map[string]int{}
+	for _, r := range h.recs {
+		if r.fullName != "" && holdsSlot(r) {
+			holders[r.fullName]++
+		}
+	}
+	out := map[types.UID]*spec.Env{}
+	for _, uid := range rapidUIDs {
+		r, _ := h.rec(uid)
+		vars, _ := rapidValues(r.vars, varNames)
+		env := &spec.Env{Vars: vars, Params: make([]int, len(spec.Params)), State: int(specStates[r.state]), Shell: make([]int, len(spec.ShellVars))}
+		_, armed := h.timer[uid]
+		env.Shell[spec.ShellVarIndex(spec.Loop)] = b2i(h.loop[uid])
+		env.Shell[spec.ShellVarIndex(spec.Timer)] = b2i(armed)
+		env.Shell[spec.ShellVarIndex(spec.Channels)] = h.open[uid]
+		p := rapidPodOf(uid)
+		f := p.fullName()
+		w := h.waiting[f]
+		env.World[spec.FirstInWaiting] = b2i(f != "" && len(w) > 0 && w[0] == uid)
+		if f != "" {
+			for _, x := range w {
+				env.World[spec.WaitingCount] += b2i(x == uid)
+			}
+			env.World[spec.SlotHolders] = holders[f]
+		}
+		env.World[spec.StaticPod] = b2i(p.static)
+		env.World[spec.Synced] = b2i(h.synced)
+		out[uid] = env
+	}
+	return out
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// readsDomains reports whether e asks whether a value lies in its domain
+// (the model's bounds, which the test does not keep to).
+func readsDomains(e spec.Expr) bool {
+	if e.Op == spec.OpIn {
+		return true
+	}
+	return slices.ContainsFunc(e.Args, readsDomains)
+}
+
+// checkProperties evaluates spec.Properties' invariants after the input
+// and its step properties on the step, for every pod.
+func (h *coreHarness) checkProperties(desc string, before, after map[types.UID]*spec.Env) {
+	h.t.Helper()
+	for _, p := range spec.Properties {
+		if readsDomains(p.Holds) {
+			continue
+		}
+		for _, uid := range rapidUIDs {
+			var holds bool
+			switch p.Kind {
+			case spec.Invariant:
+				holds = p.Holds.Eval(after[uid]) == 1
+			case spec.StepProperty:
+				env := *before[uid]
+				env.Next = after[uid]
+				holds = p.Holds.Eval(&env) == 1
+			default:
+				continue
+			}
+			if !holds {
+				h.t.Fatalf("%s: pod %s violates %s %s (%s): %s", desc, uid, p.Kind, p.Name, p.Ref, p.Doc)
+			}
+		}
+	}
+}
+
+// The inputs.
 
 var rapidNoParams = fsm.Params{GraceOverride: fsm.NoGrace}
 
-// fire fires an event in the model and does the bookkeeping the engine does
-// for the transition (Core.apply): the shadow podData, kill channels kept
-// or released, and the calls the transition cancels.
-func (h *rapidHarness) fire(uid types.UID, fullName string, ev fsm.Event, p fsm.Params, in *rapidIncoming) {
-	h.t.Helper()
-	before, _ := h.model.Get(uid)
-	t, err := h.model.Fire(uid, fullName, ev, p)
-	if err != nil {
-		h.steps = append(h.steps, rapidStep{pod: uid, rejected: fmt.Sprintf("%s in %s: %v", ev, before.State, err)})
-		h.t.Fatalf("the model rejected %s for %s: %v", ev, uid, err)
-	}
-	h.steps = append(h.steps, rapidStep{t: t, pod: uid})
-	h.rows[t.Row]++
-	h.apply(before, t, in)
-}
+var rapidUpdateTypes = []UpdateType{SyncPodSync, SyncPodUpdate, SyncPodCreate, SyncPodKill}
 
-func (h *rapidHarness) apply(before fsm.Record, t fsm.Transition, in *rapidIncoming) {
-	uid, e := t.Pod, t.Effects
-	// An outside event that cancels, ends or removes a record with a call
-	// in flight cancels that call (a call's own outcome ends it).
-	if t.Event.External() && (e.Has(fsm.Cancel) || e.Has(fsm.Exit) || t.To == fsm.Removed) && before.Vars.InFlight != fsm.InFlightNone {
-		h.cancels[uid] = true
-	}
-	sp := h.shadow[uid]
-	if sp == nil && in != nil && t.To.HasRecord() && !t.To.IsFinished() {
-		sp = &rapidShadow{}
-		h.shadow[uid] = sp
-	}
-	if in != nil {
-		switch {
-		case sp == nil:
-			h.release(in.ch)
-		default:
-			if e.Has(fsm.TakeUpdate) {
-				sp.pending, sp.hasPending = in.pod, true
-			}
-			if in.ch != nil {
-				if e.Has(fsm.KeepNotify) {
-					h.kept[uid] = append(h.kept[uid], in.ch)
-				} else {
-					h.release(in.ch)
-				}
-			}
-		}
-	}
-	if sp == nil {
-		return
-	}
-	if e.Has(fsm.CloseWaiters) || e.Has(fsm.Exit) || t.To == fsm.Removed {
-		for _, c := range h.kept[uid] {
-			h.release(c)
-		}
-		delete(h.kept, uid)
-	}
-	if e.Has(fsm.Exit) || t.To == fsm.Removed {
-		delete(h.shadow, uid)
-		return
-	}
-	if t.Event == fsm.Dequeue && e.Has(fsm.Start) {
-		if sp.hasPending && sp.pending != nil {
-			sp.active = sp.pending
-		}
-		sp.pending, sp.hasPending = nil, false
-	}
-}
+// rapidEvent is the table event of an update type, as spec documents it.
+var rapidEvent = map[UpdateType]fsm.Event{SyncPodSync: fsm.Update, SyncPodUpdate: fsm.Update, SyncPodCreate: fsm.Create, SyncPodKill: fsm.Kill}
 
-func (h *rapidHarness) release(c *rapidChan) {
-	if c != nil {
-		c.closed = true
-	}
-}
-
-// newChan registers a completion channel handed to the engine.
-func (h *rapidHarness) newChan(uid types.UID, k *rapidKiller) *rapidChan {
-	c := &rapidChan{id: len(h.chans), uid: uid, killer: k}
-	if k == nil {
-		c.ch = make(chan struct{})
-	}
-	h.chans = append(h.chans, c)
-	return c
-}
-
-// rapidGrace are the grace facts of an update (reference 1.6): the smaller
-// of the pod's deletion grace and the kill's override (override < 0: none),
-// and the pod's spec value (0 without a pod).
-func rapidGrace(pod *v1.Pod, override int64) (graceOverride, spec int64) {
+// rapidGrace are the grace facts of an update (semantics 1.6): the smaller
+// of the pod's deletion grace and the kill's override (override < 0:
+// none), and the pod's spec value (0 without a pod or a value).
+func rapidGrace(pod *v1.Pod, override int64) (graceOverride, specGrace int64) {
 	graceOverride = fsm.NoGrace
 	if pod != nil && pod.DeletionGracePeriodSeconds != nil {
 		graceOverride = *pod.DeletionGracePeriodSeconds
@@ -616,384 +851,437 @@ func rapidGrace(pod *v1.Pod, override int64) (graceOverride, spec int64) {
 	if override >= 0 && (graceOverride == fsm.NoGrace || override < graceOverride) {
 		graceOverride = override
 	}
-	if pod != nil {
-		spec = rapidSpecGrace
+	if pod != nil && pod.Spec.TerminationGracePeriodSeconds != nil {
+		specGrace = *pod.Spec.TerminationGracePeriodSeconds
 	}
-	return graceOverride, spec
+	return graceOverride, specGrace
 }
 
-func rapidOutcomeEvent(fn fsm.InFlight, terminal, failed bool) fsm.Event {
-	switch fn {
-	case fsm.InFlightSyncPod:
-		switch {
-		case failed:
-			return fsm.SyncPodFailed
-		case terminal:
-			return fsm.SyncPodTerminal
-		}
-		return fsm.SyncPodDone
-	case fsm.InFlightSyncTerminatingPod, fsm.InFlightSyncTerminatingRuntimePod:
-		if failed {
-			return fsm.TerminatingFailed
-		}
-		return fsm.TerminatingDone
+var rapidGraces = []int64{0, 1, 2, 3, 30, 45}
+
+// drawPod draws a variant of a pod: a spec grace period or none, maybe
+// deleted (with or without a deletion grace period), maybe terminal.
+func drawPod(t *rapid.T, uid types.UID) (*v1.Pod, string) {
+	p := plainPod(uid)
+	desc := []string{string(uid)}
+	if rapid.IntRange(0, 4).Draw(t, "hasSpecGrace") > 0 {
+		g := rapid.SampledFrom(rapidGraces).Draw(t, "specGrace")
+		p.Spec.TerminationGracePeriodSeconds = &g
+		desc = append(desc, fmt.Sprintf("spec grace %d", g))
 	}
-	if failed {
-		return fsm.TerminatedFailed
-	}
-	return fsm.TerminatedDone
-}
-
-// The actions.
-
-var rapidUpdateTypes = []UpdateType{SyncPodUpdate, SyncPodSync, SyncPodCreate, SyncPodKill}
-
-var rapidEvents = map[UpdateType]fsm.Event{SyncPodSync: fsm.Sync, SyncPodUpdate: fsm.Update, SyncPodCreate: fsm.Create, SyncPodKill: fsm.Kill}
-
-// drawPod draws a variant of a pod: maybe deleted (with or without a
-// deletion grace period), maybe in a terminal phase.
-func (h *rapidHarness) drawPod(t *rapid.T, uid types.UID) (*v1.Pod, string) {
-	p := h.pods[uid].DeepCopy()
-	var desc []string
-	if rapid.IntRange(0, 3).Draw(t, "deleting") == 3 {
+	if rapid.IntRange(0, 7).Draw(t, "deleting") == 7 {
 		ts := metav1.NewTime(time.Unix(1_700_000_000, 0))
 		p.DeletionTimestamp = &ts
 		desc = append(desc, "deleting")
-		if g := rapid.SampledFrom([]int64{-1, 0, 1, 2, 3, 45}).Draw(t, "deletionGrace"); g >= 0 {
+		if rapid.Bool().Draw(t, "hasDeletionGrace") {
+			g := rapid.SampledFrom(rapidGraces).Draw(t, "deletionGrace")
 			p.DeletionGracePeriodSeconds = &g
 			desc = append(desc, fmt.Sprintf("grace %d", g))
 		}
 	}
-	if rapid.IntRange(0, 5).Draw(t, "terminalPhase") == 5 {
-		p.Status.Phase = v1.PodSucceeded
-		desc = append(desc, "Succeeded")
+	if rapid.IntRange(0, 9).Draw(t, "terminalPhase") == 9 {
+		p.Status.Phase = rapid.SampledFrom([]v1.PodPhase{v1.PodSucceeded, v1.PodFailed}).Draw(t, "phase")
+		desc = append(desc, string(p.Status.Phase))
 	}
 	return p, strings.Join(desc, " ")
 }
 
-// drawKillOptions draws optional kill options with a CompletedCh, an
-// optional eviction and an optional grace override (0..3).
-func (h *rapidHarness) drawKillOptions(t *rapid.T, uid types.UID) (*KillPodOptions, *rapidChan, int64, string) {
-	if !rapid.Bool().Draw(t, "killOptions") {
-		return nil, nil, -1, ""
-	}
-	c := h.newChan(uid, nil)
-	kpo := &KillPodOptions{CompletedCh: c.ch, Evict: rapid.Bool().Draw(t, "evict")}
-	override := rapid.IntRange(-1, 3).Draw(t, "override")
-	if override >= 0 {
-		kpo.PodTerminationGracePeriodSecondsOverride = int64p(int64(override))
-	}
-	return kpo, c, int64(override), fmt.Sprintf("kill options (ch %d, evict %v, override %d)", c.id, kpo.Evict, override)
+// newChan registers a fresh completion channel for uid.
+func (h *coreHarness) newChan(uid types.UID) *rapidChan {
+	h.nchan++
+	c := &rapidChan{id: h.nchan, uid: uid, ch: make(chan struct{}), handed: h.step + 1}
+	h.chans[c.ch] = c
+	h.handing = append(h.handing, c)
+	return c
 }
 
-func (h *rapidHarness) podParams(pod *v1.Pod, kpo *KillPodOptions, override int64) fsm.Params {
+// drawKillOptions draws optional kill options: a fresh completion channel
+// or none, an eviction, a grace override (-1: none).
+func (h *coreHarness) drawKillOptions(t *rapid.T, uid types.UID, always bool) (*KillPodOptions, int64, string) {
+	if !always && !rapid.Bool().Draw(t, "killOptions") {
+		return nil, -1, ""
+	}
+	kpo := &KillPodOptions{Evict: rapid.Bool().Draw(t, "evict")}
+	desc := []string{"kill options"}
+	if rapid.IntRange(0, 3).Draw(t, "withChannel") > 0 {
+		c := h.newChan(uid)
+		kpo.CompletedCh = c.ch
+		desc = append(desc, fmt.Sprintf("ch %d", c.id))
+	}
+	override := int64(-1)
+	if rapid.Bool().Draw(t, "hasOverride") {
+		override = rapid.SampledFrom(rapidGraces).Draw(t, "override")
+		kpo.PodTerminationGracePeriodSecondsOverride = &override
+	}
+	if rapid.IntRange(0, 3).Draw(t, "withStatusFunc") == 0 {
+		kpo.PodStatusFunc = func(s *v1.PodStatus) { s.Reason = "Killed" }
+	}
+	desc = append(desc, fmt.Sprintf("evict %v override %d", kpo.Evict, override))
+	return kpo, override, "(" + strings.Join(desc, " ") + ")"
+}
+
+// updateInput is a valid UpdatePod that carries a pod.
+func (h *coreHarness) updateInput(o UpdatePodOptions, override int64, desc string) coreInput {
+	pod := o.Pod
+	uid := pod.UID
+	rp := rapidPodOf(uid)
 	p := fsm.Params{
-		Static:        pod.Annotations[ConfigSourceAnnotation] != "api",
+		Static:        rp.static,
 		Deleting:      pod.DeletionTimestamp != nil,
 		TerminalPhase: pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed,
 	}
-	// The engine reads the status cache only for a pod it sees for the
-	// first time in a terminal phase (reference T2).
-	if _, known := h.model.Get(pod.UID); !known && p.TerminalPhase {
-		p.RuntimeTerminal = h.exited[pod.UID]
+	// The status cache is read only for a pod first seen in a terminal
+	// phase (semantics T2).
+	if _, known := h.rec(uid); !known && p.TerminalPhase {
+		p.RuntimeTerminal = h.exited[uid]
 	}
 	p.GraceOverride, p.SpecGrace = rapidGrace(pod, override)
-	if kpo != nil {
-		p.Notify = kpo.CompletedCh != nil
-		p.Evict = kpo.Evict
+	if kpo := o.KillPodOptions; kpo != nil {
+		p.Notify, p.Evict = kpo.CompletedCh != nil, kpo.Evict
 	}
-	return p
+	return coreInput{
+		desc: fmt.Sprintf("UpdatePod(%s %s)", o.UpdateType, desc),
+		want: []wantStep{{uid: uid, ev: rapidEvent[o.UpdateType], p: p, fullName: rp.fullName(), pod: pod}},
+		call: func() {
+			if err := h.core.UpdatePod(o); err != nil {
+				h.t.Fatalf("UpdatePod(%s %s): %v", o.UpdateType, desc, err)
+			}
+		},
+	}
 }
 
-func (h *rapidHarness) fullName(pod *v1.Pod) string {
-	if pod.Annotations[ConfigSourceAnnotation] != "api" {
-		return FullName(pod.Name, pod.Namespace)
-	}
-	return ""
-}
-
-// rapidOp is one input: what the engine is given, and what the model
-// fires for it. Apart, so that a burst can give the engine several inputs
-// under one hold of w.mu before the model follows them in order.
-type rapidOp struct {
-	desc   string
-	public func() error        // through the PodWorkers method
-	engine func(c *Core) error // the same through the Core, with w.mu held
-	model  func()
-}
-
-func (h *rapidHarness) actUpdatePod(t *rapid.T) { h.do(h.drawUpdate(t)) }
-
-func (h *rapidHarness) actRuntimeKill(t *rapid.T) { h.do(h.drawRuntimeKill(t)) }
-
-func (h *rapidHarness) actSyncKnownPods(t *rapid.T) { h.do(h.drawSyncKnownPods(t)) }
-
-// actBurst gives the engine two to four inputs (updates, runtime-only
-// kills, a pod's timer, SyncKnownPods) under one hold of w.mu: they all
-// arrive before any worker loop can take one, as tenv.locked does.
-func (h *rapidHarness) actBurst(t *rapid.T) {
-	var ops []rapidOp
-	for range rapid.IntRange(2, 4).Draw(t, "burst") {
-		switch rapid.IntRange(0, 3).Draw(t, "input") {
-		case 0:
-			ops = append(ops, h.drawUpdate(t))
-		case 1:
-			ops = append(ops, h.drawRuntimeKill(t))
-		case 2:
-			uid := rapid.SampledFrom(rapidUIDs).Draw(t, "pod")
-			ops = append(ops, rapidOp{
-				desc:   "timer " + string(uid),
-				public: func() error { return errors.New("a timer only fires in a burst") },
-				engine: func(c *Core) error { c.Timer(uid); return nil },
-				model: func() {
-					if _, ok := h.model.Get(uid); ok {
-						h.fire(uid, "", fsm.Requeue, rapidNoParams, nil)
-					}
-				},
-			})
-		default:
-			ops = append(ops, h.drawSyncKnownPods(t))
-		}
-	}
-	h.do(ops...)
-}
-
-// do gives the engine one op through PodWorkers, or several through the
-// Core under one hold of w.mu; then the model follows them in order, then
-// the action settles.
-func (h *rapidHarness) do(ops ...rapidOp) {
-	h.t.Helper()
-	var descs []string
-	for _, op := range ops {
-		descs = append(descs, op.desc)
-	}
-	errs := make([]error, len(ops))
-	if len(ops) == 1 {
-		h.t.Logf("%s", descs[0])
-		errs[0] = ops[0].public()
-	} else {
-		h.t.Logf("burst{%s}", strings.Join(descs, "; "))
-		h.w.mu.Lock()
-		for i, op := range ops {
-			errs[i] = op.engine(h.w.core)
-		}
-		h.w.mu.Unlock()
-	}
-	for i, op := range ops {
-		if errs[i] != nil {
-			h.t.Fatalf("%s: %v", op.desc, errs[i])
-		}
-		op.model()
-	}
-	h.settle()
-}
-
-func (h *rapidHarness) drawUpdate(t *rapid.T) rapidOp {
+func (h *coreHarness) actUpdatePod(t *rapid.T) {
 	uid := rapid.SampledFrom(rapidUIDs).Draw(t, "pod")
 	typ := rapid.SampledFrom(rapidUpdateTypes).Draw(t, "type")
-	pod, podDesc := h.drawPod(t, uid)
-	kpo, ch, override, kpoDesc := h.drawKillOptions(t, uid)
-	op := h.updateOp(UpdatePodOptions{UpdateType: typ, Pod: pod, KillPodOptions: kpo}, ch, override)
-	op.desc = fmt.Sprintf("UpdatePod(%s %s %s %s)", typ, uid, podDesc, kpoDesc)
-	return op
+	pod, podDesc := drawPod(t, uid)
+	kpo, override, kpoDesc := h.drawKillOptions(t, uid, false)
+	h.run(h.updateInput(UpdatePodOptions{UpdateType: typ, Pod: pod, KillPodOptions: kpo}, override, podDesc+" "+kpoDesc))
 }
 
-// updateOp is a valid UpdatePod with a pod.
-func (h *rapidHarness) updateOp(o UpdatePodOptions, ch *rapidChan, override int64) rapidOp {
-	return rapidOp{
-		desc:   fmt.Sprintf("UpdatePod(%s %s)", o.UpdateType, o.Pod.UID),
-		public: func() error { return h.w.UpdatePod(o) },
-		engine: func(c *Core) error { return c.UpdatePod(o) },
-		model: func() {
-			h.fire(o.Pod.UID, h.fullName(o.Pod), rapidEvents[o.UpdateType], h.podParams(o.Pod, o.KillPodOptions, override), &rapidIncoming{pod: o.Pod, ch: ch})
-		},
-	}
-}
-
-// update sends a valid UpdatePod with a pod through PodWorkers.UpdatePod.
-func (h *rapidHarness) update(o UpdatePodOptions, ch *rapidChan, override int64) {
-	h.t.Helper()
-	h.do(h.updateOp(o, ch, override))
-}
-
-func (h *rapidHarness) drawRuntimeKill(t *rapid.T) rapidOp {
+// actKill is a kill with kill options, as PodWorkers.KillPod sends.
+func (h *coreHarness) actKill(t *rapid.T) {
 	uid := rapid.SampledFrom(rapidUIDs).Draw(t, "pod")
-	kpo, ch, override, kpoDesc := h.drawKillOptions(t, uid)
-	o := UpdatePodOptions{UpdateType: SyncPodKill, RunningPod: &RunningPod{ID: uid, Name: h.pods[uid].Name, Namespace: "default"}, KillPodOptions: kpo}
-	return rapidOp{
-		desc:   fmt.Sprintf("UpdatePod(runtime-only kill %s %s)", uid, kpoDesc),
-		public: func() error { return h.w.UpdatePod(o) },
-		engine: func(c *Core) error { return c.UpdatePod(o) },
-		model: func() {
-			// A runtime-only kill of a pod whose config the engine knows
-			// kills that pod: its grace facts are the known pod's.
-			known := h.shadow[uid].lastPod()
-			p := rapidNoParams
-			p.GraceOverride, p.SpecGrace = rapidGrace(known, override)
-			p.Notify = ch != nil
-			h.fire(uid, "", fsm.RuntimeKill, p, &rapidIncoming{pod: known, ch: ch})
+	pod, podDesc := drawPod(t, uid)
+	kpo, override, kpoDesc := h.drawKillOptions(t, uid, true)
+	h.run(h.updateInput(UpdatePodOptions{UpdateType: SyncPodKill, Pod: pod, KillPodOptions: kpo}, override, podDesc+" "+kpoDesc))
+}
+
+func (h *coreHarness) actRuntimeKill(t *rapid.T) {
+	uid := rapid.SampledFrom(rapidUIDs).Draw(t, "pod")
+	kpo, override, kpoDesc := h.drawKillOptions(t, uid, false)
+	o := UpdatePodOptions{UpdateType: SyncPodKill, RunningPod: &RunningPod{ID: uid, Name: rapidPodOf(uid).name, Namespace: "default"}, KillPodOptions: kpo}
+	// A runtime-only kill of a pod whose config the engine knows kills that
+	// pod: its grace facts are those of the pod the last update carried.
+	p := rapidNoParams
+	p.GraceOverride, p.SpecGrace = rapidGrace(h.lastPod[uid], override)
+	p.Notify = kpo != nil && kpo.CompletedCh != nil
+	h.run(coreInput{
+		desc: fmt.Sprintf("UpdatePod(runtime-only kill %s %s)", uid, kpoDesc),
+		want: []wantStep{{uid: uid, ev: fsm.RuntimeKill, p: p}},
+		call: func() {
+			if err := h.core.UpdatePod(o); err != nil {
+				h.t.Fatalf("runtime-only kill of %s: %v", uid, err)
+			}
 		},
+	})
+}
+
+// actInvalid sends an invalid update: it must return an error wrapping
+// ErrInvalidUpdate, close its channel at once and change nothing (a
+// runtime-only update of another type than kill fires RuntimeUpdate,
+// which every state ignores).
+func (h *coreHarness) actInvalid(t *rapid.T) {
+	uid := rapid.SampledFrom(rapidUIDs).Draw(t, "pod")
+	pod, _ := drawPod(t, uid)
+	o := UpdatePodOptions{UpdateType: rapid.SampledFrom(rapidUpdateTypes).Draw(t, "type"), Pod: pod}
+	withChannel := rapid.Bool().Draw(t, "withChannel")
+	var want []wantStep
+	var desc string
+	chUID := uid // the UID the update names, "" when none
+	switch kind := rapid.IntRange(0, 8).Draw(t, "invalid"); kind {
+	case 0:
+		o.UpdateType, desc = 7, "unknown update type 7"
+	case 1:
+		o.UpdateType, desc = -1, "unknown update type -1"
+	case 2:
+		o.Pod, desc, chUID = nil, "neither Pod nor RunningPod", ""
+	case 3:
+		pod.UID, desc, chUID = "", "empty UID", ""
+	case 4:
+		ts := metav1.NewTime(time.Unix(1_700_000_000, 0))
+		pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds, desc = &ts, int64p(-1), "negative deletion grace"
+	case 5:
+		o.KillPodOptions, desc = &KillPodOptions{PodTerminationGracePeriodSecondsOverride: int64p(-2)}, "negative grace override"
+	case 6:
+		pod.Spec.TerminationGracePeriodSeconds, desc = int64p(-3), "negative spec grace"
+	case 7:
+		if o.UpdateType == SyncPodKill {
+			o.UpdateType = SyncPodSync
+		}
+		o.Pod, o.RunningPod, desc = nil, &RunningPod{ID: uid}, "runtime-only "+o.UpdateType.String()
+		want = []wantStep{{uid: uid, ev: fsm.RuntimeUpdate, p: rapidNoParams}}
+	case 8:
+		o.Pod, o.UpdateType, o.RunningPod, desc, chUID = nil, SyncPodKill, &RunningPod{Name: "x"}, "runtime-only pod without UID", ""
+	}
+	var c *rapidChan
+	if withChannel {
+		if o.KillPodOptions == nil {
+			o.KillPodOptions = &KillPodOptions{}
+		}
+		c = h.newChan(chUID)
+		o.KillPodOptions.CompletedCh = c.ch
+		desc += fmt.Sprintf(" (ch %d)", c.id)
+	}
+	h.run(coreInput{
+		desc: fmt.Sprintf("invalid UpdatePod(%s: %s)", uid, desc),
+		want: want,
+		call: func() {
+			if err := h.core.UpdatePod(o); !errors.Is(err, ErrInvalidUpdate) {
+				h.t.Fatalf("invalid UpdatePod (%s) returned %v, want an error wrapping ErrInvalidUpdate", desc, err)
+			}
+		},
+	})
+	for _, tr := range h.seen {
+		if r := rapidRows[tr.Row]; r == nil || !r.Ignores() {
+			h.t.Fatalf("invalid UpdatePod (%s) fired %s, which the table does not ignore", desc, tr.Row)
+		}
+	}
+	if c != nil && c.closedAt != h.step {
+		h.t.Fatalf("invalid UpdatePod (%s): its channel was not closed at once", desc)
 	}
 }
 
-func (h *rapidHarness) drawSyncKnownPods(t *rapid.T) rapidOp {
-	var desired []*v1.Pod
+// actWorker is a step of a pod's worker loop: Next for a pod whose loop
+// runs with nothing in flight, Done for a pod with a call in flight (next
+// says which to prefer when both kinds exist).
+func (h *coreHarness) actWorker(t *rapid.T, next bool) {
+	var nexts, dones []types.UID
+	for _, uid := range rapidUIDs {
+		if _, busy := h.work[uid]; busy {
+			dones = append(dones, uid)
+		} else if h.loop[uid] {
+			nexts = append(nexts, uid)
+		}
+	}
+	switch {
+	case len(nexts) > 0 && (next || len(dones) == 0):
+		h.next(rapid.SampledFrom(nexts).Draw(t, "next"))
+	case len(dones) > 0:
+		uid := rapid.SampledFrom(dones).Draw(t, "done")
+		w := h.work[uid]
+		terminal := rapid.Bool().Draw(t, "terminal")
+		outcomes := []string{"success", "error"}
+		if w.Ctx.Err() != nil {
+			outcomes = append(outcomes, "context")
+		}
+		var err error
+		switch rapid.SampledFrom(outcomes).Draw(t, "outcome") {
+		case "error":
+			err = errRapidSync
+		case "context":
+			err = w.Ctx.Err()
+		}
+		h.doneWork(uid, terminal, err)
+	default:
+		t.Skip("no worker loop runs")
+	}
+}
+
+// next runs Core.Next for a pod whose loop runs and has nothing in flight.
+func (h *coreHarness) next(uid types.UID) {
+	h.t.Helper()
+	var want []wantStep
+	if r, _ := h.rec(uid); h.live(uid) && r.vars.Pending == fsm.PendingQueued && r.vars.InFlight == fsm.InFlightNone {
+		want = []wantStep{{uid: uid, ev: fsm.Dequeue, p: rapidNoParams}}
+	}
+	var w Work
+	var ok bool
+	h.run(coreInput{
+		desc: "Next(" + string(uid) + ")",
+		want: want,
+		call: func() {
+			w, ok = h.core.Next(uid)
+			if !ok {
+				h.loop[uid], h.ending = false, uid // the loop ends
+				return
+			}
+			h.work[uid] = w
+		},
+	})
+	started := len(h.seen) == 1 && h.seen[0].Effects.Has(fsm.Start)
+	if ok != started {
+		h.t.Fatalf("Next(%s) returned %v, but the row that fired (%s) has Start = %v", uid, ok, describeSeen(h.seen), started)
+	}
+	if !ok {
+		return
+	}
+	r, _ := h.rec(uid)
+	switch {
+	case w.UID != uid:
+		h.t.Fatalf("Next(%s) handed out Work for %s", uid, w.UID)
+	case w.Func != r.vars.InFlight:
+		h.t.Fatalf("Next(%s) handed out %s, the record has %s in flight", uid, w.Func, r.vars.InFlight)
+	case w.Ctx == nil || w.Ctx.Err() != nil:
+		h.t.Fatalf("Next(%s) handed out %s with a done context", uid, w.Func)
+	case w.Err != nil || w.Status == nil && w.Func != fsm.InFlightSyncTerminatingRuntimePod:
+		h.t.Fatalf("Next(%s): status %v, err %v; the cache has one for every pod", uid, w.Status, w.Err)
+	}
+	if w.Func == fsm.InFlightSyncTerminatingRuntimePod {
+		if w.RunningPod == nil || w.RunningPod.ID != uid {
+			h.t.Fatalf("Next(%s) handed out %s for runtime pod %+v", uid, w.Func, w.RunningPod)
+		}
+		return
+	}
+	if w.Pod == nil || w.Pod != h.lastPod[uid] {
+		h.t.Fatalf("Next(%s) handed out %s for pod %v, but the last update taken carried %v", uid, w.Func, w.Pod, h.lastPod[uid])
+	}
+	if w.Func == fsm.InFlightSyncTerminatingPod {
+		g := r.vars.Grace
+		if (g == 0) != (w.GracePeriod == nil) || (w.GracePeriod != nil && *w.GracePeriod != g) {
+			got := "none"
+			if w.GracePeriod != nil {
+				got = strconv.FormatInt(*w.GracePeriod, 10)
+			}
+			h.t.Fatalf("Next(%s) handed out SyncTerminatingPod with grace %s, the record has %d", uid, got, g)
+		}
+	}
+}
+
+// doneWork reports the outcome of uid's call in flight.
+func (h *coreHarness) doneWork(uid types.UID, terminal bool, err error) {
+	h.t.Helper()
+	w := h.work[uid]
+	ev := map[fsm.InFlight][2]fsm.Event{ // (success, failure), as PodSyncer documents
+		fsm.InFlightSyncPod:                   {fsm.SyncPodDone, fsm.SyncPodFailed},
+		fsm.InFlightSyncTerminatingPod:        {fsm.TerminatingDone, fsm.TerminatingFailed},
+		fsm.InFlightSyncTerminatingRuntimePod: {fsm.TerminatingDone, fsm.TerminatingFailed},
+		fsm.InFlightSyncTerminatedPod:         {fsm.TerminatedDone, fsm.TerminatedFailed},
+	}[w.Func]
+	want := ev[0]
+	switch {
+	case err != nil:
+		want = ev[1]
+	case terminal && w.Func == fsm.InFlightSyncPod:
+		want = fsm.SyncPodTerminal
+	}
+	h.run(coreInput{
+		desc: fmt.Sprintf("Done(%s %s terminal %v err %v)", uid, w.Func, terminal, err),
+		want: []wantStep{{uid: uid, ev: want, p: rapidNoParams}},
+		call: func() {
+			delete(h.work, uid) // the call returned
+			h.core.Done(w, terminal, err)
+		},
+	})
+}
+
+func (h *coreHarness) actTimer(t *rapid.T) {
+	var armed []types.UID
+	for _, uid := range rapidUIDs {
+		if _, ok := h.timer[uid]; ok {
+			armed = append(armed, uid)
+		}
+	}
+	if len(armed) == 0 {
+		t.Skip("no timer is armed")
+	}
+	h.fireTimer(rapid.SampledFrom(armed).Draw(t, "timer"))
+}
+
+// fireTimer moves the clock to uid's timer and fires it.
+func (h *coreHarness) fireTimer(uid types.UID) {
+	h.t.Helper()
+	var want []wantStep
+	if _, known := h.rec(uid); known {
+		want = []wantStep{{uid: uid, ev: fsm.Requeue, p: rapidNoParams}}
+	}
+	due := h.timer[uid]
+	h.run(coreInput{
+		desc: "Timer(" + string(uid) + ")",
+		want: want,
+		call: func() {
+			delete(h.timer, uid)
+			if due.After(h.clock.Now()) {
+				h.clock.SetTime(due)
+			}
+			h.core.Timer(uid)
+		},
+	})
+}
+
+func (h *coreHarness) actSyncKnownPods(t *rapid.T) {
+	var desired []types.UID
 	for _, uid := range rapidUIDs {
 		if rapid.Bool().Draw(t, "desired "+string(uid)) {
-			desired = append(desired, h.pods[uid])
+			desired = append(desired, uid)
 		}
 	}
-	return h.syncKnownPodsOp(desired)
+	h.syncKnownPods(desired)
 }
 
-// syncKnownPodsOp is SyncKnownPods(desired); the model checks what it
-// returned.
-func (h *rapidHarness) syncKnownPodsOp(desired []*v1.Pod) rapidOp {
-	want := map[types.UID]bool{}
-	for _, p := range desired {
-		want[p.UID] = true
+// syncKnownPods runs SyncKnownPods with the given pods desired and checks
+// what it returned.
+func (h *coreHarness) syncKnownPods(desired []types.UID) {
+	h.t.Helper()
+	var pods []*v1.Pod
+	for _, uid := range desired {
+		pods = append(pods, plainPod(uid))
+	}
+	pods = append(pods, nil) // nil entries are skipped
+	var want []wantStep
+	for _, uid := range slices.Sorted(maps.Keys(h.recs)) {
+		p := fsm.Params{Orphan: !slices.Contains(desired, uid)}
+		p.GraceOverride, p.SpecGrace = rapidGrace(h.lastPod[uid], -1)
+		want = append(want, wantStep{uid: uid, ev: fsm.SyncKnownPods, p: p})
 	}
 	var got map[types.UID]PodWorkerSync
-	return rapidOp{
-		desc:   fmt.Sprintf("SyncKnownPods(%v)", slices.Sorted(maps.Keys(want))),
-		public: func() error { got = h.w.SyncKnownPods(desired); return nil },
-		engine: func(c *Core) error { got = c.SyncKnownPods(desired); return nil },
-		model: func() {
-			var before fsm.Record
-			err := h.model.SyncKnownPods(func(uid types.UID) fsm.Params {
-				before, _ = h.model.Get(uid)
-				p := fsm.Params{Orphan: !want[uid]}
-				p.GraceOverride, p.SpecGrace = rapidGrace(h.shadow[uid].lastPod(), -1)
-				return p
-			}, func(t fsm.Transition) {
-				h.steps = append(h.steps, rapidStep{t: t, pod: t.Pod})
-				h.rows[t.Row]++
-				h.apply(before, t, nil)
-			})
-			if err != nil {
-				h.t.Fatalf("the model's SyncKnownPods: %v", err)
-			}
-			wantMap := map[types.UID]PodWorkerSync{}
-			h.model.Range(func(uid types.UID, r fsm.Record) bool {
-				s := SyncPod
-				switch {
-				case r.State.IsTerminated():
-					s = TerminatedPod
-				case r.State.TerminationRequested():
-					s = TerminatingPod
-				}
-				wantMap[uid] = PodWorkerSync{State: s, Orphan: !want[uid], HasConfig: r.Vars.HasConfig, Static: r.Vars.Static}
-				return true
-			})
-			if !maps.Equal(got, wantMap) {
-				h.t.Fatalf("SyncKnownPods returned %v, the model has %v", got, wantMap)
-			}
+	h.run(coreInput{
+		desc: fmt.Sprintf("SyncKnownPods(%v)", desired),
+		want: want,
+		call: func() {
+			h.batches++
+			h.synced = true
+			got = h.core.SyncKnownPods(pods)
 		},
+	})
+	wantMap := map[types.UID]PodWorkerSync{}
+	for uid, r := range h.recs {
+		s := SyncPod
+		switch {
+		case r.state.IsTerminated():
+			s = TerminatedPod
+		case r.state.TerminationRequested():
+			s = TerminatingPod
+		}
+		wantMap[uid] = PodWorkerSync{State: s, Orphan: !slices.Contains(desired, uid), HasConfig: r.vars.HasConfig, Static: r.vars.Static}
+	}
+	if !maps.Equal(got, wantMap) {
+		h.t.Fatalf("SyncKnownPods returned %v, the records are %v", got, wantMap)
 	}
 }
 
-// syncKnownPods calls PodWorkers.SyncKnownPods.
-func (h *rapidHarness) syncKnownPods(desired []*v1.Pod) {
-	h.t.Helper()
-	h.do(h.syncKnownPodsOp(desired))
+// plainPod is uid's pod without a deletion, terminal phase or grace period.
+func plainPod(uid types.UID) *v1.Pod {
+	rp := rapidPodOf(uid)
+	source := "api"
+	if rp.static {
+		source = "file"
+	}
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid, Name: rp.name, Namespace: "default", Annotations: map[string]string{ConfigSourceAnnotation: source}}}
 }
 
-func (h *rapidHarness) actRelease(t *rapid.T) {
-	uids := h.inFlight()
-	if len(uids) == 0 {
-		t.Skip("no call is blocked")
-	}
-	uid := rapid.SampledFrom(uids).Draw(t, "call")
-	r, _ := h.model.Get(uid)
-	outcomes := []string{"success", "error"}
-	if r.Vars.InFlight == fsm.InFlightSyncPod {
-		outcomes = append(outcomes, "terminal")
-	}
-	h.releaseCall(uid, rapid.SampledFrom(outcomes).Draw(t, "outcome"))
-}
-
-// inFlight lists the pods the model has a sync call in flight for.
-func (h *rapidHarness) inFlight() []types.UID {
-	var uids []types.UID
-	for _, uid := range rapidUIDs {
-		if r, ok := h.model.Get(uid); ok && r.Vars.InFlight != fsm.InFlightNone {
-			uids = append(uids, uid)
+func (h *coreHarness) actCancelAll(*rapid.T) {
+	h.run(coreInput{desc: "CancelAll", call: h.core.CancelAll, cancelAll: true})
+	for uid, w := range h.work {
+		if w.Ctx.Err() == nil {
+			h.t.Fatalf("CancelAll: the context of %s's %s is live", uid, w.Func)
 		}
 	}
-	return uids
-}
-
-func (h *rapidHarness) releaseCall(uid types.UID, outcome string) {
-	h.t.Helper()
-	h.w.mu.Lock()
-	c := h.blocked[uid]
-	if c != nil {
-		c.released = true
-		delete(h.blocked, uid)
-		res := rapidResult{terminal: outcome == "terminal"}
-		if outcome == "error" {
-			res.err = errRapidSync
-		}
-		c.result <- res
-	}
-	h.w.mu.Unlock()
-	if c == nil {
-		h.t.Fatalf("release %s: no call of %s is blocked", outcome, uid)
-	}
-	h.t.Logf("release %s/%s: %s", uid, c.fn, outcome)
-	h.fire(uid, "", rapidOutcomeEvent(c.fn, outcome == "terminal", outcome == "error"), rapidNoParams, nil)
-	h.settle()
-}
-
-func (h *rapidHarness) actClockStep(*rapid.T) { h.clockStep() }
-
-// clockStep moves the clock beyond every timer (they are jittered up to
-// 1.5 times the resync or back-off period): every record's timer fires.
-func (h *rapidHarness) clockStep() {
-	h.t.Helper()
-	h.t.Logf("clock step")
-	h.clock.Step(3 * max(rapidResync, rapidBackoff))
-	h.w.fireDue()
-	for _, uid := range rapidUIDs {
-		if _, ok := h.model.Get(uid); ok {
-			h.fire(uid, "", fsm.Requeue, rapidNoParams, nil)
-		}
-	}
-	h.settle()
-}
-
-func (h *rapidHarness) actKillPod(t *rapid.T) {
-	uid := rapid.SampledFrom(rapidUIDs).Draw(t, "pod")
-	pod, podDesc := h.drawPod(t, uid)
-	evict := rapid.Bool().Draw(t, "evict")
-	override := int64(rapid.IntRange(-1, 3).Draw(t, "override"))
-	background := rapid.Bool().Draw(t, "backgroundContext")
-	var overrideP *int64
-	if override >= 0 {
-		overrideP = &override
-	}
-	k := &rapidKiller{uid: uid, result: make(chan error, 1)}
-	ctx := context.Background()
-	if !background {
-		ctx, k.cancel = context.WithCancel(ctx)
-	}
-	c := h.newChan(uid, k)
-	h.killers = append(h.killers, k)
-	t.Logf("KillPod(%s %s evict %v override %d background %v) (ch %d)", uid, podDesc, evict, override, background, c.id)
-	h.w.mu.Lock()
-	want := h.kills + 1
-	h.w.mu.Unlock()
-	go func() { k.result <- h.w.KillPod(ctx, pod, evict, overrideP, nil) }()
-	h.waitFor("KillPod's UpdatePod", func() bool { return h.kills >= want })
-	p := h.podParams(pod, nil, override)
-	p.Notify, p.Evict = true, evict
-	h.fire(uid, h.fullName(pod), fsm.Kill, p, &rapidIncoming{pod: pod, ch: c})
-	h.settle()
 }
 
 // actRuntimeStatus sets what the status cache shows for a pod: running
-// containers, or nothing running.
-func (h *rapidHarness) actRuntimeStatus(t *rapid.T) {
+// containers, or nothing running (which decides RuntimeTerminal for a pod
+// first seen terminal).
+func (h *coreHarness) actRuntimeStatus(t *rapid.T) {
 	uid := rapid.SampledFrom(rapidUIDs).Draw(t, "pod")
 	exited := rapid.Bool().Draw(t, "exited")
 	t.Logf("status cache: %s exited %v", uid, exited)
@@ -1003,112 +1291,77 @@ func (h *rapidHarness) actRuntimeStatus(t *rapid.T) {
 		h.cache.set(uid, runningStatus(uid))
 	}
 	h.exited[uid] = exited
-	h.settle()
-}
-
-func (h *rapidHarness) actInvalidUpdate(t *rapid.T) {
-	uid := rapid.SampledFrom(rapidUIDs).Draw(t, "pod")
-	kind := rapid.IntRange(0, 8).Draw(t, "invalid")
-	pod := h.pods[uid].DeepCopy()
-	o := UpdatePodOptions{UpdateType: rapid.SampledFrom(rapidUpdateTypes).Draw(t, "type"), Pod: pod}
-	var ch *rapidChan
-	if rapid.Bool().Draw(t, "withChannel") {
-		ch = h.newChan(uid, nil)
-		o.KillPodOptions = &KillPodOptions{CompletedCh: ch.ch}
-	}
-	var desc string
-	runtimeNonKill := false
-	switch kind {
-	case 0:
-		o.UpdateType, desc = 7, "unknown update type 7"
-	case 1:
-		o.UpdateType, desc = -1, "unknown update type -1"
-	case 2:
-		o.Pod, desc = nil, "neither Pod nor RunningPod"
-	case 3:
-		pod.UID, desc = "", "empty UID"
-	case 4:
-		ts := metav1.NewTime(time.Unix(1_700_000_000, 0))
-		pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds, desc = &ts, int64p(-1), "negative deletion grace"
-	case 5:
-		if o.KillPodOptions == nil {
-			o.KillPodOptions = &KillPodOptions{}
-		}
-		o.KillPodOptions.PodTerminationGracePeriodSecondsOverride, desc = int64p(-2), "negative grace override"
-	case 6:
-		pod.Spec.TerminationGracePeriodSeconds, desc = int64p(-3), "negative spec grace"
-	case 7:
-		o.Pod, o.RunningPod, desc = nil, &RunningPod{ID: uid}, "runtime-only "+o.UpdateType.String()
-		if o.UpdateType == SyncPodKill {
-			o.UpdateType = SyncPodSync
-			desc = "runtime-only sync"
-		}
-		runtimeNonKill = true
-	case 8:
-		o.Pod, o.UpdateType, o.RunningPod, desc = nil, SyncPodKill, &RunningPod{Name: "x"}, "runtime-only pod without UID"
-	}
-	t.Logf("invalid UpdatePod(%s, %s)", uid, desc)
-	err := h.w.UpdatePod(o)
-	if !errors.Is(err, ErrInvalidUpdate) {
-		h.t.Fatalf("invalid UpdatePod (%s) returned %v, want an error wrapping ErrInvalidUpdate", desc, err)
-	}
-	if runtimeNonKill { // fired as RuntimeUpdate, which every state ignores
-		h.fire(uid, "", fsm.RuntimeUpdate, rapidNoParams, nil)
-	}
-	h.release(ch) // closed at once
-	h.settle()
 }
 
 // windDown drives every pod to removal: kills, successful syncs, timers
-// and SyncKnownPods(nil), each followed by the full check. Every pod must
-// get there within a few rounds, and every KillPod return.
-func (h *rapidHarness) windDown() {
+// and SyncKnownPods(nil), every input checked as in the run. Every pod
+// must get there within a few rounds.
+func (h *coreHarness) windDown() {
+	h.t.Helper()
 	h.t.Logf("wind down")
 	for round := 0; ; round++ {
-		if h.model.Len() == 0 && len(h.inFlight()) == 0 {
+		if len(h.recs) == 0 && len(h.work) == 0 && !slices.Contains(slices.Collect(maps.Values(h.loop)), true) && len(h.timer) == 0 {
 			break
 		}
-		if round == 5 {
-			h.t.Fatalf("wind down: %d records left after %d rounds", h.model.Len(), round)
+		if round == 6 {
+			h.t.Fatalf("wind down: records %v, loops %v, timers %v, calls %v left after %d rounds", h.recs, h.loop, h.timer, slices.Collect(maps.Keys(h.work)), round)
 		}
 		for _, uid := range rapidUIDs {
-			if r, ok := h.model.Get(uid); ok && !r.State.IsFinished() {
-				h.update(UpdatePodOptions{UpdateType: SyncPodKill, Pod: h.pods[uid]}, nil, -1)
-				h.check()
+			if h.live(uid) {
+				h.run(h.updateInput(UpdatePodOptions{UpdateType: SyncPodKill, Pod: plainPod(uid)}, -1, string(uid)))
 			}
 		}
-		for range 8 {
-			uids := h.inFlight()
-			if len(uids) == 0 {
-				break
-			}
-			for _, uid := range uids {
-				h.releaseCall(uid, "success")
-				h.check()
+		h.drainLoops()
+		for _, uid := range rapidUIDs {
+			if _, armed := h.timer[uid]; armed {
+				h.fireTimer(uid)
 			}
 		}
-		h.clockStep()
-		h.check()
+		h.drainLoops()
 		h.syncKnownPods(nil)
-		h.check()
+		h.drainLoops()
 	}
-	for _, k := range h.killers {
-		if !k.returned {
-			h.t.Fatalf("KillPod(%s) has not returned after the wind-down", k.uid)
+	for _, c := range h.chans {
+		if c.closedAt == 0 {
+			h.t.Fatalf("channel %d of %s (handed over in step %d) was never closed", c.id, c.uid, c.handed)
 		}
+	}
+	if len(h.core.pods) != 0 || len(h.core.loops) != 0 {
+		h.t.Fatalf("every record is gone, but the Core keeps data for %v and loops for %v", slices.Collect(maps.Keys(h.core.pods)), h.core.loops)
 	}
 }
 
-// finish stops the engine, then checks for leaked goroutines and the trace.
-func (h *rapidHarness) finish() {
-	h.stop()
-	h.done = true
-	if err := goleak.Find(h.ignore); err != nil {
-		h.t.Fatalf("goroutines leaked: %v", err)
+// drainLoops runs every loop, every call succeeding, until none runs.
+func (h *coreHarness) drainLoops() {
+	h.t.Helper()
+	for range 100 {
+		progressed := false
+		for _, uid := range rapidUIDs {
+			switch _, busy := h.work[uid]; {
+			case busy:
+				h.doneWork(uid, false, nil)
+			case h.loop[uid]:
+				h.next(uid)
+			default:
+				continue
+			}
+			progressed = true
+		}
+		if !progressed {
+			return
+		}
 	}
-	if err := h.checkTrace(); err != nil {
-		h.done = false // teardown saves the trace
-		h.t.Fatalf("%v", err)
+	h.t.Fatalf("the worker loops still run after 100 rounds: %v", h.loop)
+}
+
+// finish checks the run's trace and keeps it if asked to.
+func (h *coreHarness) finish() {
+	lines, err := trace.Read(bytes.NewReader(h.buf.Bytes()))
+	if err != nil {
+		h.t.Fatalf("reading the trace: %v", err)
+	}
+	if err := trace.Check(lines); err != nil {
+		h.t.Fatalf("the trace does not pass trace.Check: %v", err)
 	}
 	if *saveTraces != "" {
 		f, err := os.CreateTemp(*saveTraces, "rapid-*.ndjson")
@@ -1120,273 +1373,5 @@ func (h *rapidHarness) finish() {
 			h.t.Fatal(err)
 		}
 	}
-}
-
-func (h *rapidHarness) checkTrace() error {
-	lines, err := trace.Read(bytes.NewReader(h.buf.Bytes()))
-	if err != nil {
-		return fmt.Errorf("reading the trace: %w", err)
-	}
-	if err := trace.Check(lines); err != nil {
-		return fmt.Errorf("the trace does not pass trace.Check: %w", err)
-	}
-	return nil
-}
-
-// stop stops the engine (Stop cancels every blocked call), failing the run
-// if it does not return in time.
-func (h *rapidHarness) stop() {
-	stopped := make(chan struct{})
-	go func() {
-		h.w.Stop()
-		close(stopped)
-	}()
-	select {
-	case <-stopped:
-	case <-time.After(rapidWatchdog):
-		h.t.Fatalf("Stop did not return after %v", rapidWatchdog)
-	}
-}
-
-// teardown runs when the run ends, also by a failure: it stops the engine
-// and KillPod calls, and keeps the trace of a run that did not finish
-// (TestRapid writes it to a file if the test failed).
-func (h *rapidHarness) teardown(failed *[]byte) {
-	if h.done {
-		return
-	}
-	stopped := make(chan struct{})
-	go func() {
-		h.w.Stop()
-		close(stopped)
-	}()
-	select {
-	case <-stopped:
-		*failed = slices.Clone(h.buf.Bytes())
-		if err := h.checkTrace(); err != nil {
-			h.t.Logf("%v", err)
-		}
-	case <-time.After(rapidWatchdog):
-		h.t.Logf("Stop did not return after %v; the trace is not saved", rapidWatchdog)
-	}
-	for _, k := range h.killers {
-		if k.cancel != nil {
-			k.cancel()
-		}
-	}
-}
-
-// The check after every action.
-
-func (h *rapidHarness) check() {
-	h.t.Helper()
-	type engineView struct {
-		rec   fsm.Record
-		known bool
-	}
-	eng := map[types.UID]engineView{}
-	h.w.mu.Lock()
-	for _, uid := range rapidUIDs {
-		r, ok := h.w.core.Record(uid)
-		eng[uid] = engineView{r, ok}
-	}
-	n := h.w.core.machine.Len()
-	holder, held := h.w.core.machine.SlotHolder(rapidFullName)
-	waiting := h.w.core.Waiting(rapidFullName)
-	synced := h.w.core.Synced()
-	slotHolders := 0
-	h.w.core.machine.Range(func(_ types.UID, r fsm.Record) bool {
-		if r.FullName == rapidFullName && r.Vars.Static && r.Vars.Started && r.State.MayHoldSlot() {
-			slotHolders++
-		}
-		return true
-	})
-	blocked := maps.Clone(h.blocked)
-	overlaps := slices.Clone(h.overlaps)
-	loops := h.w.loops
-	h.w.mu.Unlock()
-
-	if len(overlaps) > 0 {
-		h.t.Fatalf("sync calls overlapped: %s", strings.Join(overlaps, "; "))
-	}
-	if loops != len(blocked) {
-		h.t.Fatalf("%d worker loops but %d blocked calls after quiescence", loops, len(blocked))
-	}
-	if slotHolders > 1 {
-		h.t.Fatalf("%d static pods hold the slot of %s", slotHolders, rapidFullName)
-	}
-	mHolder, mHeld := h.model.SlotHolder(rapidFullName)
-	switch {
-	case n != h.model.Len():
-		h.t.Fatalf("the engine has %d records, the model %d", n, h.model.Len())
-	case holder != mHolder || held != mHeld:
-		h.t.Fatalf("slot holder of %s: engine %q (%v), model %q (%v)", rapidFullName, holder, held, mHolder, mHeld)
-	case !slices.Equal(waiting, h.model.Waiting(rapidFullName)):
-		h.t.Fatalf("waiting for %s: engine %v, model %v", rapidFullName, waiting, h.model.Waiting(rapidFullName))
-	case synced != h.model.Synced():
-		h.t.Fatalf("synced: engine %v, model %v", synced, h.model.Synced())
-	}
-
-	for _, uid := range rapidUIDs {
-		want, known := h.model.Get(uid)
-		if e := eng[uid]; e.known != known || e.rec != want {
-			h.t.Fatalf("pod %s: the engine's record is %+v (known %v), the model's %+v (known %v)", uid, e.rec, e.known, want, known)
-		}
-		c := blocked[uid]
-		switch {
-		case want.Vars.InFlight == fsm.InFlightNone && c != nil:
-			h.t.Fatalf("pod %s: %s is blocked but the model has nothing in flight", uid, c.fn)
-		case want.Vars.InFlight != fsm.InFlightNone && c == nil:
-			h.t.Fatalf("pod %s: the model has %s in flight but no call is blocked", uid, want.Vars.InFlight)
-		case c != nil && c.fn != want.Vars.InFlight:
-			h.t.Fatalf("pod %s: %s is blocked but the model has %s in flight", uid, c.fn, want.Vars.InFlight)
-		}
-		if c != nil && c.fn == fsm.InFlightSyncPod {
-			if s := want.State; s != fsm.Running && s != fsm.TerminationRequested {
-				h.t.Fatalf("pod %s: SyncPod is blocked in state %s", uid, s)
-			}
-			if IsStatic(c.pod) && (!held || holder != uid) {
-				h.t.Fatalf("static pod %s: SyncPod runs but the slot holder is %q (%v)", uid, holder, held)
-			}
-		}
-		if c != nil && c.grace != nil && (*c.grace < 1 || *c.grace != want.Vars.Grace) {
-			h.t.Fatalf("pod %s: SyncTerminatingPod runs with grace %d, the record's is %d", uid, *c.grace, want.Vars.Grace)
-		}
-		kept := len(h.kept[uid]) > 0
-		if kept != want.Vars.Waiters {
-			h.t.Fatalf("pod %s: the model keeps %d channels but its record has Waiters=%v", uid, len(h.kept[uid]), want.Vars.Waiters)
-		}
-		if kept && want.State != fsm.TerminationRequested && want.State != fsm.Terminating {
-			h.t.Fatalf("pod %s: channels kept in state %s", uid, want.State)
-		}
-	}
-
-	for _, uid := range append(slices.Clone(rapidUIDs), "ghost") {
-		want, known := h.model.Get(uid)
-		if got, wantA := answersOf(h.w, uid), rapidAnswers(want, known, h.model.Synced()); got != wantA {
-			h.t.Fatalf("pod %s (%s, known %v, synced %v): queries answer %+v, want %+v", uid, want.State, known, h.model.Synced(), got, wantA)
-		}
-		if s, ok := h.w.State(uid); s != want.State || ok != known {
-			h.t.Fatalf("State(%s) = %s, %v; want %s, %v", uid, s, ok, want.State, known)
-		}
-	}
-	for _, name := range []string{rapidFullName, "web_default", "db_default"} {
-		want := false
-		if uid, ok := h.model.SlotHolder(name); ok {
-			r, _ := h.model.Get(uid)
-			want = r.State.TerminationRequested() && !r.State.IsTerminated()
-		}
-		if got := h.w.IsPodForMirrorPodTerminatingByFullName(name); got != want {
-			h.t.Fatalf("IsPodForMirrorPodTerminatingByFullName(%s) = %v, want %v", name, got, want)
-		}
-	}
-
-	for _, c := range h.chans {
-		if c.ch != nil {
-			if got := rapidIsClosed(c.ch); got != c.closed {
-				h.t.Fatalf("channel %d of %s: closed %v, but the model says %v", c.id, c.uid, got, c.closed)
-			}
-			continue
-		}
-		k := c.killer
-		if k.returned {
-			continue
-		}
-		if c.closed {
-			select {
-			case err := <-k.result:
-				k.returned = true
-				if err != nil {
-					h.t.Fatalf("KillPod(%s) (ch %d) returned %v, want nil", c.uid, c.id, err)
-				}
-			case <-time.After(rapidWatchdog):
-				h.t.Fatalf("KillPod(%s) (ch %d) has not returned %v after the model released its channel", c.uid, c.id, rapidWatchdog)
-			}
-			continue
-		}
-		select {
-		case err := <-k.result:
-			k.returned = true
-			h.t.Fatalf("KillPod(%s) (ch %d) returned %v while the model keeps its channel", c.uid, c.id, err)
-		default:
-		}
-	}
-}
-
-func rapidIsClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
-// rapidAnswers are the query answers a record implies (reference 2.1);
-// an unknown UID reads as running before the first SyncKnownPods and as
-// gone after it.
-func rapidAnswers(r fsm.Record, known, synced bool) answers {
-	if !known {
-		return answers{couldRun: !synced, finished: synced, containersTerminating: synced, runtimeRemoved: synced, contentRemoved: synced}
-	}
-	s := r.State
-	return answers{
-		knownTerminated:       s.IsTerminated(),
-		couldRun:              !s.IsTerminated(),
-		finished:              s.IsFinished(),
-		terminationRequested:  s.TerminationRequested(),
-		containersTerminating: s.TerminationStarted(),
-		runtimeRemoved:        s.IsTerminated(),
-		contentRemoved:        r.Vars.Evicted || (r.Vars.Deleted && s.IsTerminated()),
-	}
-}
-
-// compareSteps compares, pod by pod, the transitions the engine and the
-// model fired since the last comparison.
-func (h *rapidHarness) compareSteps(engine []rapidStep) {
-	h.t.Helper()
-	model := h.steps
-	h.steps = nil
-	group := func(steps []rapidStep) map[types.UID][]string {
-		out := map[types.UID][]string{}
-		for _, s := range steps {
-			if k, ok := rapidStepKey(s); ok {
-				out[s.pod] = append(out[s.pod], k)
-			}
-		}
-		return out
-	}
-	e, m := group(engine), group(model)
-	for _, s := range engine {
-		if s.rejected != "" {
-			h.t.Fatalf("the engine rejected an event of %s: %s", s.pod, s.rejected)
-		}
-	}
-	pods := maps.Clone(e)
-	maps.Copy(pods, m)
-	for _, uid := range slices.Sorted(maps.Keys(pods)) {
-		if !slices.Equal(e[uid], m[uid]) {
-			h.t.Fatalf("pod %s: the engine fired\n\t%s\nthe model\n\t%s", uid, strings.Join(e[uid], "\n\t"), strings.Join(m[uid], "\n\t"))
-		}
-	}
-}
-
-// rapidStepKey describes a step for the comparison. Requeue rows that
-// change nothing are skipped (the engine has timers only for records they
-// can change), and so are the world facts of events the worker loops fire
-// (they depend on how the loops of different pods interleave; the rows do
-// not).
-func rapidStepKey(s rapidStep) (string, bool) {
-	if s.rejected != "" {
-		return "rejected " + s.rejected, true
-	}
-	t := s.t
-	if strings.HasSuffix(t.Row, "RequeueIgnored") {
-		return "", false
-	}
-	if !t.Event.External() {
-		t.Params.SlotFree, t.Params.FirstInLine = false, false
-	}
-	return fmt.Sprintf("%s %s->%s row %s effects [%v] vars %+v params %+v batch %d fullName %q",
-		t.Event, t.From, t.To, t.Row, t.Effects, t.Vars, t.Params, t.Batch, t.FullName), true
+	h.done = true
 }

@@ -17,32 +17,14 @@ import (
 // unreachableRows are the rows that can fire in the table on its own
 // (spec.Reachable) but never in the engine.
 var unreachableRows = map[string]string{
-	// The machine deletes a removed record (fsm.Machine.store keeps only
-	// states with HasRecord), so a UID that returns after a removal starts
-	// again from Absent and fires the Absent rows, which these rows (T25)
-	// repeat exactly.
-	"RemovedCreatePreTerminated":    "removed records are deleted; see the Absent rows",
-	"RemovedCreateAdmit":            "removed records are deleted; see the Absent rows",
-	"RemovedCreateAdmitTerminating": "removed records are deleted; see the Absent rows",
-	"RemovedUpdatePreTerminated":    "removed records are deleted; see the Absent rows",
-	"RemovedUpdateAdmit":            "removed records are deleted; see the Absent rows",
-	"RemovedUpdateAdmitTerminating": "removed records are deleted; see the Absent rows",
-	"RemovedSyncPreTerminated":      "removed records are deleted; see the Absent rows",
-	"RemovedSyncAdmit":              "removed records are deleted; see the Absent rows",
-	"RemovedSyncAdmitTerminating":   "removed records are deleted; see the Absent rows",
-	"RemovedKillPreTerminated":      "removed records are deleted; see the Absent rows",
-	"RemovedKillAdmitTerminating":   "removed records are deleted; see the Absent rows",
-	"RemovedRuntimeKillOrphan":      "removed records are deleted; see the Absent rows",
-	"RemovedRuntimeUpdateIgnored":   "removed records are deleted; see the Absent rows",
-	"RemovedRequeueIgnored":         "removed records are deleted; see the Absent rows",
-	"RemovedSyncKnownPodsIgnored":   "removed records are deleted; see the Absent rows",
 	// Core.Timer returns before firing for a UID without a record, and
 	// Machine.SyncKnownPods fires only for the records it holds.
 	"AbsentRequeueIgnored":       "Core.Timer ignores UIDs without a record",
 	"AbsentSyncKnownPodsIgnored": "SyncKnownPods fires only for existing records",
 	// Every row that finishes a record has the Exit effect, and Core.forget
-	// withdraws the pod's timer (Driver.Cancel) in the same critical
-	// section, so no timer can fire for a finished record.
+	// withdraws the pod's timer (a StopTimer effect, which the shell carries
+	// out before it releases the lock), so no timer can fire for a finished
+	// record.
 	"FinishedRequeueIgnored": "the timer is withdrawn when the record finishes",
 }
 
@@ -118,7 +100,9 @@ func rowCases() []rowCase {
 	return cases
 }
 
-var typeEvents = map[UpdateType]string{SyncPodCreate: "Create", SyncPodUpdate: "Update", SyncPodSync: "Sync", SyncPodKill: "Kill"}
+// typeEvents names the table event of each update type: a plain resync
+// (SyncPodSync) is an Update as far as the lifecycle is concerned.
+var typeEvents = map[UpdateType]string{SyncPodCreate: "Create", SyncPodUpdate: "Update", SyncPodSync: "Update", SyncPodKill: "Kill"}
 
 // firstSightCases: T1-T4.
 func firstSightCases() []rowCase {
@@ -168,7 +152,7 @@ func firstSightCases() []rowCase {
 	}{
 		{"create of a deleted pod", func(p *v1.Pod) UpdatePodOptions { return createOp(deleting(p, 7)) }, "AbsentCreateAdmitTerminating", 7},
 		{"update of a failed pod", func(p *v1.Pod) UpdatePodOptions { return updateOp(inPhase(p, v1.PodFailed)) }, "AbsentUpdateAdmitTerminating", 30},
-		{"sync of a deleted pod", func(p *v1.Pod) UpdatePodOptions { return syncOp(deleting(p, 0)) }, "AbsentSyncAdmitTerminating", 1},
+		{"sync of a deleted pod", func(p *v1.Pod) UpdatePodOptions { return syncOp(deleting(p, 0)) }, "AbsentUpdateAdmitTerminating", 1},
 		{"kill", func(p *v1.Pod) UpdatePodOptions {
 			return killOp(p, &KillPodOptions{PodTerminationGracePeriodSecondsOverride: int64p(3)})
 		}, "AbsentKillAdmitTerminating", 3},
@@ -243,7 +227,7 @@ func firstSightCases() []rowCase {
 func waitingCases() []rowCase {
 	cases := []rowCase{{
 		name: "parked static pod takes updates, stays parked, starts after the holder finished",
-		rows: []string{"WaitingDequeuePark", "WaitingRequeue", "WaitingUpdate", "WaitingSync", "WaitingCreate",
+		rows: []string{"WaitingDequeuePark", "WaitingRequeue", "WaitingUpdate", "WaitingCreate",
 			"WaitingRuntimeUpdateIgnored", "WaitingSyncKnownPodsIgnored", "WaitingRequeueIgnored", "WaitingDequeueStart"},
 		run: func(t *testing.T, opts Options) {
 			e := start(t, opts)
@@ -315,7 +299,7 @@ func waitingCases() []rowCase {
 			o := syncOp(inPhase(b, v1.PodSucceeded))
 			o.KillPodOptions = kpo
 			return o
-		}, "WaitingSyncTerminate"},
+		}, "WaitingUpdateTerminate"},
 		{"runtime-only kill", func(_ *v1.Pod, kpo *KillPodOptions) UpdatePodOptions { return runtimeKillOp("b", "etcd", kpo) }, "WaitingRuntimeKillTerminate"},
 	}
 	for _, c := range terminate {
@@ -352,13 +336,13 @@ func runningCases() []rowCase {
 	steps := []step{
 		{"create", createOp, append([]string{"RunningCreate"}, plain...), []string{"SyncPod", "SyncPod"}},
 		{"update", updateOp, append([]string{"RunningUpdate"}, plain...), []string{"SyncPod", "SyncPod"}},
-		{"sync", syncOp, append([]string{"RunningSync"}, plain...), []string{"SyncPod", "SyncPod"}},
+		{"sync", syncOp, append([]string{"RunningUpdate"}, plain...), []string{"SyncPod", "SyncPod"}},
 		{"create of a deleted pod", func(p *v1.Pod) UpdatePodOptions { return createOp(deleting(p, 4)) },
 			append([]string{"RunningCreateTerminate"}, term...), []string{"SyncPod", "SyncTerminatingPod", "SyncTerminatedPod"}},
 		{"update of a deleted pod", func(p *v1.Pod) UpdatePodOptions { return updateOp(deleting(p, 4)) },
 			append([]string{"RunningUpdateTerminate"}, term...), []string{"SyncPod", "SyncTerminatingPod", "SyncTerminatedPod"}},
 		{"sync of a failed pod", func(p *v1.Pod) UpdatePodOptions { return syncOp(inPhase(p, v1.PodFailed)) },
-			append([]string{"RunningSyncTerminate"}, term...), []string{"SyncPod", "SyncTerminatingPod", "SyncTerminatedPod"}},
+			append([]string{"RunningUpdateTerminate"}, term...), []string{"SyncPod", "SyncTerminatingPod", "SyncTerminatedPod"}},
 		{"kill", func(p *v1.Pod) UpdatePodOptions { return killOp(p, nil) },
 			append([]string{"RunningKillTerminate"}, term...), []string{"SyncPod", "SyncTerminatingPod", "SyncTerminatedPod"}},
 		{"runtime-only kill of the known pod", func(*v1.Pod) UpdatePodOptions { return runtimeKillOp("a", "web", nil) },
@@ -443,7 +427,7 @@ func terminationRequestedCases() []rowCase {
 		cases = append(cases, rowCase{
 			name: "orphaned while SyncPod runs; " + v.name,
 			rows: append([]string{"RunningSyncKnownPodsTerminate", "TerminationRequestedCreateRestart", "TerminationRequestedUpdate",
-				"TerminationRequestedSync", "TerminationRequestedKill", "TerminationRequestedRuntimeKill",
+				"TerminationRequestedKill", "TerminationRequestedRuntimeKill",
 				"TerminationRequestedRuntimeUpdateIgnored", "TerminationRequestedSyncKnownPodsIgnored",
 				"TerminationRequestedSyncKnownPodsDrive", "FinishedSyncKnownPodsRemove"}, v.rows...),
 			run: func(t *testing.T, opts Options) {
@@ -495,7 +479,7 @@ func terminationRequestedCases() []rowCase {
 	cases = append(cases,
 		rowCase{
 			name: "shorter grace periods while SyncPod of an orphan runs cancel it",
-			rows: []string{"TerminationRequestedUpdateShorten", "TerminationRequestedSyncShorten", "TerminationRequestedKillShorten",
+			rows: []string{"TerminationRequestedUpdateShorten", "TerminationRequestedKillShorten",
 				"TerminationRequestedRuntimeKillShorten", "TerminationRequestedSyncPodFailed"},
 			run: func(t *testing.T, opts Options) {
 				e := start(t, opts)
@@ -543,23 +527,24 @@ func terminationRequestedCases() []rowCase {
 // terminatingCases: inputs while SyncTerminatingPod runs.
 func terminatingCases() []rowCase {
 	type kind struct {
-		ev string
-		op func(p *v1.Pod, grace int64) UpdatePodOptions
+		name string
+		ev   string // the table event: a resync is an Update
+		op   func(p *v1.Pod, grace int64) UpdatePodOptions
 	}
 	kinds := []kind{
-		{"Update", func(p *v1.Pod, g int64) UpdatePodOptions { return updateOp(deleting(p, g)) }},
-		{"Sync", func(p *v1.Pod, g int64) UpdatePodOptions { return syncOp(deleting(p, g)) }},
-		{"Kill", func(p *v1.Pod, g int64) UpdatePodOptions {
+		{"Update", "Update", func(p *v1.Pod, g int64) UpdatePodOptions { return updateOp(deleting(p, g)) }},
+		{"Sync", "Update", func(p *v1.Pod, g int64) UpdatePodOptions { return syncOp(deleting(p, g)) }},
+		{"Kill", "Kill", func(p *v1.Pod, g int64) UpdatePodOptions {
 			return killOp(p, &KillPodOptions{PodTerminationGracePeriodSecondsOverride: &g})
 		}},
-		{"RuntimeKill", func(_ *v1.Pod, g int64) UpdatePodOptions {
+		{"RuntimeKill", "RuntimeKill", func(_ *v1.Pod, g int64) UpdatePodOptions {
 			return runtimeKillOp("a", "web", &KillPodOptions{PodTerminationGracePeriodSecondsOverride: &g})
 		}},
 	}
 	var cases []rowCase
 	for _, k := range kinds {
 		cases = append(cases, rowCase{
-			name: "pod terminal by itself: " + k.ev + " sets, keeps and shortens the grace period",
+			name: "pod terminal by itself: " + k.name + " sets, keeps and shortens the grace period",
 			rows: []string{"Terminating" + k.ev + "FirstGrace", "Terminating" + k.ev, "Terminating" + k.ev + "Shorten",
 				"TerminatingTerminatingFailed", "TerminatingDequeueRetry"},
 			run: func(t *testing.T, opts Options) {
@@ -622,7 +607,7 @@ func terminatingCases() []rowCase {
 func terminatedCases() []rowCase {
 	return []rowCase{{
 		name: "terminated pod: inputs while SyncTerminatedPod runs",
-		rows: []string{"TerminatedRequeueIgnored", "TerminatedCreateRestart", "TerminatedUpdate", "TerminatedSync", "TerminatedKill",
+		rows: []string{"TerminatedRequeueIgnored", "TerminatedCreateRestart", "TerminatedUpdate", "TerminatedKill",
 			"TerminatedRuntimeKill", "TerminatedRuntimeUpdateIgnored", "TerminatedSyncKnownPodsIgnored", "TerminatedSyncKnownPodsDrive"},
 		run: func(t *testing.T, opts Options) {
 			e := start(t, opts)
@@ -702,7 +687,7 @@ func terminatedCases() []rowCase {
 func finishedCases() []rowCase {
 	return []rowCase{{
 		name: "finished pod ignores updates; a create requests a restart",
-		rows: []string{"FinishedUpdateIgnored", "FinishedSyncIgnored", "FinishedKillIgnored", "FinishedRuntimeKillIgnored",
+		rows: []string{"FinishedUpdateIgnored", "FinishedKillIgnored", "FinishedRuntimeKillIgnored",
 			"FinishedRuntimeUpdateIgnored", "FinishedCreateRestart", "FinishedSyncKnownPodsRemove", "AbsentCreateAdmit"},
 		run: func(t *testing.T, opts Options) {
 			e := start(t, opts)

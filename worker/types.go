@@ -62,7 +62,9 @@ type PodStatus struct {
 type KillPodOptions struct {
 	// CompletedCh is closed once the pod has no running container, or at
 	// once when the kill cannot be kept (the pod already terminated, or is
-	// not terminating). podlife closes every CompletedCh exactly once.
+	// not terminating). podlife closes every CompletedCh exactly once while
+	// it runs; after Stop, the channels of pods that had not terminated stay
+	// open (KillPod then returns an error wrapping ErrStopped).
 	CompletedCh chan<- struct{}
 	// Evict marks the pod evicted: its content may be removed at once.
 	Evict bool
