@@ -21,7 +21,7 @@ type sim struct {
 	core  *worker.Core
 	shell [MaxPods]shell
 	// open lists, per pod, the completion channels handed to the Core and
-	// not closed; shell[i].Channels is its length.
+	// not closed; the projected state counts them (shell.Channels).
 	open    [MaxPods][]chan<- struct{}
 	effects []worker.Effect
 }
@@ -63,7 +63,7 @@ func (w *world) apply(s *sim, in Input) (bool, error) {
 		w.cache.terminal = in.RuntimeTerminal
 		_ = s.core.UpdatePod(worker.UpdatePodOptions{UpdateType: updateTypes[ev], Pod: w.pods[podKey{i, in.Deleting, in.TerminalPhase, in.Grace}]})
 	case fsm.Kill:
-		if sh.Channels >= w.cfg.KillChannels {
+		if len(s.open[i]) >= w.cfg.KillChannels {
 			return false, nil
 		}
 		ch := make(chan struct{})
@@ -152,9 +152,6 @@ func (w *world) settle(s *sim, i int, handed chan<- struct{}) error {
 	}
 	if handed != nil {
 		s.open[i] = append(s.open[i], handed)
-	}
-	for p := range w.cfg.Pods {
-		s.shell[p].Channels = len(s.open[p])
 	}
 	return nil
 }

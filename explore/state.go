@@ -40,6 +40,7 @@ func (w *world) project(s *sim) snapshot {
 			out.pods[i] = podState{State: r.State, Vars: r.Vars}
 		}
 		out.pods[i].shell = s.shell[i]
+		out.pods[i].Channels = len(s.open[i])
 	}
 	for _, uid := range s.core.Waiting(worker.FullName(podName, podNamespace)) {
 		for i, p := range w.cfg.Pods {
