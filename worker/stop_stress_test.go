@@ -24,9 +24,9 @@ import (
 // (1 ms resync and back-off); Stop comes at a random point while the
 // drivers go on. Stop must return, every call after it must return, no
 // sync call may still run and no goroutine of the engine may survive.
-// 300 runs per CPU count; -soak runs 5000 per CPU count. A hang shows up as the test
-// binary's -timeout panic, with every goroutine's stack; the failing
-// seed is in the subtest's log.
+// 300 runs per CPU count; -soak runs 5000 per CPU count. A hang shows up
+// as the test binary's -timeout panic, with every goroutine's stack; the
+// failing seed is in the test's log.
 func TestStopRandomWorkloads(t *testing.T) {
 	runs := 300
 	if *soak {
