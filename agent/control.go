@@ -163,7 +163,7 @@ func (a *Agent) peerGuard(next http.Handler) http.Handler {
 // no idle connection.
 func controlClient(path string) *http.Client {
 	var d net.Dialer
-	return &http.Client{Transport: &http.Transport{
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return d.DialContext(ctx, "unix", path)
 		},

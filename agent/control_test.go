@@ -11,10 +11,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/podlife/podlife/agent"
 )
@@ -45,39 +47,15 @@ func TestLocalUserCannotStopNode(t *testing.T) {
 	web := podSpec{name: "web", uid: uid(1), grace: 30}
 	h.writePod(web)
 	h.waitRunning(web.uid)
-	// The root directory may be searched by others (0755 is accepted): the
-	// socket's own mode is what keeps them out.
-	if err := os.Chmod(h.root, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	socket := h.agent.ControlSocket()
-	if fi, err := os.Stat(socket); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("control socket %s: %v %v, want mode 0600", socket, fi.Mode(), err)
-	}
-
-	got := attack(t, h.agent.Addr(), socket)
-	for name, want := range map[string]string{
-		"uid":                                 strconv.Itoa(nobody),
-		"tcp POST /shutdown":                  "405 ",
-		"tcp form POST of another site":       "403 ",
-		"tcp GET /pods with a rebinding host": "403 ",
-		"socket connect":                      "permission denied",
-		"socket POST /shutdown":               "permission denied",
-	} {
-		if !strings.Contains(got[name], want) {
-			t.Errorf("%s: %q, want %q in it", name, got[name], want)
-		}
-	}
-	if h.agent.ShutdownRequested() {
-		t.Fatal("the attacker started a node shutdown")
-	}
+	attackFails(t, h.agent)
 
 	// Should the socket's mode ever let others in, the agent still
 	// refuses any peer but its own user and root.
 	if err := os.Chmod(socket, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	got = attack(t, h.agent.Addr(), socket)
+	got := attack(t, h.agent.Addr(), socket)
 	for name, want := range map[string]string{
 		"socket connect":        "connected",
 		"socket POST /shutdown": "403 Forbidden: uid 65534 may not control this agent",
@@ -115,6 +93,72 @@ func TestLocalUserCannotStopNode(t *testing.T) {
 	}
 	if _, err := os.Lstat(socket); !os.IsNotExist(err) {
 		t.Errorf("the control socket is left after the agent exited: %v", err)
+	}
+}
+
+// attackFails checks that uid 65534 can stop a running agent neither over
+// its TCP port nor over its control socket.
+func attackFails(t *testing.T, a *agent.Agent) {
+	t.Helper()
+	socket := a.ControlSocket()
+	// The directories down to the socket may be searched by others (0755
+	// is accepted): the socket's own mode is what keeps them out.
+	for dir := filepath.Dir(socket); dir != os.TempDir() && dir != "/"; dir = filepath.Dir(dir) {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fi, err := os.Stat(socket); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("control socket %s: %v %v, want mode 0600", socket, fi.Mode(), err)
+	}
+	got := attack(t, a.Addr(), socket)
+	for name, want := range map[string]string{
+		"uid":                                 strconv.Itoa(nobody),
+		"tcp POST /shutdown":                  "405 ",
+		"tcp form POST of another site":       "403 ",
+		"tcp GET /pods with a rebinding host": "403 ",
+		"socket connect":                      "permission denied",
+		"socket POST /shutdown":               "permission denied",
+	} {
+		if !strings.Contains(got[name], want) {
+			t.Errorf("%s: %q, want %q in it", name, got[name], want)
+		}
+	}
+	if a.ShutdownRequested() {
+		t.Fatal("the attacker started a node shutdown")
+	}
+}
+
+// The same against real containerd: the pod's container keeps running
+// through the attacks, and root's shutdown stops it.
+func TestContainerdLocalUserCannotStopNode(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the agent runs as root and the attacker as uid 65534")
+	}
+	e := newCtrdEnv(t)
+	podUID := e.newUID()
+	a := e.startAgent(filepath.Join(e.dir, "manifests"), func(c *agent.Config) {
+		c.ShutdownGracePeriod.Duration = 4 * time.Second
+		c.ShutdownGracePeriodCriticalPods.Duration = 2 * time.Second
+	})
+	a.writePod(ctrdPod{name: "web", uid: podUID, grace: 30, containers: []ctrdContainer{ctrdTrapper("server")}})
+	a.waitRunning(podUID, 1)
+	attackFails(t, a.Agent)
+	if running := e.runningContainers(podUID); len(running) != 1 {
+		t.Fatalf("after the attacks the pod's containers %v run, want server", running)
+	}
+
+	if _, err := agent.ShutdownNode(t.Context(), a.ControlSocket()); err != nil {
+		t.Fatalf("root's shutdown: %v", err)
+	}
+	if err := a.wait(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if running := e.runningContainers(podUID); len(running) != 0 {
+		t.Errorf("after root's shutdown containers %v still run", running)
+	}
+	if !strings.Contains(a.logs.String(), "uid=0") {
+		t.Error("no log line names root's uid")
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 func (a *Agent) handler() http.Handler {
 	mux := http.NewServeMux()
 	a.readRoutes(mux)
-	return tcpGuard(a.listener.Addr().String(), a.controlSocket, mux)
+	return tcpGuard(newHostCheck(a.listener.Addr().String(), a.cfg.Address), a.controlSocket, mux)
 }
 
 // readRoutes registers the routes of the TCP endpoint, reads only: a GET
@@ -42,12 +42,11 @@ func (a *Agent) readRoutes(mux *http.ServeMux) {
 	})
 }
 
-// tcpGuard lets through to next only the requests a read-only endpoint on
-// listenAddr should serve: those whose Host names it (a page of another
-// site that rebinds its DNS name to 127.0.0.1 sends its own name), and
-// only GET and HEAD (a form another site posts is neither).
-func tcpGuard(listenAddr, controlSocket string, next http.Handler) http.Handler {
-	hosts := newHostCheck(listenAddr)
+// tcpGuard lets through to next only the requests a read-only endpoint
+// should serve: those whose Host names it (a page of another site that
+// rebinds its DNS name to 127.0.0.1 sends its own name), and only GET and
+// HEAD (a form another site posts is neither).
+func tcpGuard(hosts hostCheck, controlSocket string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hosts.allows(r.Host) {
 			http.Error(w, fmt.Sprintf("host %q is not this endpoint's: use %s (requests for other host names are refused against DNS rebinding)",
@@ -64,16 +63,23 @@ func tcpGuard(listenAddr, controlSocket string, next http.Handler) http.Handler 
 	})
 }
 
-// hostCheck accepts the Host headers that name a listener: its own address
-// or a loopback name, with its port.
+// hostCheck accepts the Host headers that name a listener: the address it
+// is bound to, the one it was configured with (a host name resolves to the
+// bound address) or a loopback name, with its port.
 type hostCheck struct {
 	names map[string]bool // lower case, IPv6 without brackets
 	port  string
 }
 
-func newHostCheck(listenAddr string) hostCheck {
-	host, port, _ := net.SplitHostPort(listenAddr)
-	return hostCheck{names: map[string]bool{strings.ToLower(host): true, "localhost": true, "127.0.0.1": true, "::1": true}, port: port}
+// newHostCheck is the check of the listener bound to bound, configured as
+// configured (its port may be 0: the bound one counts).
+func newHostCheck(bound, configured string) hostCheck {
+	host, port, _ := net.SplitHostPort(bound)
+	c := hostCheck{names: map[string]bool{strings.ToLower(host): true, "localhost": true, "127.0.0.1": true, "::1": true}, port: port}
+	if host, _, err := net.SplitHostPort(configured); err == nil && host != "" {
+		c.names[strings.ToLower(host)] = true
+	}
+	return c
 }
 
 // allows reports whether a request with this Host header is for the

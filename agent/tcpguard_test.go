@@ -12,29 +12,37 @@ func TestHostCheck(t *testing.T) {
 	for _, tc := range []struct {
 		name, listen, host string
 		want               bool
+		configured         string // "": the listen address
 	}{
-		{"bound address", "127.0.0.1:10255", "127.0.0.1:10255", true},
-		{"localhost", "127.0.0.1:10255", "localhost:10255", true},
-		{"localhost in capitals", "127.0.0.1:10255", "LocalHost:10255", true},
-		{"IPv6 loopback", "127.0.0.1:10255", "[::1]:10255", true},
-		{"other bound address", "10.0.0.5:10255", "10.0.0.5:10255", true},
-		{"localhost beside another bound address", "10.0.0.5:10255", "localhost:10255", true},
-		{"IPv6 bound address", "[fd00::5]:8080", "[fd00::5]:8080", true},
-		{"no port on port 80", "127.0.0.1:80", "localhost", true},
-		{"IPv6 without port on port 80", "127.0.0.1:80", "[::1]", true},
+		{"bound address", "127.0.0.1:10255", "127.0.0.1:10255", true, ""},
+		{"localhost", "127.0.0.1:10255", "localhost:10255", true, ""},
+		{"localhost in capitals", "127.0.0.1:10255", "LocalHost:10255", true, ""},
+		{"IPv6 loopback", "127.0.0.1:10255", "[::1]:10255", true, ""},
+		{"other bound address", "10.0.0.5:10255", "10.0.0.5:10255", true, ""},
+		{"localhost beside another bound address", "10.0.0.5:10255", "localhost:10255", true, ""},
+		{"IPv6 bound address", "[fd00::5]:8080", "[fd00::5]:8080", true, ""},
+		{"no port on port 80", "127.0.0.1:80", "localhost", true, ""},
+		{"IPv6 without port on port 80", "127.0.0.1:80", "[::1]", true, ""},
+		{"configured host name", "10.0.0.5:10255", "node1.example:10255", true, "node1.example:10255"},
+		{"configured with port 0", "127.0.0.1:41234", "localhost:41234", true, "127.0.0.1:0"},
 
-		{"foreign host", "127.0.0.1:10255", "evil.example", false},
-		{"rebinding host with the right port", "127.0.0.1:10255", "evil.example:10255", false},
-		{"subdomain of localhost", "127.0.0.1:10255", "localhost.evil.example:10255", false},
-		{"localhost with a trailing dot", "127.0.0.1:10255", "localhost.:10255", false},
-		{"wrong port", "127.0.0.1:10255", "127.0.0.1:10256", false},
-		{"no port on another port", "127.0.0.1:10255", "127.0.0.1", false},
-		{"port with junk", "127.0.0.1:10255", "127.0.0.1:10255.evil.example", false},
-		{"missing host", "127.0.0.1:10255", "", false},
-		{"another machine's address", "127.0.0.1:10255", "10.0.0.5:10255", false},
+		{"foreign host", "127.0.0.1:10255", "evil.example", false, ""},
+		{"rebinding host with the right port", "127.0.0.1:10255", "evil.example:10255", false, ""},
+		{"subdomain of localhost", "127.0.0.1:10255", "localhost.evil.example:10255", false, ""},
+		{"localhost with a trailing dot", "127.0.0.1:10255", "localhost.:10255", false, ""},
+		{"wrong port", "127.0.0.1:10255", "127.0.0.1:10256", false, ""},
+		{"no port on another port", "127.0.0.1:10255", "127.0.0.1", false, ""},
+		{"port with junk", "127.0.0.1:10255", "127.0.0.1:10255.evil.example", false, ""},
+		{"missing host", "127.0.0.1:10255", "", false, ""},
+		{"another machine's address", "127.0.0.1:10255", "10.0.0.5:10255", false, ""},
+		{"wrong port for the configured name", "10.0.0.5:10255", "node1.example:80", false, "node1.example:10255"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := newHostCheck(tc.listen).allows(tc.host); got != tc.want {
+			configured := tc.configured
+			if configured == "" {
+				configured = tc.listen
+			}
+			if got := newHostCheck(tc.listen, configured).allows(tc.host); got != tc.want {
 				t.Errorf("listening on %s, Host %q allowed: %v, want %v", tc.listen, tc.host, got, tc.want)
 			}
 		})
@@ -47,7 +55,7 @@ func TestTCPGuard(t *testing.T) {
 	t.Parallel()
 	const socket = "/var/lib/podlife/podlife.sock"
 	reached := false
-	guard := tcpGuard("127.0.0.1:10255", socket, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	guard := tcpGuard(newHostCheck("127.0.0.1:10255", "127.0.0.1:10255"), socket, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		reached = true
 		w.WriteHeader(http.StatusOK)
 	}))
