@@ -131,7 +131,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("address is empty"))
 	}
 	if c.RootDir == "" {
-		errs = append(errs, errors.New("rootDir is empty and the user has no home directory; set it"))
+		errs = append(errs, errors.New("rootDir is empty (its default needs a home directory when not run as root); set it"))
 	}
 	for name, q := range c.Allocatable {
 		if name != v1.ResourceCPU && name != v1.ResourceMemory {
