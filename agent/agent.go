@@ -54,7 +54,10 @@ type Agent struct {
 	statuses  *statusStore
 	events    eventLog
 	gauges    *podGauges
-	listener  net.Listener
+	listener  net.Listener // the read-only TCP endpoint
+	// control is the unix socket of the control verbs, at controlSocket.
+	control       *net.UnixListener
+	controlSocket string
 
 	shutdownOnce      sync.Once
 	shutdownRequested chan struct{}
@@ -72,16 +75,21 @@ type Agent struct {
 	lastHousekeeping time.Time
 }
 
-// New connects to the runtime (or starts the embedded one), builds the
-// engine and opens the HTTP listener. Nothing runs until Run.
+// New prepares the root directory, connects to the runtime (or starts the
+// embedded one), builds the engine and opens the HTTP listener and the
+// control socket. Nothing runs until Run.
 func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var err error
+	if cfg.RootDir, err = prepareRootDir(cfg.RootDir); err != nil {
 		return nil, err
 	}
 	bands, _ := cfg.shutdownBands()
 	a := &Agent{
 		cfg: cfg, log: opts.Logger, clock: opts.Clock, registry: opts.Registry,
-		statuses: newStatusStore(), shutdownRequested: make(chan struct{}),
+		statuses: newStatusStore(), shutdownRequested: make(chan struct{}), controlSocket: ControlSocket(cfg.RootDir),
 		pods: map[types.UID]*podEntry{}, working: map[types.UID]worker.PodWorkerSync{},
 	}
 	if a.log == nil {
@@ -133,11 +141,18 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		a.close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Address, err)
 	}
+	if a.control, err = listenControl(a.controlSocket); err != nil {
+		a.close()
+		return nil, err
+	}
 	return a, nil
 }
 
-// Addr is the address the HTTP endpoint listens on.
+// Addr is the address the read-only HTTP endpoint listens on.
 func (a *Agent) Addr() string { return a.listener.Addr().String() }
+
+// ControlSocket is the path of the agent's control socket.
+func (a *Agent) ControlSocket() string { return a.controlSocket }
 
 // RuntimeEndpoint is the CRI endpoint the agent uses.
 func (a *Agent) RuntimeEndpoint() string { return a.conn.endpoint }
@@ -175,9 +190,15 @@ func (a *Agent) Run(ctx context.Context) error {
 	inner, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	server := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 5 * time.Second}
+	control := &http.Server{Handler: a.controlHandler(), ConnContext: withPeer, ReadHeaderTimeout: 5 * time.Second}
 	wg.Go(func() {
 		if err := server.Serve(a.listener); !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("HTTP endpoint failed", "err", err)
+		}
+	})
+	wg.Go(func() {
+		if err := control.Serve(a.control); !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("control socket failed", "err", err)
 		}
 	})
 	// The runtime is read before the first sync, so the engine's status
@@ -196,7 +217,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	wg.Go(func() { a.cache.Run(inner, a.cfg.RuntimePollInterval.Duration, a.clock, a.resyncChanged) })
 	wg.Go(func() { a.runHousekeeping(inner) })
 	a.log.Info("agent running", "node", a.cfg.NodeName, "runtime", a.conn.name, "endpoint", a.conn.endpoint,
-		"manifests", a.cfg.StaticPodPath, "address", a.Addr())
+		"manifests", a.cfg.StaticPodPath, "address", a.Addr(), "control", a.controlSocket)
 
 	var err error
 	select {
@@ -208,6 +229,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = server.Shutdown(shutdownCtx)
+	_ = control.Shutdown(shutdownCtx)
 	stop()
 	wg.Wait()
 	a.workers.Stop()
@@ -293,6 +315,9 @@ func (a *Agent) reportManifestError(err error) {
 func (a *Agent) close() {
 	if a.listener != nil {
 		_ = a.listener.Close()
+	}
+	if a.control != nil {
+		_ = a.control.Close() // and removes the socket file
 	}
 	a.conn.close()
 }

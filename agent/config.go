@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -40,10 +39,12 @@ type Config struct {
 	// RuntimeEndpoint is the CRI socket (unix:///run/containerd/containerd.sock);
 	// "" runs the embedded runtime, in which containers do not really run.
 	RuntimeEndpoint string `json:"runtimeEndpoint,omitempty"`
-	// RootDir holds the embedded runtime's socket and the pod logs.
+	// RootDir holds the control socket, the embedded runtime's socket and
+	// the pod logs. It must be the agent's user's own: New creates it (mode
+	// 0700) or refuses it (see prepareRootDir).
 	RootDir string `json:"rootDir,omitempty"`
-	// Address is the local HTTP endpoint (/metrics, /healthz, /pods,
-	// /shutdown).
+	// Address is the local read-only HTTP endpoint (/metrics, /healthz,
+	// /pods); control is on the unix socket ControlSocket(RootDir).
 	Address string `json:"address,omitempty"`
 	// HousekeepingInterval is how often the agent reconciles the engine
 	// with the manifests and the runtime.
@@ -82,7 +83,7 @@ func DefaultConfig() Config {
 		TypeMeta:             metav1.TypeMeta{Kind: ConfigKind, APIVersion: ConfigAPIVersion},
 		NodeName:             host,
 		FileCheckFrequency:   metav1.Duration{Duration: time.Second},
-		RootDir:              filepath.Join(os.TempDir(), "podlife"),
+		RootDir:              DefaultRootDir(),
 		Address:              "127.0.0.1:10255",
 		HousekeepingInterval: metav1.Duration{Duration: 2 * time.Second},
 		SyncFrequency:        metav1.Duration{Duration: time.Minute},
@@ -128,6 +129,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Address == "" {
 		errs = append(errs, errors.New("address is empty"))
+	}
+	if c.RootDir == "" {
+		errs = append(errs, errors.New("rootDir is empty (its default needs a home directory when not run as root); set it"))
 	}
 	for name, q := range c.Allocatable {
 		if name != v1.ResourceCPU && name != v1.ResourceMemory {

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,6 +46,7 @@ func TestValidateNamesBadFields(t *testing.T) {
 		}, []string{"shutdownGracePeriodByPodPriority", "priority 5"}},
 		{"no node name", func(c *agent.Config) { c.NodeName = "" }, []string{"nodeName"}},
 		{"no address", func(c *agent.Config) { c.Address = "" }, []string{"address"}},
+		{"no root directory", func(c *agent.Config) { c.RootDir = "" }, []string{"rootDir"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := agent.DefaultConfig()
@@ -86,6 +88,25 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 	a, err := agent.New(context.Background(), cfg, agent.Options{})
 	if err == nil || !strings.Contains(err.Error(), "logFormat") {
 		t.Fatalf("New: %v, %v; want the logFormat error", a, err)
+	}
+}
+
+// New refuses a root directory another user could tamper with, before it
+// starts anything in it.
+func TestNewRefusesUnsafeRootDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	cfg := agent.DefaultConfig()
+	cfg.RootDir = dir
+	cfg.Address = "127.0.0.1:0"
+	a, err := agent.New(context.Background(), cfg, agent.Options{})
+	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "writable by group or others") {
+		t.Fatalf("New: %v, %v; want the root directory's error", a, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("New left %d entries in the refused directory", len(entries))
 	}
 }
 

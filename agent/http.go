@@ -3,8 +3,10 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"sort"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/types"
@@ -12,10 +14,18 @@ import (
 	"github.com/podlife/podlife/worker"
 )
 
-// handler serves the local endpoint: /metrics, /healthz, /pods and
-// POST /shutdown.
+// handler serves the read-only TCP endpoint. Every route goes through
+// tcpGuard; nothing on it changes the node (control is on the unix socket,
+// see controlHandler).
 func (a *Agent) handler() http.Handler {
 	mux := http.NewServeMux()
+	a.readRoutes(mux)
+	return tcpGuard(newHostCheck(a.listener.Addr().String(), a.cfg.Address), a.controlSocket, mux)
+}
+
+// readRoutes registers the routes of the TCP endpoint, reads only: a GET
+// pattern also serves HEAD, and tcpGuard lets no other method through.
+func (a *Agent) readRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{Registry: a.registry}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		if ok, age := a.healthy(); !ok {
@@ -30,12 +40,66 @@ func (a *Agent) handler() http.Handler {
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(a.Pods())
 	})
-	mux.HandleFunc("POST /shutdown", func(w http.ResponseWriter, _ *http.Request) {
-		a.RequestShutdown()
-		w.WriteHeader(http.StatusAccepted)
-		fmt.Fprintln(w, "node shutdown started")
+}
+
+// tcpGuard lets through to next only the requests a read-only endpoint
+// should serve: those whose Host names it (a page of another site that
+// rebinds its DNS name to 127.0.0.1 sends its own name), and only GET and
+// HEAD (a form another site posts is neither).
+func tcpGuard(hosts hostCheck, controlSocket string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hosts.allows(r.Host) {
+			http.Error(w, fmt.Sprintf("host %q is not this endpoint's: use %s (requests for other host names are refused against DNS rebinding)",
+				r.Host, hosts), http.StatusForbidden)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, fmt.Sprintf("%s %s: this endpoint is read-only; control (POST /shutdown) is on the unix socket %s (podlife shutdown)",
+				r.Method, r.URL.Path, controlSocket), http.StatusMethodNotAllowed)
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
-	return mux
+}
+
+// hostCheck accepts the Host headers that name a listener: the address it
+// is bound to, the one it was configured with (a host name resolves to the
+// bound address) or a loopback name, with its port.
+type hostCheck struct {
+	names map[string]bool // lower case, IPv6 without brackets
+	port  string
+}
+
+// newHostCheck is the check of the listener bound to bound, configured as
+// configured (its port may be 0: the bound one counts).
+func newHostCheck(bound, configured string) hostCheck {
+	host, port, _ := net.SplitHostPort(bound)
+	c := hostCheck{names: map[string]bool{strings.ToLower(host): true, "localhost": true, "127.0.0.1": true, "::1": true}, port: port}
+	if host, _, err := net.SplitHostPort(configured); err == nil && host != "" {
+		c.names[strings.ToLower(host)] = true
+	}
+	return c
+}
+
+// allows reports whether a request with this Host header is for the
+// listener. A Host without a port is for port 80, as an http URL is.
+func (c hostCheck) allows(hostHeader string) bool {
+	name, port, err := net.SplitHostPort(hostHeader)
+	if err != nil {
+		name, port = strings.TrimSuffix(strings.TrimPrefix(hostHeader, "["), "]"), "80"
+	}
+	return port == c.port && c.names[strings.ToLower(name)]
+}
+
+// String lists the accepted hosts, for the refusal's message.
+func (c hostCheck) String() string {
+	var hosts []string
+	for name := range c.names {
+		hosts = append(hosts, net.JoinHostPort(name, c.port))
+	}
+	sort.Strings(hosts)
+	return strings.Join(hosts, ", ")
 }
 
 // Pods reports every pod the agent knows: those of the manifests and those

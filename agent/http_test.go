@@ -12,7 +12,8 @@ import (
 	"github.com/podlife/podlife/agent"
 )
 
-// The local endpoint: /healthz, /metrics, /pods; anything else is 404.
+// The local endpoint: /healthz, /metrics, /pods; anything else is 404
+// (/shutdown too: it is on the control socket).
 func TestHTTPEndpoint(t *testing.T) {
 	t.Parallel()
 	h := start(t, withConfig(func(c *agent.Config) { c.Allocatable = resources("cpu=1,memory=1Gi") }))
@@ -67,7 +68,10 @@ func TestHTTPEndpoint(t *testing.T) {
 		t.Errorf("/pods big: %+v", p)
 	}
 
-	for _, path := range []string{"/", "/nope", "/pods/" + web.uid} {
+	if resp, err := httpClient.Head(h.url("/healthz")); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("HEAD /healthz: %v %v, want 200", resp, err)
+	}
+	for _, path := range []string{"/", "/nope", "/pods/" + web.uid, "/shutdown"} {
 		if code, _, _ := h.get(path); code != http.StatusNotFound {
 			t.Errorf("GET %s: %d, want 404", path, code)
 		}

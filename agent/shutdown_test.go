@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -85,24 +86,31 @@ func TestNodeShutdown(t *testing.T) {
 	}
 }
 
-// POST /shutdown starts a node shutdown, as RequestShutdown does.
-func TestNodeShutdownOverHTTP(t *testing.T) {
+// POST /shutdown on the control socket ('podlife shutdown') starts a node
+// shutdown, as RequestShutdown does; the TCP endpoint has no such verb.
+func TestNodeShutdownOverControlSocket(t *testing.T) {
 	t.Parallel()
 	h := start(t, withShutdown())
 	web := podSpec{name: "web", uid: uid(1), grace: 30}
 	h.writePod(web)
 	h.waitRunning(web.uid)
 
-	if code, _, _ := h.get("/shutdown"); code != http.StatusMethodNotAllowed {
-		t.Errorf("GET /shutdown: %d, want 405", code)
+	if code, _, _ := h.get("/shutdown"); code != http.StatusNotFound {
+		t.Errorf("GET /shutdown on TCP: %d, want 404", code)
 	}
 	resp, err := httpClient.Post(h.url("/shutdown"), "text/plain", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		t.Errorf("POST /shutdown: %d, want 202", resp.StatusCode)
+	if resp.StatusCode != http.StatusMethodNotAllowed || !strings.Contains(string(body), h.agent.ControlSocket()) {
+		t.Errorf("POST /shutdown on TCP: %d %q, want 405 and the control socket's path", resp.StatusCode, body)
+	}
+
+	answer, err := agent.ShutdownNode(t.Context(), h.agent.ControlSocket())
+	if err != nil || answer != "node shutdown started\n" {
+		t.Errorf("ShutdownNode: %q, %v", answer, err)
 	}
 	if err := h.wait(); err != nil {
 		t.Fatalf("Run: %v", err)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -35,7 +36,7 @@ func podLabels(pod *v1.Pod) map[string]string {
 
 // sandboxConfig describes the attempt-th sandbox of pod. logRoot, when set,
 // is where the runtime writes container logs (one directory per pod).
-func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) *runtimeapi.PodSandboxConfig {
+func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) (*runtimeapi.PodSandboxConfig, error) {
 	labels := podLabels(pod)
 	for k, v := range pod.Labels {
 		if _, ours := labels[k]; !ours {
@@ -54,9 +55,13 @@ func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) *runtimeapi.PodS
 		},
 	}
 	if logRoot != "" {
-		cfg.LogDirectory = podLogDir(logRoot, pod)
+		dir, err := podLogDir(logRoot, pod)
+		if err != nil {
+			return nil, err
+		}
+		cfg.LogDirectory = dir
 	}
-	return cfg
+	return cfg, nil
 }
 
 // namespaceOptions are the kubelet's for pod, on its sandbox and on each
@@ -75,9 +80,29 @@ func namespaceOptions(pod *v1.Pod) *runtimeapi.NamespaceOption {
 	}
 }
 
-// podLogDir is the kubelet's layout: <root>/<namespace>_<name>_<uid>.
-func podLogDir(logRoot string, pod *v1.Pod) string {
-	return filepath.Join(logRoot, pod.Namespace+"_"+pod.Name+"_"+string(pod.UID))
+// podLogDir is the kubelet's layout: <root>/<namespace>_<name>_<uid>. It
+// refuses a pod whose namespace, name or UID would lead the path elsewhere.
+func podLogDir(logRoot string, pod *v1.Pod) (string, error) {
+	for _, f := range []struct{ field, value string }{
+		{"metadata.namespace", pod.Namespace}, {"metadata.name", pod.Name}, {"metadata.uid", string(pod.UID)},
+	} {
+		if err := pathElement(pod, f.field, f.value); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(logRoot, pod.Namespace+"_"+pod.Name+"_"+string(pod.UID)), nil
+}
+
+// pathElement checks that value, the pod's field, is one element of a
+// path, so that a path built with it stays under its root: not empty, no
+// separator, not "." nor "..". Manifest validation refuses such values
+// first; this holds for any value that reaches a path another way.
+func pathElement(pod *v1.Pod, field, value string) error {
+	if !filepath.IsLocal(value) || strings.ContainsRune(value, filepath.Separator) || value == "." {
+		return fmt.Errorf("pod %s/%s: %s %q cannot be part of a file path: it must be one path element, not . or ..",
+			pod.Namespace, pod.Name, field, value)
+	}
+	return nil
 }
 
 // hostname is the pod's hostname: spec.hostname or the name, cut to a DNS
@@ -94,7 +119,8 @@ func hostname(pod *v1.Pod) string {
 }
 
 // containerConfig describes the attempt-th instance of container c of pod.
-func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool) *runtimeapi.ContainerConfig {
+// With logs, the container's name is a directory under the pod's.
+func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool) (*runtimeapi.ContainerConfig, error) {
 	labels := podLabels(pod)
 	labels[ContainerNameLabel] = c.Name
 	cfg := &runtimeapi.ContainerConfig{
@@ -125,9 +151,12 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 		}
 	}
 	if withLogs {
+		if err := pathElement(pod, "container name", c.Name); err != nil {
+			return nil, err
+		}
 		cfg.LogPath = filepath.Join(c.Name, strconv.FormatUint(uint64(attempt), 10)+".log")
 	}
-	return cfg
+	return cfg, nil
 }
 
 // containerResources maps the container's CPU and memory limits to Linux

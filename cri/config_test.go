@@ -1,6 +1,9 @@
 package cri
 
 import (
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -27,7 +30,10 @@ func TestSandboxConfig(t *testing.T) {
 			pod.Labels = map[string]string{"app": "x", PodNameLabel: "spoofed"}
 			pod.Annotations = map[string]string{"note": "n"}
 			tc.edit(pod)
-			cfg := sandboxConfig(pod, 3, "")
+			cfg, err := sandboxConfig(pod, 3, "")
+			if err != nil {
+				t.Fatal(err)
+			}
 			if cfg.Hostname != tc.wantHostname {
 				t.Errorf("hostname %q, want %q", cfg.Hostname, tc.wantHostname)
 			}
@@ -62,7 +68,10 @@ func TestContainerConfig(t *testing.T) {
 			{Name: "FROM", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 		},
 	}
-	cfg := containerConfig(pod, c, 2, true)
+	cfg, err := containerConfig(pod, c, 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if cfg.Metadata.Name != "app" || cfg.Metadata.Attempt != 2 || cfg.Image.Image != "repo/app:1" ||
 		cfg.Command[0] != "/bin/app" || cfg.Args[0] != "-v" || cfg.WorkingDir != "/w" || cfg.LogPath != "app/2.log" {
 		t.Errorf("config %v", cfg)
@@ -82,8 +91,8 @@ func TestContainerConfig(t *testing.T) {
 		ns.GetNetwork() != runtimeapi.NamespaceMode_POD || ns.GetIpc() != runtimeapi.NamespaceMode_POD {
 		t.Errorf("namespace options %v, want the pod's: PID per container, network and IPC per pod", ns)
 	}
-	if cfg := containerConfig(pod, c, 0, false); cfg.LogPath != "" {
-		t.Errorf("log path %q without logs", cfg.LogPath)
+	if cfg, err := containerConfig(pod, c, 0, false); err != nil || cfg.LogPath != "" {
+		t.Errorf("without logs: log path %q, %v", cfg.GetLogPath(), err)
 	}
 }
 
@@ -106,6 +115,101 @@ func TestContainerResources(t *testing.T) {
 			r := containerResources(&v1.Container{Resources: tc.res})
 			if r.CpuShares != tc.shares || r.CpuQuota != tc.quota || r.CpuPeriod != tc.peri || r.MemoryLimitInBytes != tc.mem {
 				t.Errorf("resources %v", r)
+			}
+		})
+	}
+}
+
+func TestPodLogDir(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		edit      func(*v1.Pod)
+		wantDir   string
+		wantError []string // all in the error; nil: no error
+	}{
+		{"kubelet layout", func(*v1.Pod) {}, "/logs/ns_p_uid-p", nil},
+		{"uid climbing out", func(p *v1.Pod) { p.UID = "x/../../../escaped" }, "", []string{"pod ns/p", "metadata.uid", `"x/../../../escaped"`}},
+		{"uid with a separator", func(p *v1.Pod) { p.UID = "a/b" }, "", []string{"metadata.uid", `"a/b"`}},
+		{"name ..", func(p *v1.Pod) { p.Name = ".." }, "", []string{"pod ns/..", "metadata.name", `".."`}},
+		{"name .", func(p *v1.Pod) { p.Name = "." }, "", []string{"metadata.name", `"."`}},
+		{"absolute namespace", func(p *v1.Pod) { p.Namespace = "/etc" }, "", []string{"metadata.namespace", `"/etc"`}},
+		{"empty namespace", func(p *v1.Pod) { p.Namespace = "" }, "", []string{"metadata.namespace", `""`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := makePod("p", v1.RestartPolicyAlways)
+			tc.edit(pod)
+			dir, err := podLogDir("/logs", pod)
+			if tc.wantError == nil {
+				if err != nil || dir != tc.wantDir {
+					t.Fatalf("podLogDir = %q, %v; want %q", dir, err, tc.wantDir)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("podLogDir = %q, want an error", dir)
+			}
+			for _, want := range tc.wantError {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not mention %s", err, want)
+				}
+			}
+		})
+	}
+}
+
+// No value of a pod leads its logs out of the log root: the sync fails,
+// saying which value, and creates nothing anywhere.
+func TestSyncPodLogDirectoryStaysUnderRoot(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*v1.Pod)
+		want []string // in the sync's error
+		// wantSandbox: the bad value is the container's, found once the
+		// sandbox ran.
+		wantSandbox bool
+	}{
+		{"uid climbing out", func(p *v1.Pod) { p.UID = "x/../../../escaped" }, []string{"pod ns/p", `metadata.uid "x/../../../escaped"`}, false},
+		{"name ..", func(p *v1.Pod) { p.Name = ".." }, []string{"pod ns/..", `metadata.name ".."`}, false},
+		{"container name climbing out", func(p *v1.Pod) { p.Spec.Containers[0].Name = "../../../escaped" }, []string{"pod ns/p", `container name "../../../escaped"`}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			// Deep enough that a climb of three stays in base, where the
+			// test can see it.
+			root := filepath.Join(base, "a", "b", "logs")
+			if err := os.MkdirAll(root, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			h := newHarness(t, Options{LogRoot: root}, "img")
+			pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "c"})
+			tc.edit(pod)
+			_, err := h.syncPod(pod)
+			for _, want := range tc.want {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("SyncPod error %v does not mention %s", err, want)
+				}
+			}
+			if n := h.calls("CreateContainer"); n != 0 {
+				t.Errorf("CreateContainer called %d times", n)
+			}
+			if n := h.calls("RunPodSandbox"); (n > 0) != tc.wantSandbox {
+				t.Errorf("RunPodSandbox called %d times", n)
+			}
+			ancestors := map[string]bool{}
+			for dir := filepath.Dir(root); dir != filepath.Dir(base); dir = filepath.Dir(dir) {
+				ancestors[dir] = true
+			}
+			err = filepath.WalkDir(base, func(path string, _ fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				if rel, _ := filepath.Rel(root, path); !filepath.IsLocal(rel) && !ancestors[path] {
+					t.Errorf("%s was created outside the log root %s", path, root)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
 		})
 	}

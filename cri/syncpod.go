@@ -111,13 +111,17 @@ func (s *Syncer) syncContainers(ctx context.Context, ps *podSync) ([]error, erro
 // sandbox at a time.
 func (s *Syncer) ensureSandbox(ctx context.Context, pod *v1.Pod, p *podRuntime, sb *runtimeapi.PodSandbox) (*runtimeapi.PodSandboxConfig, string, error) {
 	if sb != nil {
-		return sandboxConfig(pod, sb.GetMetadata().GetAttempt(), s.opts.LogRoot), sb.Id, nil
+		cfg, err := sandboxConfig(pod, sb.GetMetadata().GetAttempt(), s.opts.LogRoot)
+		return cfg, sb.Id, err
+	}
+	attempt := p.nextSandboxAttempt()
+	cfg, err := sandboxConfig(pod, attempt, s.opts.LogRoot)
+	if err != nil {
+		return nil, "", err
 	}
 	if err := s.stopContainers(ctx, pod, p.notExited(), podGracePeriod(pod)); err != nil {
 		return nil, "", err
 	}
-	attempt := p.nextSandboxAttempt()
-	cfg := sandboxConfig(pod, attempt, s.opts.LogRoot)
 	if err := ensureDir(cfg.LogDirectory); err != nil {
 		return nil, "", err
 	}
@@ -171,7 +175,11 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	id, err := s.rt.CreateContainer(ctx, ps.sbID, containerConfig(pod, c, ps.rt.nextAttempt(c.Name), s.opts.LogRoot != ""), ps.sbConfig)
+	cfg, err := containerConfig(pod, c, ps.rt.nextAttempt(c.Name), s.opts.LogRoot != "")
+	if err != nil {
+		return err
+	}
+	id, err := s.rt.CreateContainer(ctx, ps.sbID, cfg, ps.sbConfig)
 	if err != nil {
 		ps.waits[c.Name] = waiting{reason: "CreateContainerError", message: err.Error()}
 		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)

@@ -162,7 +162,10 @@ func TestSyncPodLogDirectory(t *testing.T) {
 		want := []string{"", ""}
 		if root != "" {
 			want = []string{"c/0.log", "c/1.log"}
-			dir := podLogDir(root, pod)
+			dir, err := podLogDir(root, pod)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 				t.Fatalf("log directory %s: %v", dir, err)
 			}
@@ -190,12 +193,19 @@ func TestSyncPodCancelledStartsNothing(t *testing.T) {
 			name: "created container left by an earlier sync",
 			setup: func(h *harness, pod *v1.Pod) {
 				ctx := context.Background()
-				cfg := sandboxConfig(pod, 0, "")
+				cfg, err := sandboxConfig(pod, 0, "")
+				if err != nil {
+					h.t.Fatal(err)
+				}
 				id, err := h.fake.RunPodSandbox(ctx, cfg, "")
 				if err != nil {
 					h.t.Fatal(err)
 				}
-				if _, err := h.fake.CreateContainer(ctx, id, containerConfig(pod, &pod.Spec.Containers[0], 0, false), cfg); err != nil {
+				ccfg, err := containerConfig(pod, &pod.Spec.Containers[0], 0, false)
+				if err != nil {
+					h.t.Fatal(err)
+				}
+				if _, err := h.fake.CreateContainer(ctx, id, ccfg, cfg); err != nil {
 					h.t.Fatal(err)
 				}
 			},

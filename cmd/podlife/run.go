@@ -27,15 +27,21 @@ func runCommand() *cobra.Command {
 runtime at --runtime-endpoint (containerd, for example) through the pod lifecycle engine, the way
 a standalone kubelet does: it watches the directory, admits pods against allocatable CPU and
 memory, restarts containers as their restart policy says, kills runtime pods nobody knows, and
-serves /metrics, /healthz and /pods on --address.
+serves /metrics, /healthz and /pods, read-only, on --address.
+
+--root-dir (default /var/lib/podlife for root, ~/.local/state/podlife otherwise) is created mode
+0700 if missing, and refused if another user owns it, group or others may write it, or a symbolic
+link leads to it. It holds the control socket podlife.sock (mode 0600: only the agent's user and
+root may use it), the embedded runtime's socket and the pod logs.
 
 With no --runtime-endpoint it starts an embedded CRI runtime in which containers do not really
 run: every step of the lifecycle happens, but no process is started.
 
 Settings come from --config (an AgentConfiguration file) and flags; a flag that is set wins.
-SIGINT stops the agent and leaves its pods running. SIGTERM, or 'podlife shutdown', is a
-graceful node shutdown when shutdown grace periods are configured: new pods are rejected,
-running ones are stopped band by band from the lowest priority, then the agent exits 0.`,
+SIGINT stops the agent and leaves its pods running. SIGTERM, or 'podlife shutdown' (over the
+control socket), is a graceful node shutdown when shutdown grace periods are configured: new pods
+are rejected, running ones are stopped band by band from the lowest priority, then the agent
+exits 0.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := resolveConfig(cmd.Flags(), configFile)
@@ -56,8 +62,8 @@ func addConfigFlags(fs *pflag.FlagSet, c *agent.Config) {
 	fs.StringVar(&c.StaticPodPath, "pod-manifest-path", c.StaticPodPath, "directory of static pod manifests (YAML or JSON)")
 	fs.DurationVar(&c.FileCheckFrequency.Duration, "file-check-frequency", c.FileCheckFrequency.Duration, "how often the manifest directory is read")
 	fs.StringVar(&c.RuntimeEndpoint, "runtime-endpoint", c.RuntimeEndpoint, "CRI runtime socket, e.g. unix:///run/containerd/containerd.sock; empty: the embedded runtime")
-	fs.StringVar(&c.RootDir, "root-dir", c.RootDir, "directory for the embedded runtime's socket and pod logs")
-	fs.StringVar(&c.Address, "address", c.Address, "local HTTP endpoint for /metrics, /healthz, /pods and /shutdown")
+	fs.StringVar(&c.RootDir, "root-dir", c.RootDir, "the agent's own directory for its control socket, the embedded runtime's socket and pod logs (created 0700; refused if others may write it)")
+	fs.StringVar(&c.Address, "address", c.Address, "local read-only HTTP endpoint (/metrics, /healthz, /pods) for Host this address or localhost; control is on the socket in --root-dir")
 	fs.DurationVar(&c.HousekeepingInterval.Duration, "housekeeping-interval", c.HousekeepingInterval.Duration, "how often the engine is reconciled with manifests and runtime")
 	fs.DurationVar(&c.SyncFrequency.Duration, "sync-frequency", c.SyncFrequency.Duration, "how often a running pod is resynced")
 	fs.DurationVar(&c.RuntimePollInterval.Duration, "runtime-poll-interval", c.RuntimePollInterval.Duration, "how often the runtime status cache polls the runtime")
@@ -104,7 +110,7 @@ func newLogger(format string, verbosity int) *slog.Logger {
 }
 
 // runAgent runs the agent until SIGINT, or until a node shutdown (SIGTERM
-// or POST /shutdown) completed.
+// or POST /shutdown on the control socket) completed.
 func runAgent(ctx context.Context, cfg agent.Config) error {
 	log := newLogger(cfg.LogFormat, cfg.Verbosity)
 	klog.SetSlogLogger(log) // the CRI client logs through klog

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -64,42 +66,46 @@ func fetchPods(address string) ([]agent.PodInfo, []byte, error) {
 
 func shutdownCommand() *cobra.Command {
 	var (
-		address string
+		rootDir string
+		socket  string
 		wait    time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "shutdown",
 		Short: "Ask a running agent for a graceful node shutdown",
-		Long: `shutdown asks the agent at --address to shut the node down gracefully, as SIGTERM does:
-new pods are rejected and running ones are stopped band by band. With --wait it waits until the
-agent has exited (its endpoint stops answering), at most that long.`,
+		Long: `shutdown asks the agent to shut the node down gracefully, as SIGTERM does: new pods are
+rejected and running ones are stopped band by band. It talks to the agent's control socket,
+podlife.sock in the agent's --root-dir (mode 0600: only the agent's user and root may use it; the
+TCP endpoint is read-only). With --wait it waits until the agent has exited (its socket stops
+answering), at most that long.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			resp, err := httpClient.Post("http://"+address+"/shutdown", "text/plain", nil)
+			if socket == "" {
+				socket = agent.ControlSocket(rootDir)
+			}
+			answer, err := agent.ShutdownNode(cmd.Context(), socket)
 			if err != nil {
-				return fmt.Errorf("agent at %s: %w", address, err)
+				return err
 			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusAccepted {
-				return fmt.Errorf("agent at %s: %s: %s", address, resp.Status, body)
-			}
-			fmt.Fprint(cmd.OutOrStdout(), string(body))
+			fmt.Fprint(cmd.OutOrStdout(), answer)
 			if wait <= 0 {
 				return nil
 			}
-			deadline := time.Now().Add(wait)
-			for time.Now().Before(deadline) {
-				if _, err := httpClient.Get("http://" + address + "/healthz"); err != nil {
-					fmt.Fprintln(cmd.OutOrStdout(), "agent exited")
-					return nil
+			ctx, cancel := context.WithTimeout(cmd.Context(), wait)
+			defer cancel()
+			if err := agent.WaitAgentExited(ctx, socket); err != nil {
+				if errors.Is(err, context.DeadlineExceeded) {
+					return fmt.Errorf("agent at %s did not exit within %s", socket, wait)
 				}
-				time.Sleep(200 * time.Millisecond)
+				return err
 			}
-			return fmt.Errorf("agent at %s did not exit within %s", address, wait)
+			fmt.Fprintln(cmd.OutOrStdout(), "agent exited")
+			return nil
 		},
 	}
-	cmd.Flags().StringVar(&address, "address", agent.DefaultConfig().Address, "the agent's HTTP endpoint")
+	cmd.Flags().StringVar(&rootDir, "root-dir", agent.DefaultRootDir(), "the agent's root directory, which holds its control socket")
+	cmd.Flags().StringVar(&socket, "socket", "", "the agent's control socket (default: "+agent.ControlSocketName+" in --root-dir)")
 	cmd.Flags().DurationVar(&wait, "wait", 0, "wait until the agent exited, at most this long")
+	cmd.MarkFlagsMutuallyExclusive("root-dir", "socket")
 	return cmd
 }

@@ -1,0 +1,72 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// DefaultRootDir is /var/lib/podlife for root, and the user's state
+// directory otherwise: never a shared directory such as /tmp, where another
+// user could create it first.
+func DefaultRootDir() string {
+	home, _ := os.UserHomeDir()
+	return defaultRootDir(os.Geteuid(), os.Getenv("XDG_STATE_HOME"), home)
+}
+
+// defaultRootDir is DefaultRootDir for a user: $XDG_STATE_HOME/podlife,
+// else ~/.local/state/podlife; "" for a user with neither.
+func defaultRootDir(euid int, stateHome, home string) string {
+	switch {
+	case euid == 0:
+		return "/var/lib/podlife"
+	case filepath.IsAbs(stateHome): // the XDG specification ignores a relative one
+		return filepath.Join(stateHome, "podlife")
+	case home != "":
+		return filepath.Join(home, ".local", "state", "podlife")
+	}
+	return ""
+}
+
+// prepareRootDir creates the root directory (mode 0700, with its missing
+// parents) and returns its absolute path. Whoever controls the root
+// directory decides where the agent, often root, writes pod logs and who
+// can reach its sockets, so one that is not the agent's own is refused:
+// owned by another user, writable by group or others, reached through a
+// symbolic link, or not a directory.
+func prepareRootDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("root directory %s: %w", dir, err)
+	}
+	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(abs, 0o700); err != nil {
+			return "", fmt.Errorf("root directory: %w", err)
+		}
+	}
+	// A link planted before MkdirAll ran is caught here too.
+	resolved, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("root directory: %w", err)
+	}
+	if resolved != abs {
+		return "", fmt.Errorf("root directory %s is reached through a symbolic link (it resolves to %s); give the real path", abs, resolved)
+	}
+	fi, err := os.Lstat(abs)
+	if err != nil {
+		return "", fmt.Errorf("root directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("root directory %s is not a directory (mode %s)", abs, fi.Mode())
+	}
+	if owner, self := fi.Sys().(*syscall.Stat_t).Uid, os.Geteuid(); int(owner) != self {
+		return "", fmt.Errorf("root directory %s is owned by uid %d, not by the agent's uid %d", abs, owner, self)
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return "", fmt.Errorf("root directory %s is writable by group or others (mode %04o); chmod go-w it or choose another", abs, perm)
+	}
+	return abs, nil
+}
