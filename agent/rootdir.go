@@ -62,11 +62,38 @@ func prepareRootDir(dir string) (string, error) {
 	if !fi.IsDir() {
 		return "", fmt.Errorf("root directory %s is not a directory (mode %s)", abs, fi.Mode())
 	}
-	if owner, self := fi.Sys().(*syscall.Stat_t).Uid, os.Geteuid(); int(owner) != self {
+	self := os.Geteuid()
+	if owner := fi.Sys().(*syscall.Stat_t).Uid; int(owner) != self {
 		return "", fmt.Errorf("root directory %s is owned by uid %d, not by the agent's uid %d", abs, owner, self)
 	}
 	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
 		return "", fmt.Errorf("root directory %s is writable by group or others (mode %04o); chmod go-w it or choose another", abs, perm)
 	}
+	if err := checkParents(abs, self); err != nil {
+		return "", err
+	}
 	return abs, nil
+}
+
+// checkParents refuses a root directory whose parent directories another
+// user could rename it out of (and put their own in its place): each
+// parent must belong to root or to the agent's user and be writable by
+// group or others only with the sticky bit, as /tmp is.
+func checkParents(abs string, self int) error {
+	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
+		fi, err := os.Lstat(dir)
+		if err != nil {
+			return fmt.Errorf("root directory %s: %w", abs, err)
+		}
+		owner := int(fi.Sys().(*syscall.Stat_t).Uid)
+		if owner != 0 && owner != self {
+			return fmt.Errorf("root directory %s: its parent %s is owned by uid %d, who could replace it", abs, dir, owner)
+		}
+		if perm := fi.Mode(); perm.Perm()&0o022 != 0 && perm&fs.ModeSticky == 0 {
+			return fmt.Errorf("root directory %s: its parent %s is writable by group or others without the sticky bit (mode %04o), so they could replace it", abs, dir, perm.Perm())
+		}
+		if dir == filepath.Dir(dir) {
+			return nil
+		}
+	}
 }

@@ -46,6 +46,23 @@ func TestPrepareRootDir(t *testing.T) {
 		{name: "fresh path under a symlinked parent", setup: func(t *testing.T, base string) string {
 			return filepath.Join(symlink(t, mkdir(t, base, "real", 0o700), filepath.Join(base, "parent")), "root")
 		}, wantErr: []string{"symbolic link"}},
+		{name: "parent writable by others", setup: func(t *testing.T, base string) string {
+			return filepath.Join(mkdir(t, base, "shared", 0o777), "root")
+		}, wantErr: []string{"its parent", "without the sticky bit", "0777"}},
+		{name: "parent writable by others with the sticky bit", setup: func(t *testing.T, base string) string {
+			shared := mkdir(t, base, "shared", 0o777)
+			if err := os.Chmod(shared, 0o777|os.ModeSticky); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Join(shared, "root")
+		}},
+		{name: "parent owned by another user", needRoot: true, setup: func(t *testing.T, base string) string {
+			parent := mkdir(t, base, "theirs", 0o755)
+			if err := os.Chown(parent, nobody, nobody); err != nil {
+				t.Fatal(err)
+			}
+			return mkdir(t, parent, "root", 0o700)
+		}, wantErr: []string{"its parent", "owned by uid 65534"}},
 		{name: "a file", setup: func(t *testing.T, base string) string {
 			file := filepath.Join(base, "root")
 			if err := os.WriteFile(file, nil, 0o600); err != nil {
