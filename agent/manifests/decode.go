@@ -69,6 +69,7 @@ func parse(data []byte) (*v1.Pod, error) {
 	if tm.APIVersion != "" && tm.APIVersion != "v1" {
 		return nil, fmt.Errorf("apiVersion %q is not v1", tm.APIVersion)
 	}
+	// The typed decode stops at the first bad quantity and names no field.
 	if errs := checkQuantities(data); len(errs) > 0 {
 		return nil, invalid(errs)
 	}

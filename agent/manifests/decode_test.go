@@ -316,9 +316,19 @@ func TestDecodeAcceptsValidValues(t *testing.T) {
 		{"the longest grace period", validPod + "  terminationGracePeriodSeconds: 9223285636\n"},
 		{"the longest active deadline", validPod + "  activeDeadlineSeconds: 2147483647\n"},
 		{"quantities as numbers and strings", strings.Replace(validPod, "image: busybox", "image: busybox, resources: {requests: {cpu: 0.5, memory: 1e3}, limits: {cpu: '1', memory: 1Ki}}", 1)},
+		{"a pod as kubectl get prints it", string(readFixture(t, "kubectl-get.yaml"))},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			mustDecode(t, "/m/p.yaml", []byte(c.manifest), node)
 		})
+	}
+}
+
+// A static pod cannot have its name generated: the error says so rather
+// than offering generateName.
+func TestDecodeGenerateNameIsNoName(t *testing.T) {
+	_, err := Decode("/m/p.yaml", []byte(strings.Replace(validPod, "{name: p}", "{generateName: p-}", 1)), node)
+	if err == nil || !strings.Contains(err.Error(), "metadata.name: Required value: a static pod must be named") || strings.Contains(err.Error(), "generateName was specified") {
+		t.Errorf("err = %v, want only that the name is required", err)
 	}
 }

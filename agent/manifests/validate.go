@@ -58,13 +58,10 @@ func validateMeta(meta *metav1.ObjectMeta, nodeName string) field.ErrorList {
 		}
 		return errs
 	}
-	if m.Name == "" {
-		// Checked here: the apiserver's message offers generateName, which a
-		// static pod cannot use (nothing generates its name).
-		m.GenerateName = ""
-	}
 	errs := apivalidation.ValidateObjectMetaWithOpts(&m, true, nameFn, path)
 	if m.Name == "" {
+		// The apiserver's errors offer generateName, which a static pod
+		// cannot use: nothing generates its name.
 		errs = slices.DeleteFunc(errs, func(e *field.Error) bool { return e.Field == path.Child("name").String() })
 		errs = append(errs, field.Required(path.Child("name"), "a static pod must be named in its manifest"))
 	}
