@@ -135,7 +135,7 @@ func TestBadManifests(t *testing.T) {
 			return len(h.logLines("level=ERROR", h.path(file))) > 0
 		})
 	}
-	if lines := h.logLines("level=ERROR", h.path("noname.yaml")); !strings.Contains(lines[0], "metadata.name is required") {
+	if lines := h.logLines("level=ERROR", h.path("noname.yaml")); !strings.Contains(lines[0], "metadata.name: Required value") {
 		t.Errorf("noname.yaml's error does not say what is wrong: %s", lines[0])
 	}
 	if lines := h.logLines("level=ERROR", h.path("zz-dup.yaml")); !strings.Contains(lines[0], string(good.uid)) || !strings.Contains(lines[0], h.path(good.file())) {

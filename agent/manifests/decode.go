@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
@@ -27,8 +29,8 @@ func Decode(path string, data []byte, nodeName string) (*v1.Pod, error) {
 	if err != nil {
 		return nil, fileErr(path, err)
 	}
-	if problems := validate(pod, nodeName); len(problems) > 0 {
-		return nil, fileErr(path, fmt.Errorf("invalid pod: %s", strings.Join(problems, "; ")))
+	if errs := validate(pod, nodeName); len(errs) > 0 {
+		return nil, fileErr(path, invalid(errs))
 	}
 	if pod.UID == "" {
 		// Hashed before defaulting, as the kubelet does, so the UID depends
@@ -67,6 +69,10 @@ func parse(data []byte) (*v1.Pod, error) {
 	if tm.APIVersion != "" && tm.APIVersion != "v1" {
 		return nil, fmt.Errorf("apiVersion %q is not v1", tm.APIVersion)
 	}
+	// The typed decode stops at the first bad quantity and names no field.
+	if errs := checkQuantities(data); len(errs) > 0 {
+		return nil, invalid(errs)
+	}
 	var pod v1.Pod
 	if err := yaml.UnmarshalStrict(data, &pod); err != nil {
 		return nil, fmt.Errorf("invalid YAML or JSON: %w", err)
@@ -101,4 +107,23 @@ func hasContent(doc []byte) bool {
 		}
 	}
 	return false
+}
+
+// maxShownValue bounds how much of a bad value an error repeats: a label
+// value of a megabyte need not be logged whole to be fixed.
+const maxShownValue = 256
+
+// invalid reports every problem found, one per field, in a stable order
+// (validation walks maps), so the same content gives the same error and is
+// reported once.
+func invalid(errs field.ErrorList) error {
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		if s, ok := e.BadValue.(string); ok && len(s) > maxShownValue {
+			e.BadValue = fmt.Sprintf("%s... (%d bytes)", s[:maxShownValue], len(s))
+		}
+		msgs[i] = e.Error()
+	}
+	slices.Sort(msgs)
+	return fmt.Errorf("invalid pod: %s", strings.Join(msgs, "; "))
 }

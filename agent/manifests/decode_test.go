@@ -196,28 +196,74 @@ func TestDecodeErrors(t *testing.T) {
 		{"duplicate field", validPod + "  restartPolicy: Always\n  restartPolicy: Never\n", []string{"already set"}},
 		{"wrong kind", strings.Replace(validPod, "kind: Pod", "kind: Deployment", 1), []string{`kind "Deployment" is not Pod`}},
 		{"wrong apiVersion", strings.Replace(validPod, "apiVersion: v1", "apiVersion: apps/v1", 1), []string{`apiVersion "apps/v1" is not v1`}},
-		{"no name", strings.Replace(validPod, "{name: p}", "{namespace: x}", 1), []string{"metadata.name is required"}},
-		{"bad name", strings.Replace(validPod, "{name: p}", "{name: P_1}", 1), []string{`metadata.name "P_1"`}},
-		{"bad namespace", strings.Replace(validPod, "{name: p}", "{name: p, namespace: a.b}", 1), []string{`metadata.namespace "a.b"`}},
-		{"deleting", strings.Replace(validPod, "{name: p}", "{name: p, deletionTimestamp: '2026-01-01T00:00:00Z'}", 1), []string{"deletionTimestamp"}},
-		{"no containers", "metadata: {name: p}\nspec: {containers: []}\n", []string{"spec.containers: at least one container is required"}},
-		{"no spec", "metadata: {name: p}\n", []string{"spec.containers: at least one container is required"}},
-		{"container without name", strings.Replace(validPod, "name: c, ", "", 1), []string{"spec.containers[0].name is required"}},
-		{"container without image", strings.Replace(validPod, ", image: busybox", "", 1), []string{"spec.containers[0].image is required"}},
-		{"image with spaces", strings.Replace(validPod, "image: busybox", "image: ' busybox'", 1), []string{"spec.containers[0].image", "whitespace"}},
-		{"bad container name", strings.Replace(validPod, "name: c,", "name: C_1,", 1), []string{`spec.containers[0].name "C_1"`}},
+		{"no name", strings.Replace(validPod, "{name: p}", "{namespace: x}", 1), []string{"metadata.name: Required value: a static pod must be named"}},
+		{"bad name", strings.Replace(validPod, "{name: p}", "{name: P_1}", 1), []string{`metadata.name: Invalid value: "P_1"`, `checked as "P_1-node-1"`}},
+		{"bad namespace", strings.Replace(validPod, "{name: p}", "{name: p, namespace: a.b}", 1), []string{`metadata.namespace: Invalid value: "a.b"`}},
+		{"deleting", strings.Replace(validPod, "{name: p}", "{name: p, deletionTimestamp: '2026-01-01T00:00:00Z'}", 1), []string{"metadata.deletionTimestamp: Forbidden"}},
+		{"no containers", "metadata: {name: p}\nspec: {containers: []}\n", []string{"spec.containers: Required value: at least one container is required"}},
+		{"no spec", "metadata: {name: p}\n", []string{"spec.containers: Required value: at least one container is required"}},
+		{"container without name", strings.Replace(validPod, "name: c, ", "", 1), []string{"spec.containers[0].name: Required value"}},
+		{"container without image", strings.Replace(validPod, ", image: busybox", "", 1), []string{"spec.containers[0].image: Required value"}},
+		{"image with spaces", strings.Replace(validPod, "image: busybox", "image: ' busybox'", 1), []string{`spec.containers[0].image: Invalid value: " busybox"`, "whitespace"}},
+		{"bad container name", strings.Replace(validPod, "name: c,", "name: C_1,", 1), []string{`spec.containers[0].name: Invalid value: "C_1"`}},
 		{"duplicate container", strings.Replace(validPod, "[{name: c, image: busybox}]", "[{name: c, image: a}, {name: c, image: b}]", 1),
-			[]string{`spec.containers[1].name "c" is a duplicate of spec.containers[0]`}},
+			[]string{`spec.containers[1].name: Duplicate value: "c": already the name of spec.containers[0]`}},
 		{"duplicate of an init container", validPod + "  initContainers: [{name: c, image: a}]\n",
-			[]string{`spec.containers[0].name "c" is a duplicate of spec.initContainers[0]`}},
-		{"init container without image", validPod + "  initContainers: [{name: i}]\n", []string{"spec.initContainers[0].image is required"}},
+			[]string{`spec.containers[0].name: Duplicate value: "c": already the name of spec.initContainers[0]`}},
+		{"init container without image", validPod + "  initContainers: [{name: i}]\n", []string{"spec.initContainers[0].image: Required value"}},
 		{"init container restartPolicy not Always", validPod + "  initContainers: [{name: s, image: a, restartPolicy: Always}, {name: i, image: a, restartPolicy: OnFailure}]\n",
-			[]string{`spec.initContainers[1].restartPolicy "OnFailure" is not Always`}},
-		{"negative grace", validPod + "  terminationGracePeriodSeconds: -1\n", []string{"spec.terminationGracePeriodSeconds -1 is negative"}},
-		{"bad restartPolicy", validPod + "  restartPolicy: Sometimes\n", []string{`spec.restartPolicy "Sometimes"`}},
-		{"bad imagePullPolicy", strings.Replace(validPod, "image: busybox", "image: busybox, imagePullPolicy: Maybe", 1), []string{`imagePullPolicy "Maybe"`}},
+			[]string{`spec.initContainers[1].restartPolicy: Invalid value: "OnFailure": must be Always`}},
+		{"negative grace", validPod + "  terminationGracePeriodSeconds: -1\n", []string{"spec.terminationGracePeriodSeconds: Invalid value: -1: must be at least 0"}},
+		{"bad restartPolicy", validPod + "  restartPolicy: Sometimes\n", []string{`spec.restartPolicy: Unsupported value: "Sometimes"`}},
+		{"bad imagePullPolicy", strings.Replace(validPod, "image: busybox", "image: busybox, imagePullPolicy: Maybe", 1), []string{`spec.containers[0].imagePullPolicy: Unsupported value: "Maybe"`}},
 		{"every problem at once", "metadata: {}\nspec:\n  restartPolicy: x\n  terminationGracePeriodSeconds: -5\n  containers: [{}]\n",
-			[]string{"metadata.name is required", "spec.containers[0].name is required", "spec.containers[0].image is required", "-5 is negative", `restartPolicy "x"`}},
+			[]string{"metadata.name: Required value", "spec.containers[0].name: Required value", "spec.containers[0].image: Required value",
+				"spec.terminationGracePeriodSeconds: Invalid value: -5", `spec.restartPolicy: Unsupported value: "x"`}},
+		{"every problem of object meta at once", strings.Replace(validPod, "{name: p}", "{name: p, uid: a/b, labels: {'a b': x}, annotations: {'c d': y}}", 1),
+			[]string{"metadata.uid: Invalid value", "metadata.labels: Invalid value", "metadata.annotations: Invalid value"}},
+
+		// Names and UIDs end up in paths (the pod's log directory).
+		{"uid escaping its directory", strings.Replace(validPod, "{name: p}", "{name: p, uid: x/../../../escaped}", 1),
+			[]string{`metadata.uid: Invalid value: "x/../../../escaped": must not contain a path separator`, `metadata.uid: Invalid value: "x/../../../escaped": must not contain ".."`}},
+		{"uid ..", strings.Replace(validPod, "{name: p}", "{name: p, uid: ..}", 1), []string{`metadata.uid: Invalid value: "..": must not contain ".."`}},
+		{"uid with a backslash", strings.Replace(validPod, "{name: p}", `{name: p, uid: 'a\b'}`, 1), []string{"metadata.uid", "path separator"}},
+		{"uid with a control character", strings.Replace(validPod, "{name: p}", `{name: p, uid: "a\nb"}`, 1), []string{`metadata.uid: Invalid value: "a\nb": must not contain control characters`}},
+		{"uid with a space", strings.Replace(validPod, "{name: p}", "{name: p, uid: 'a b'}", 1), []string{`metadata.uid: Invalid value: "a b": must consist of letters, digits`}},
+		{"uid with an underscore", strings.Replace(validPod, "{name: p}", "{name: p, uid: a_b}", 1), []string{`metadata.uid: Invalid value: "a_b"`}},
+		{"uid starting with a dot", strings.Replace(validPod, "{name: p}", "{name: p, uid: .a}", 1), []string{`metadata.uid: Invalid value: ".a"`, "start and end with a letter or digit"}},
+		{"uid too long", strings.Replace(validPod, "{name: p}", "{name: p, uid: "+strings.Repeat("a", 129)+"}", 1), []string{"metadata.uid: Too long: may not be more than 128"}},
+		{"name too long with the node name", strings.Replace(validPod, "{name: p}", "{name: "+strings.Repeat("a", 250)+"}", 1),
+			[]string{"metadata.name: Invalid value", "must be no more than 253 characters", "with the node name appended"}},
+
+		// The apiserver's rules for object meta.
+		{"bad label key", strings.Replace(validPod, "{name: p}", "{name: p, labels: {'-a': x}}", 1), []string{`metadata.labels: Invalid value: "-a"`}},
+		{"bad label value", strings.Replace(validPod, "{name: p}", "{name: p, labels: {a: 'x y'}}", 1), []string{`metadata.labels: Invalid value: "x y"`}},
+		{"long label value is not repeated whole", strings.Replace(validPod, "{name: p}", "{name: p, labels: {a: "+strings.Repeat("x", 5000)+"}}", 1),
+			[]string{"metadata.labels: Invalid value", "... (5000 bytes)", "must be no more than 63 bytes"}},
+		{"bad annotation key", strings.Replace(validPod, "{name: p}", "{name: p, annotations: {'a/b/c': x}}", 1), []string{`metadata.annotations: Invalid value: "a/b/c"`}},
+		{"annotations over 256 KiB", strings.Replace(validPod, "{name: p}", "{name: p, annotations: {a: "+strings.Repeat("x", 256<<10)+"}}", 1),
+			[]string{"metadata.annotations: Too long: may not be more than 262144 bytes"}},
+
+		// Periods the agent turns into a time.Duration.
+		{"grace period the runtime cannot represent", validPod + "  terminationGracePeriodSeconds: 9300000000\n",
+			[]string{"spec.terminationGracePeriodSeconds: Invalid value: 9300000000: must be at most 9223285636 (the longest period the runtime can represent)"}},
+		{"grace period one over the limit", validPod + "  terminationGracePeriodSeconds: 9223285637\n", []string{"spec.terminationGracePeriodSeconds: Invalid value: 9223285637"}},
+		{"activeDeadlineSeconds 0", validPod + "  activeDeadlineSeconds: 0\n", []string{"spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647"}},
+		{"activeDeadlineSeconds too long", validPod + "  activeDeadlineSeconds: 9300000000\n", []string{"spec.activeDeadlineSeconds: Invalid value: 9300000000"}},
+
+		// Quantities, named by their field.
+		{"bad quantity", strings.Replace(validPod, "image: busybox", "image: busybox, resources: {limits: {memory: 12XB}}", 1),
+			[]string{`spec.containers[0].resources.limits[memory]: Invalid value: "12XB": quantities must match`}},
+		{"every bad quantity at once", strings.Replace(validPod, "image: busybox", "image: busybox, resources: {requests: {cpu: 1x, memory: 1Mi}}", 1) +
+			"  initContainers: [{name: i, image: a, resources: {limits: {cpu: [1]}}}]\n" +
+			"  overhead: {cpu: 1..5}\n" +
+			"  volumes: [{name: v, emptyDir: {sizeLimit: 2 Gi}}]\n",
+			[]string{`spec.containers[0].resources.requests[cpu]: Invalid value: "1x"`, `spec.initContainers[0].resources.limits[cpu]: Invalid value: "[1]"`,
+				`spec.overhead[cpu]: Invalid value: "1..5"`, `spec.volumes[0].emptyDir.sizeLimit: Invalid value: "2 Gi"`}},
+		{"negative quantity", strings.Replace(validPod, "image: busybox", "image: busybox, resources: {requests: {cpu: '-1'}}", 1),
+			[]string{`spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0`}},
+		{"request over its limit", strings.Replace(validPod, "image: busybox", "image: busybox, resources: {requests: {memory: 2Gi}, limits: {memory: 1Gi}}", 1),
+			[]string{`spec.containers[0].resources.requests[memory]: Invalid value: "2Gi": must be less than or equal to memory limit of 1Gi`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			const path = "/etc/manifests/bad-pod.yaml"
@@ -255,5 +301,34 @@ func TestDecodeSidecar(t *testing.T) {
 	pod := mustDecode(t, "/m/p.yaml", []byte(validPod+"  initContainers: [{name: s, image: a, restartPolicy: Always}]\n"), node)
 	if p := pod.Spec.InitContainers[0].RestartPolicy; p == nil || *p != v1.ContainerRestartPolicyAlways {
 		t.Errorf("the sidecar's restartPolicy is %v", p)
+	}
+}
+
+// What the apiserver would carry is accepted, up to the limits.
+func TestDecodeAcceptsValidValues(t *testing.T) {
+	for _, c := range []struct{ name, manifest string }{
+		{"a UUID", strings.Replace(validPod, "{name: p}", "{name: p, uid: 2F7A3C1E-0000-4000-8000-000000000001}", 1)},
+		{"a derived UID", strings.Replace(validPod, "{name: p}", "{name: p, uid: 0123456789abcdef0123456789abcdef}", 1)},
+		{"a dotted UID", strings.Replace(validPod, "{name: p}", "{name: p, uid: etcd.static-1}", 1)},
+		{"a UID of 128 characters", strings.Replace(validPod, "{name: p}", "{name: p, uid: "+strings.Repeat("a", 128)+"}", 1)},
+		{"labels and annotations", strings.Replace(validPod, "{name: p}", "{name: p, labels: {example.com/app: web}, annotations: {example.com/note: 'any text: at all'}}", 1)},
+		{"annotations of 256 KiB", strings.Replace(validPod, "{name: p}", "{name: p, annotations: {a: "+strings.Repeat("x", 256<<10-1)+"}}", 1)},
+		{"the longest grace period", validPod + "  terminationGracePeriodSeconds: 9223285636\n"},
+		{"the longest active deadline", validPod + "  activeDeadlineSeconds: 2147483647\n"},
+		{"quantities as numbers and strings", strings.Replace(validPod, "image: busybox", "image: busybox, resources: {requests: {cpu: 0.5, memory: 1e3}, limits: {cpu: '1', memory: 1Ki}}", 1)},
+		{"a pod as kubectl get prints it", string(readFixture(t, "kubectl-get.yaml"))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			mustDecode(t, "/m/p.yaml", []byte(c.manifest), node)
+		})
+	}
+}
+
+// A static pod cannot have its name generated: the error says so rather
+// than offering generateName.
+func TestDecodeGenerateNameIsNoName(t *testing.T) {
+	_, err := Decode("/m/p.yaml", []byte(strings.Replace(validPod, "{name: p}", "{generateName: p-}", 1)), node)
+	if err == nil || !strings.Contains(err.Error(), "metadata.name: Required value: a static pod must be named") || strings.Contains(err.Error(), "generateName was specified") {
+		t.Errorf("err = %v, want only that the name is required", err)
 	}
 }

@@ -19,35 +19,97 @@ type candidate struct {
 	pod  *v1.Pod
 }
 
-// resolve picks the pods of this scan: one per file that has a good
-// version, except that a file whose pod has the UID or the full name of a
-// pod of a file sorting earlier is rejected (as the kubelet rejects the
-// later of two pods with one full name). The choice depends only on the
-// files, not on which pod runs already, so it is the same after a restart.
+// resolve picks the pods of this scan, one per file that has a good version,
+// first come, first served: a file whose pod has the UID or the full name of
+// a pod another file holds is refused, whatever the files are called, until
+// that file no longer has it (it is removed, or its pod renamed). Files are
+// served in the order of claimants. A refused file keeps its reported pod,
+// if it has one that can still be taken, as a file that fails to decode does.
 func (s *Source) resolve(paths []string) (map[types.UID]candidate, map[string]error) {
+	byPath := map[string]*reported{} // the reported pod of each file
+	for _, r := range s.reported {
+		byPath[r.path] = r
+	}
 	accepted := map[types.UID]candidate{}
 	byName := map[string]string{} // full name → path
+	// taker is the file that took pod's UID or full name, if another did.
+	taker := func(c candidate) (path, what string) {
+		if other, ok := accepted[c.pod.UID]; ok && other.path != c.path {
+			return other.path, "UID " + string(c.pod.UID)
+		}
+		if other, ok := byName[fullName(c.pod)]; ok && other != c.path {
+			return other, "full name"
+		}
+		return "", ""
+	}
+	take := func(c candidate) {
+		accepted[c.pod.UID] = c
+		byName[fullName(c.pod)] = c.path
+	}
 	conflicts := map[string]error{}
+	for _, c := range s.claimants(paths, byPath) {
+		other, what := taker(c)
+		if other == "" {
+			take(c)
+			continue
+		}
+		conflicts[c.path] = fileErr(c.path, fmt.Errorf("pod %s: its %s is already taken by the pod of %s; waiting until that file no longer defines it",
+			fullName(c.pod), what, other))
+		if r := byPath[c.path]; r != nil {
+			kept := candidate{c.path, r.decoded}
+			if o, _ := taker(kept); o == "" {
+				take(kept)
+			}
+		}
+	}
+	return accepted, conflicts
+}
+
+// Ranks of the files that claim pods, in the order they are served.
+const (
+	holding = iota // the file's pod is reported under the UID and full name it has now
+	edited         // the file's pod was reported, but its UID or full name changed
+	newFile        // no pod of the file is reported
+)
+
+// claimants lists the pods the files provide, in the order they are served:
+// files still holding their reported pod, then those whose pod changed
+// identity, then new files; within each, the file modified longest ago
+// first (a copy is usually the newer file), then by path. So of several
+// files newly claiming one name, as at the first scan after a start, the
+// oldest wins.
+func (s *Source) claimants(paths []string, byPath map[string]*reported) []candidate {
+	type claimant struct {
+		candidate
+		rank    int
+		modTime time.Time
+	}
+	var all []claimant
 	for _, p := range paths {
 		f := s.files[p]
 		if f == nil || f.pod == nil {
 			continue
 		}
-		uid, full := f.pod.UID, worker.FullName(f.pod.Name, f.pod.Namespace)
-		if other, ok := accepted[uid]; ok {
-			conflicts[p] = fileErr(p, fmt.Errorf("pod %s has UID %s, already used by %s (pod %s); ignoring %s",
-				full, uid, other.path, worker.FullName(other.pod.Name, other.pod.Namespace), p))
-			continue
+		rank := newFile
+		if r := byPath[p]; r != nil {
+			rank = edited
+			if r.decoded.UID == f.pod.UID && fullName(r.decoded) == fullName(f.pod) {
+				rank = holding
+			}
 		}
-		if other, ok := byName[full]; ok {
-			conflicts[p] = fileErr(p, fmt.Errorf("pod %s is already defined by %s; ignoring %s", full, other, p))
-			continue
-		}
-		accepted[uid] = candidate{path: p, pod: f.pod}
-		byName[full] = p
+		all = append(all, claimant{candidate{p, f.pod}, rank, f.modTime})
 	}
-	return accepted, conflicts
+	slices.SortFunc(all, func(a, b claimant) int {
+		return cmp.Or(cmp.Compare(a.rank, b.rank), a.modTime.Compare(b.modTime), cmp.Compare(a.path, b.path))
+	})
+	out := make([]candidate, len(all))
+	for i, c := range all {
+		out[i] = c.candidate
+	}
+	return out
 }
+
+func fullName(pod *v1.Pod) string { return worker.FullName(pod.Name, pod.Namespace) }
 
 // diff reports how accepted differs from the pods reported so far, and
 // makes accepted the reported pods. Pods are matched by UID, their identity

@@ -13,9 +13,20 @@
 //     (pod.yaml~, pod.yaml.swp) are never taken for pods.
 //   - config.seen is set by Source when a pod is first reported (as the
 //     kubelet's config merge does), not by Decode, which has no clock.
+//   - A pod's UID and full name are first come, first served: a file
+//     claiming either while another file's pod has it waits, with an error
+//     naming both files, until that file no longer has it. The kubelet
+//     rejects whichever sorts later, so a copy that sorts first, as
+//     web-copy.yaml does before web.yaml, replaced the running pod. Files
+//     claiming a free name at once, as at the first scan, are served oldest
+//     modification time first, then by path.
+//   - A manifest over MaxManifestSize (10 MiB, the kubelet's cap for its
+//     config sources) is refused without being read.
+//   - Object meta is validated with the apiserver's rules (names, labels,
+//     annotation size), a UID written in a manifest must be UUID-like (it
+//     becomes part of paths), and periods must fit a time.Duration.
 //
 // Changes come Removes first, then Updates, then Adds, each sorted by path,
 // so a pod replaced under the same full name is killed before its successor
-// is created. Of two files with one pod UID or full name, the later path is
-// rejected, whatever runs already, so the outcome depends on the files only.
+// is created.
 package manifests

@@ -26,6 +26,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add([]byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: [broken\n"))
 	f.Add([]byte(`{"kind":"Pod","metadata":{"name":"a"},"spec":{"containers":[{"name":"c","image":"i"}],"initContainers":[{"name":"c","image":"i"}]}}`))
+	f.Add([]byte("metadata: {name: a, uid: x/../../../escaped}\nspec: {terminationGracePeriodSeconds: 9300000000, containers: [{name: c, image: i, resources: {limits: {memory: 12XB}}}]}\n"))
 	const path = "/etc/podlife/manifests/pod.yaml"
 	f.Fuzz(func(t *testing.T, data []byte) {
 		pod, err := Decode(path, data, "node-1")
@@ -42,8 +43,11 @@ func FuzzDecode(f *testing.F) {
 		if !worker.IsStatic(pod) || pod.Annotations[ConfigHashAnnotation] != string(pod.UID) {
 			t.Fatalf("accepted pod lacks the static-pod annotations: %v", pod.Annotations)
 		}
-		if g := pod.Spec.TerminationGracePeriodSeconds; g == nil || *g < 0 {
+		if g := pod.Spec.TerminationGracePeriodSeconds; g == nil || *g < 0 || *g > maxDurationSeconds {
 			t.Fatalf("accepted pod has grace period %v", g)
+		}
+		if uid := string(pod.UID); strings.ContainsAny(uid, "/\\") || strings.Contains(uid, "..") || len(uid) > maxUIDLength {
+			t.Fatalf("accepted a UID unsafe in a path: %q", uid)
 		}
 		again, err := Decode(path, data, "node-1")
 		if err != nil || again.UID != pod.UID {

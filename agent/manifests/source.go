@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -64,6 +65,8 @@ type file struct {
 	pod  *v1.Pod           // the last good decode; kept while the file is bad
 	err  error             // why the content last read is not used
 	last string            // the errors last reported for this file
+	// modTime orders files that newly claim one pod name or UID.
+	modTime time.Time
 }
 
 // reported is a pod as last reported: decoded is Decode's result, compared
@@ -107,8 +110,9 @@ func (s *Source) Dir() string { return s.dir }
 
 // Scan reads the directory and returns how its pods changed since the last
 // Scan, in the order documented at sortChanges, and the errors not reported
-// before. A missing directory counts as empty (as in the kubelet: removing
-// it removes its pods); any other listing error changes nothing.
+// before: a *FileError for a manifest, a *DirError for the directory. A
+// missing directory counts as empty (as in the kubelet: removing it removes
+// its pods); any other listing error changes nothing.
 func (s *Source) Scan() (changes []Change, errs []error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -130,7 +134,7 @@ func (s *Source) Scan() (changes []Change, errs []error) {
 }
 
 func (s *Source) reportDirErr(err error, errs []error) []error {
-	err = fileErr(s.dir, fmt.Errorf("cannot list the manifest directory: %w", unwrapPath(err)))
+	err = &DirError{Dir: s.dir, Err: unwrapPath(err)}
 	if msg := err.Error(); msg != s.dirErr {
 		s.dirErr = msg
 		errs = append(errs, err)
@@ -191,11 +195,12 @@ func (s *Source) read(paths []string) map[string]*file {
 		if f == nil {
 			f = &file{}
 		}
-		data, err := os.ReadFile(p)
+		data, modTime, err := readManifest(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // removed since the listing
 		}
 		files[p] = f
+		f.modTime = modTime
 		if err != nil {
 			f.read, f.err = false, fileErr(p, fmt.Errorf("cannot read: %w", unwrapPath(err)))
 			continue

@@ -1,9 +1,12 @@
 package manifests
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,7 +27,13 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), clk: testingclock.NewFakeClock(start)}
+	return newEnvAt(t, t.TempDir())
+}
+
+// newEnvAt is a fresh Source on dir, as after an agent restart.
+func newEnvAt(t *testing.T, dir string) *env {
+	t.Helper()
+	e := &env{t: t, dir: dir, clk: testingclock.NewFakeClock(start)}
 	var err error
 	if e.src, err = NewSource(e.dir, "n1", e.clk); err != nil {
 		t.Fatal(err)
@@ -108,6 +117,29 @@ func (e *env) check(i int, s step) {
 func write(name, content string) func(*env) { return func(e *env) { e.write(name, content) } }
 func remove(name string) func(*env)         { return func(e *env) { e.remove(name) } }
 func rename(from, to string) func(*env)     { return func(e *env) { e.rename(from, to) } }
+
+// copyFile copies as cp does: the copy is modified now.
+func copyFile(from, to string) func(*env) {
+	return func(e *env) {
+		e.t.Helper()
+		data, err := os.ReadFile(e.path(from))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		e.write(to, string(data))
+	}
+}
+
+// age sets a file's modification time to d before now.
+func age(name string, d time.Duration) func(*env) {
+	return func(e *env) {
+		e.t.Helper()
+		when := time.Now().Add(-d)
+		if err := os.Chtimes(e.path(name), when, when); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
 func all(fs ...func(*env)) func(*env) {
 	return func(e *env) {
 		for _, f := range fs {
@@ -199,7 +231,7 @@ func TestScan(t *testing.T) {
 			{do: write("a.yaml", "spec: ["), errs: [][]string{{"a.yaml", "invalid YAML"}}},
 			{}, // not reported again
 			{do: write("b.yaml", podYAML("b", "img:2")), changes: []string{"Remove b.yaml b-n1", "Add b.yaml b-n1"}},
-			{do: write("a.yaml", podYAML("", "img:1")), errs: [][]string{{"a.yaml", "metadata.name is required"}}},
+			{do: write("a.yaml", podYAML("", "img:1")), errs: [][]string{{"a.yaml", "metadata.name: Required value"}}},
 			{do: write("a.yaml", podYAML("a", "img:2")), changes: []string{"Remove a.yaml a-n1", "Add a.yaml a-n1"}},
 			{do: write("a.yaml", "spec: ["), errs: [][]string{{"a.yaml", "invalid YAML"}}}, // again: it was fine meanwhile
 			{do: remove("a.yaml"), changes: []string{"Remove a.yaml a-n1"}},
@@ -216,31 +248,63 @@ func TestScan(t *testing.T) {
 			{},
 			{do: write("a.yaml", podYAML("a", "img:1"))}, // the same pod again
 		}},
-		{"a duplicate UID: the later path is rejected", []step{
-			{do: all(
-				write("a.yaml", podYAML("p", "i", uidLine)),
-				write("b.yaml", podYAML("q", "i", uidLine)),
-				write("c.yaml", podYAML("r", "i")),
-			), changes: []string{"Add a.yaml p-n1", "Add c.yaml r-n1"}, errs: [][]string{{"b.yaml", "a.yaml", "11111111-2222-4333-8444-555555555555"}}},
+		// First come, first served: `cp web.yaml web-copy.yaml` must not
+		// replace the running pod, though the copy sorts first.
+		{"a copy of a running pod's manifest waits, whatever its name", []step{
+			{do: write("web.yaml", podYAML("web", "img:1")), changes: []string{"Add web.yaml web-n1"}},
+			{do: copyFile("web.yaml", "web-copy.yaml"),
+				errs: [][]string{{"web-copy.yaml: pod web-n1_default: its full name is already taken by the pod of ", "/web.yaml", "waiting"}}},
+			{}, // not reported again
+			{do: remove("web.yaml"), changes: []string{"Remove web.yaml web-n1", "Add web-copy.yaml web-n1"}},
+		}},
+		{"a waiting file is admitted when the holder's pod is renamed", []step{
+			{do: write("b.yaml", podYAML("p", "img:1")), changes: []string{"Add b.yaml p-n1"}},
+			{do: write("a.yaml", podYAML("p", "img:2")), errs: [][]string{{"a.yaml", "full name", "b.yaml"}}},
+			{do: write("b.yaml", podYAML("q", "img:1")), changes: []string{"Remove b.yaml p-n1", "Add a.yaml p-n1", "Add b.yaml q-n1"}},
+		}},
+		{"an edit in place keeps the name from a waiting file", []step{
+			{do: write("b.yaml", podYAML("p", "img:1")), changes: []string{"Add b.yaml p-n1"}},
+			{do: write("a.yaml", podYAML("p", "img:2")), errs: [][]string{{"a.yaml", "b.yaml"}}},
+			{do: write("b.yaml", podYAML("p", "img:3")), changes: []string{"Remove b.yaml p-n1", "Add b.yaml p-n1"}},
+			{do: write("b.yaml", podYAML("p", "img:4", uidLine)), changes: []string{"Remove b.yaml p-n1", "Add b.yaml p-n1"}},
+			{do: write("b.yaml", podYAML("p", "img:5", uidLine)), changes: []string{"Update b.yaml p-n1"}},
+		}},
+		{"an edit taking another file's name is refused, and its pod kept", []step{
+			{do: all(write("a.yaml", podYAML("p", "img:1")), write("b.yaml", podYAML("q", "img:1"))),
+				changes: []string{"Add a.yaml p-n1", "Add b.yaml q-n1"}},
+			{do: write("b.yaml", podYAML("p", "img:2")), errs: [][]string{{"b.yaml", "full name", "a.yaml"}}},
+			{},
+			{do: remove("a.yaml"), changes: []string{"Remove a.yaml p-n1", "Remove b.yaml q-n1", "Add b.yaml p-n1"}},
+		}},
+		{"a duplicate UID waits for its holder", []step{
+			{do: write("b.yaml", podYAML("p", "i", uidLine)), changes: []string{"Add b.yaml p-n1"}},
+			{do: all(write("a.yaml", podYAML("q", "i", uidLine)), write("c.yaml", podYAML("r", "i"))),
+				changes: []string{"Add c.yaml r-n1"}, errs: [][]string{{"a.yaml", "pod q-n1_default: its UID 11111111-2222-4333-8444-555555555555 is already taken by the pod of ", "b.yaml"}}},
 			{},
 			// The UID is the pod's identity, as in the kubelet: its name changed.
-			{do: remove("a.yaml"), changes: []string{"Update b.yaml q-n1"}},
+			{do: remove("b.yaml"), changes: []string{"Update a.yaml q-n1"}},
 		}},
-		{"a duplicate full name: the later path is rejected", []step{
-			{do: all(write("a.yaml", podYAML("p", "img:1")), write("b.yaml", podYAML("p", "img:2"))),
-				changes: []string{"Add a.yaml p-n1"}, errs: [][]string{{"b.yaml", "p-n1_default", "already defined by", "a.yaml"}}},
+		{"at the first scan, the file modified longest ago wins", []step{
+			{do: all(
+				write("web.yaml", podYAML("web", "img:1")), age("web.yaml", 2*time.Hour),
+				write("web-copy.yaml", podYAML("web", "img:1")), age("web-copy.yaml", time.Hour),
+				write("u2.yaml", podYAML("u2", "i", uidLine)), age("u2.yaml", 2*time.Hour),
+				write("u1.yaml", podYAML("u1", "i", uidLine)), age("u1.yaml", time.Hour),
+			), changes: []string{"Add u2.yaml u2-n1", "Add web.yaml web-n1"},
+				errs: [][]string{{"u1.yaml", "UID", "u2.yaml"}, {"web-copy.yaml", "full name", "web.yaml"}}},
+		}},
+		{"at the first scan, of files as old, the first by name wins", []step{
+			{do: all(
+				write("a.yaml", podYAML("p", "img:1")), write("b.yaml", podYAML("p", "img:2")),
+				age("a.yaml", time.Hour), age("b.yaml", time.Hour),
+			), changes: []string{"Add a.yaml p-n1"}, errs: [][]string{{"b.yaml", "full name", "a.yaml"}}},
 			{},
 			{do: remove("a.yaml"), changes: []string{"Remove a.yaml p-n1", "Add b.yaml p-n1"}},
-		}},
-		{"a new file sorting earlier takes the full name over", []step{
-			{do: write("b.yaml", podYAML("p", "img:1")), changes: []string{"Add b.yaml p-n1"}},
-			{do: write("a.yaml", podYAML("p", "img:2")),
-				changes: []string{"Remove b.yaml p-n1", "Add a.yaml p-n1"}, errs: [][]string{{"b.yaml", "a.yaml"}}},
 		}},
 		{"a kept pod still holds its full name", []step{
 			{do: write("a.yaml", podYAML("p", "img:1")), changes: []string{"Add a.yaml p-n1"}},
 			{do: all(write("a.yaml", "spec: ["), write("b.yaml", podYAML("p", "img:2"))),
-				errs: [][]string{{"a.yaml", "invalid YAML"}, {"b.yaml", "already defined by", "a.yaml"}}},
+				errs: [][]string{{"a.yaml", "invalid YAML"}, {"b.yaml", "already taken by the pod of", "a.yaml"}}},
 		}},
 		{"one name in two namespaces is no conflict", []step{
 			{do: all(write("a.yaml", podYAML("p", "i", "namespace: x")), write("b.yaml", podYAML("p", "i", "namespace: y"))),
@@ -305,15 +369,17 @@ func TestScanIdentity(t *testing.T) {
 	}
 }
 
-// A missing directory holds no pods: it is reported once, and removing the
-// directory removes its pods, as in the kubelet.
+// A missing directory holds no pods: it is reported once, as a *DirError
+// that says so and is fs.ErrNotExist, and removing the directory removes its
+// pods, as in the kubelet.
 func TestScanMissingDirectory(t *testing.T) {
 	e := newEnv(t)
 	if err := os.Remove(e.dir); err != nil {
 		t.Fatal(err)
 	}
+	missing := "manifest directory " + e.dir + " does not exist"
 	for i, s := range []step{
-		{errs: [][]string{{e.dir, "cannot list the manifest directory", "no such file"}}},
+		{errs: [][]string{{missing}}},
 		{},
 		{do: func(e *env) {
 			if err := os.Mkdir(e.dir, 0o755); err != nil {
@@ -325,9 +391,19 @@ func TestScanMissingDirectory(t *testing.T) {
 			if err := os.RemoveAll(e.dir); err != nil {
 				t.Fatal(err)
 			}
-		}, changes: []string{"Remove a.yaml a-n1"}, errs: [][]string{{e.dir, "no such file"}}},
+		}, changes: []string{"Remove a.yaml a-n1"}, errs: [][]string{{missing}}},
 	} {
 		e.check(i, s)
+	}
+	_, errs := newEnvAt(t, e.dir).src.Scan()
+	if len(errs) != 1 {
+		t.Fatalf("errors %v, want one", errs)
+	}
+	if de, ok := errors.AsType[*DirError](errs[0]); !ok || de.Dir != e.dir || !errors.Is(errs[0], fs.ErrNotExist) {
+		t.Errorf("error %#v is not a *DirError for %s that is fs.ErrNotExist", errs[0], e.dir)
+	}
+	if _, ok := errors.AsType[*FileError](errs[0]); ok {
+		t.Errorf("a missing directory is reported as a bad manifest: %v", errs[0])
 	}
 }
 
@@ -384,4 +460,79 @@ func TestScanSkipsUnchangedContent(t *testing.T) {
 	if e.src.files[e.path("a.yaml")].pod == decoded {
 		t.Error("a changed file was not decoded again")
 	}
+}
+
+// After a restart, the first scan gives a name to the file modified longest
+// ago: the original keeps it from a later copy, whatever their names.
+func TestScanRestartKeepsTheOriginal(t *testing.T) {
+	e := newEnv(t)
+	e.write("web.yaml", podYAML("web", "img:1"))
+	age("web.yaml", time.Hour)(e)
+	e.check(0, step{changes: []string{"Add web.yaml web-n1"}})
+	copyFile("web.yaml", "web-copy.yaml")(e)
+	e.check(1, step{errs: [][]string{{"web-copy.yaml", "web.yaml"}}})
+
+	restarted := newEnvAt(t, e.dir)
+	restarted.check(0, step{changes: []string{"Add web.yaml web-n1"}, errs: [][]string{{"web-copy.yaml", "full name", "web.yaml"}}})
+}
+
+// A manifest over MaxManifestSize is refused by its size, without reading
+// it, and the other files' pods still come; one growing as it is read is
+// cut at the limit.
+func TestScanTooLargeManifest(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.yaml", podYAML("a", "i"))
+	e.write("big.yaml", "")
+	if err := os.Truncate(e.path("big.yaml"), 50<<20); err != nil { // sparse
+		t.Fatal(err)
+	}
+	e.write("c.yaml", podYAML("c", "i"))
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	e.check(0, step{
+		changes: []string{"Add a.yaml a-n1", "Add c.yaml c-n1"},
+		errs:    [][]string{{e.path("big.yaml") + ": cannot read: manifest too large: 52428800 bytes, over the limit of 10485760 bytes (10 MiB)"}},
+	})
+	runtime.ReadMemStats(&after)
+	if read := after.TotalAlloc - before.TotalAlloc; read > 10<<20 {
+		t.Errorf("the scan allocated %d bytes: the large file was read", read)
+	}
+	e.check(1, step{}) // reported once
+
+	// A good file that grows too large keeps its pod, as a bad file does.
+	if err := os.Truncate(e.path("a.yaml"), MaxManifestSize+1); err != nil {
+		t.Fatal(err)
+	}
+	e.check(2, step{errs: [][]string{{"a.yaml", "10485761 bytes"}}})
+}
+
+// endless is a file that grows as fast as it is read.
+type endless struct{ read int }
+
+func (e *endless) Read(p []byte) (int, error) {
+	e.read += len(p)
+	return len(p), nil
+}
+
+// A file that grows between the size check and the read is read only up to
+// the limit.
+func TestReadAtMostMax(t *testing.T) {
+	r := &endless{}
+	_, err := readAtMostMax(r)
+	if err == nil || !strings.Contains(err.Error(), "manifest too large: more than 10485760 bytes") {
+		t.Errorf("err = %v, want manifest too large", err)
+	}
+	if r.read > MaxManifestSize+1 {
+		t.Errorf("read %d bytes, more than the limit", r.read)
+	}
+}
+
+// The limit is inclusive: a valid manifest of exactly MaxManifestSize bytes
+// is read.
+func TestScanManifestOfMaxSize(t *testing.T) {
+	e := newEnv(t)
+	pod := podYAML("a", "i") + "# "
+	e.write("a.yaml", pod+strings.Repeat("x", MaxManifestSize-len(pod)))
+	e.check(0, step{changes: []string{"Add a.yaml a-n1"}})
 }
