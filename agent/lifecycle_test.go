@@ -111,7 +111,8 @@ func TestRemovedPodReportedUntilDropped(t *testing.T) {
 }
 
 // Bad manifests are each reported with their file name and skipped; the
-// running pod is not disturbed, not even by a bad edit of its own file.
+// running pod is not disturbed, not by a copy of its manifest under a name
+// that sorts first, not even by a bad edit of its own file.
 func TestBadManifests(t *testing.T) {
 	t.Parallel()
 	h := start(t)
@@ -126,6 +127,9 @@ func TestBadManifests(t *testing.T) {
 		"noname.yaml": strings.Replace(podSpec{name: "noname", uid: uid(2)}.yaml(), "  name: noname\n", "", 1),
 		// Sorts after good.yaml: the first file with a UID keeps it.
 		"zz-dup.yaml": impostor.yaml(),
+		// cp good.yaml a-copy.yaml: sorts first, and still the running
+		// pod keeps its name and UID (first come, first served).
+		"a-copy.yaml": good.yaml(),
 	}
 	for file, content := range bad {
 		h.write(file, content)
@@ -140,6 +144,10 @@ func TestBadManifests(t *testing.T) {
 	}
 	if lines := h.logLines("level=ERROR", h.path("zz-dup.yaml")); !strings.Contains(lines[0], string(good.uid)) || !strings.Contains(lines[0], h.path(good.file())) {
 		t.Errorf("zz-dup.yaml's error does not name the UID and the file that has it: %s", lines[0])
+	}
+
+	if lines := h.logLines("level=ERROR", h.path("a-copy.yaml")); !strings.Contains(lines[0], h.path(good.file())) {
+		t.Errorf("a-copy.yaml's error does not name the file whose pod holds the name: %s", lines[0])
 	}
 
 	h.waitHousekeepings(2) // several scans of the unchanged bad files
