@@ -12,7 +12,7 @@ import (
 	"github.com/podlife/podlife/agent"
 )
 
-// The local endpoint: /healthz, /metrics, /pods; anything else is 404.
+// The local endpoint: /healthz, /metrics, /lifecycle; anything else is 404.
 func TestHTTPEndpoint(t *testing.T) {
 	t.Parallel()
 	h := start(t, withConfig(func(c *agent.Config) { c.Allocatable = resources("cpu=1,memory=1Gi") }))
@@ -45,26 +45,27 @@ func TestHTTPEndpoint(t *testing.T) {
 		}
 	}
 
-	code, contentType, body := h.get("/pods")
+	code, contentType, body := h.get("/lifecycle")
 	if code != http.StatusOK || contentType != "application/json" {
-		t.Fatalf("GET /pods: %d %s", code, contentType)
+		t.Fatalf("GET /lifecycle: %d %s", code, contentType)
 	}
-	var pods []agent.PodInfo
-	if err := json.Unmarshal([]byte(body), &pods); err != nil {
-		t.Fatalf("/pods: %v\n%s", err, body)
+	var lifecycle agent.Lifecycle
+	if err := json.Unmarshal([]byte(body), &lifecycle); err != nil {
+		t.Fatalf("/lifecycle: %v\n%s", err, body)
 	}
+	pods := lifecycle.Pods
 	byUID := map[types.UID]agent.PodInfo{}
 	for _, p := range pods {
 		byUID[p.UID] = p
 	}
 	if len(pods) != 2 {
-		t.Errorf("/pods: %d pods, want 2:\n%s", len(pods), body)
+		t.Errorf("/lifecycle: %d pods, want 2:\n%s", len(pods), body)
 	}
 	if p := byUID[types.UID(web.uid)]; p.Lifecycle != "Running" || p.Worker != "sync" || p.Phase != v1.PodRunning || p.Config != "desired" || len(p.Containers) != 2 || p.Name != "web-"+nodeName {
-		t.Errorf("/pods web: %+v", p)
+		t.Errorf("/lifecycle web: %+v", p)
 	}
 	if p := byUID[types.UID(big.uid)]; p.Lifecycle != "" || p.Config != "rejected" || p.Reason != "OutOfcpu" || p.Phase != v1.PodFailed {
-		t.Errorf("/pods big: %+v", p)
+		t.Errorf("/lifecycle big: %+v", p)
 	}
 
 	for _, path := range []string{"/", "/nope", "/pods/" + web.uid} {
