@@ -24,9 +24,12 @@ func TestHTTPEndpoint(t *testing.T) {
 	h.waitPods("big rejected", func(pods map[types.UID]agent.PodInfo) bool { return isRejected(pods[types.UID(big.uid)], "OutOfcpu") })
 	h.waitHousekeepings(1)
 
-	if code, _, body := h.get("/healthz"); code != http.StatusOK || body != "ok\n" {
-		t.Errorf("GET /healthz: %d %q, want 200 \"ok\\n\"", code, body)
-	}
+	// Eventually: on a loaded machine a runtime read may miss its deadline
+	// (one housekeeping interval, 100 ms here) a few times in a row.
+	h.eventually(`GET /healthz is 200 "ok\n"`, func() bool {
+		code, _, body := h.get("/healthz")
+		return code == http.StatusOK && body == "ok\n"
+	})
 
 	code, _, body := h.get("/metrics")
 	if code != http.StatusOK {
