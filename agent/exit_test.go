@@ -54,7 +54,7 @@ func TestStopSaysWhatBecomesOfPods(t *testing.T) {
 }
 
 // At verbosity 1 the engine's transitions are logged at debug level, by
-// name; at 0 they are not.
+// name, except the rows that change nothing; at 0 none is.
 func TestVerbosityLogsTransitions(t *testing.T) {
 	t.Parallel()
 	for _, verbosity := range []int{0, 1} {
@@ -62,9 +62,13 @@ func TestVerbosityLogsTransitions(t *testing.T) {
 		web := podSpec{name: "web", uid: uid(1)}
 		h.writePod(web)
 		h.waitRunning(web.uid)
+		h.waitHousekeepings(1) // its SyncKnownPods keeps web's record: a row that changes nothing
 		lines := h.logLines("level=DEBUG", `msg="engine transition"`, "uid="+web.uid, "event=Create", "from=Absent", "to=Waiting")
 		if want := verbosity; len(lines) != want {
 			t.Errorf("verbosity %d: %d debug lines of web's creation, want %d:\n%s", verbosity, len(lines), want, h.logs.Tail(20))
+		}
+		if lines := h.logLines(`msg="engine transition"`, "event=SyncKnownPods"); len(lines) != 0 {
+			t.Errorf("verbosity %d: rows that change nothing are logged: %q", verbosity, lines)
 		}
 	}
 }
