@@ -238,8 +238,8 @@ func (a *Agent) nodeShutdown(ctx context.Context) error {
 		return fmt.Errorf("node shutdown: %w", err)
 	}
 	a.drainKills(ctx, active)
-	// The pods' counts were last set before they stopped: /metrics, read
-	// last, must say what the agent leaves behind.
+	// The pod counts were last set while the pods ran: the agent's last
+	// metrics must say what it leaves behind.
 	a.housekeeping(ctx)
 	a.log.Info("node shutdown complete")
 	return nil

@@ -63,14 +63,14 @@ func (a *Agent) PodList() *v1.PodList {
 		list.Items = append(list.Items, *pod)
 	}
 	sort.Slice(list.Items, func(i, j int) bool {
-		a, b := &list.Items[i], &list.Items[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
+		x, y := &list.Items[i], &list.Items[j]
+		if x.Namespace != y.Namespace {
+			return x.Namespace < y.Namespace
 		}
-		if a.Name != b.Name {
-			return a.Name < b.Name
+		if x.Name != y.Name {
+			return x.Name < y.Name
 		}
-		return a.UID < b.UID
+		return x.UID < y.UID
 	})
 	return list
 }
