@@ -73,6 +73,11 @@ type Agent struct {
 	fingerprints map[types.UID]string
 	// lastHousekeeping is when housekeeping last finished (for /healthz).
 	lastHousekeeping time.Time
+
+	// manifestErrors are the manifest faults shown by /lifecycle.
+	manifestErrors manifestErrors
+	// runtimeReads is how housekeeping's runtime reads fare (for /healthz).
+	runtimeReads runtimeReads
 }
 
 // New prepares the root directory, connects to the runtime (or starts the
@@ -115,7 +120,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 	a.cache = cri.NewCache(conn.runtime, a.log)
 	a.workers = worker.New(a.syncer, worker.Options{
 		Clock: a.clock, ResyncInterval: cfg.SyncFrequency.Duration, StatusCache: a.cache,
-		Registerer: a.registry, Observer: opts.Observer, Logger: a.log, BackOffPeriod: opts.SyncBackOff,
+		Registerer: a.registry, Observer: engineObserver(opts.Observer, a.log, cfg.Verbosity), Logger: a.log, BackOffPeriod: opts.SyncBackOff,
 	})
 	a.shutdown, err = shutdown.NewManager(shutdown.Config{
 		Bands: bands, Killer: a.workers, Clock: a.clock, Recorder: a.events, Logger: a.log, Registerer: a.registry,
@@ -183,8 +188,10 @@ func (a *Agent) KillPod(ctx context.Context, uid types.UID, gracePeriod *int64) 
 	return a.workers.KillPod(ctx, e.pod, false, gracePeriod, nil)
 }
 
-// Run runs the agent until ctx ends (pods keep running, as when a kubelet
-// stops) or a requested node shutdown completes (pods are stopped).
+// Run runs the agent until ctx ends (on a real runtime pods keep running,
+// as when a kubelet stops; the embedded runtime ends with the agent) or a
+// requested node shutdown completes (pods are stopped, if graceful node
+// shutdown is configured).
 func (a *Agent) Run(ctx context.Context) error {
 	defer a.close()
 	inner, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -222,7 +229,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	var err error
 	select {
 	case <-ctx.Done():
-		a.log.Info("agent stopping; pods keep running")
+		a.log.Info("agent stopping; " + a.podsAfterExit())
 	case <-a.shutdownRequested:
 		err = a.nodeShutdown(inner)
 	}
@@ -237,8 +244,14 @@ func (a *Agent) Run(ctx context.Context) error {
 	return err
 }
 
-// nodeShutdown kills the active pods band by band.
+// nodeShutdown kills the active pods band by band. With graceful node
+// shutdown disabled it stops nothing and returns at once, as the kubelet
+// does: the node goes down with its pods.
 func (a *Agent) nodeShutdown(ctx context.Context) error {
+	if !a.shutdown.Enabled() {
+		a.log.Warn("node shutdown requested, but graceful node shutdown is disabled (no shutdownGracePeriod configured): no pod is stopped; " + a.podsAfterExit())
+		return nil
+	}
 	a.mu.Lock()
 	active := a.activePodsLocked()
 	a.mu.Unlock()
@@ -247,8 +260,20 @@ func (a *Agent) nodeShutdown(ctx context.Context) error {
 		return fmt.Errorf("node shutdown: %w", err)
 	}
 	a.drainKills(ctx, active)
+	// The pod counts were last set while the pods ran: the agent's last
+	// metrics must say what it leaves behind.
+	a.housekeeping(ctx)
 	a.log.Info("node shutdown complete")
 	return nil
+}
+
+// podsAfterExit says what becomes of the pods when the agent exits without
+// stopping them.
+func (a *Agent) podsAfterExit() string {
+	if a.conn.embedded != nil {
+		return "its pods end with it: they run in the embedded runtime, inside the agent"
+	}
+	return "pods keep running in the runtime, as when a kubelet stops"
 }
 
 // shutdownDrain bounds the wait for the last kills after the last band.
@@ -302,13 +327,21 @@ func (a *Agent) scanManifests() {
 func (a *Agent) handleChangeLocking(ch manifests.Change) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.log.Info("manifest change", "op", ch.Op, "file", ch.Path, "pod", ch.Pod.Namespace+"/"+ch.Pod.Name, "uid", ch.Pod.UID)
+	a.log.Info("manifest change", "op", ch.Op.String(), "file", ch.Path, "pod", ch.Pod.Namespace+"/"+ch.Pod.Name, "uid", ch.Pod.UID)
 	a.handleChange(ch)
 }
 
-// reportManifestError logs a bad manifest; the file is skipped and every
-// other pod keeps running.
+// reportManifestError logs a bad manifest, or a manifest directory that
+// does not exist, and keeps it for /lifecycle and `podlife status`; the
+// file is skipped and every other pod keeps running. The source reports a
+// fault once, not at every scan.
 func (a *Agent) reportManifestError(err error) {
+	dir := a.source.Dir()
+	a.manifestErrors.record(err, dir)
+	if missingDir(err, dir) {
+		a.log.Warn("the manifest directory does not exist: no static pod runs until it is created", "dir", dir)
+		return
+	}
 	a.log.Error("bad manifest skipped", "err", err)
 }
 

@@ -29,7 +29,9 @@ func (a *Agent) housekeeping(ctx context.Context) {
 	// The runtime is read without the lock, so a slow runtime does not stall
 	// manifest changes, /pods or /healthz.
 	var running []*worker.RunningPod
-	if err := a.cache.Refresh(ctx); err != nil {
+	err := a.cache.Refresh(ctx)
+	a.runtimeReads.observe(err, a.clock.Now())
+	if err != nil {
 		a.log.Warn("housekeeping: runtime cache refresh failed; no orphan is killed this time", "err", err)
 	} else {
 		running = a.cache.RunningPods()

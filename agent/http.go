@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -27,19 +26,9 @@ func (a *Agent) handler() http.Handler {
 // pattern also serves HEAD, and tcpGuard lets no other method through.
 func (a *Agent) readRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{Registry: a.registry}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if ok, age := a.healthy(); !ok {
-			http.Error(w, fmt.Sprintf("housekeeping last ran %s ago", age.Round(1e6)), http.StatusInternalServerError)
-			return
-		}
-		fmt.Fprintln(w, "ok")
-	})
-	mux.HandleFunc("GET /pods", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(a.Pods())
-	})
+	mux.HandleFunc("GET /healthz", a.serveHealthz)
+	mux.HandleFunc("GET /pods", a.servePods)
+	mux.HandleFunc("GET /lifecycle", a.serveLifecycle)
 }
 
 // tcpGuard lets through to next only the requests a read-only endpoint

@@ -12,8 +12,8 @@ import (
 	"github.com/podlife/podlife/agent"
 )
 
-// The local endpoint: /healthz, /metrics, /pods; anything else is 404
-// (/shutdown too: it is on the control socket).
+// The local endpoint: /healthz, /metrics, /pods, /lifecycle; anything
+// else is 404 (/shutdown too: it is on the control socket).
 func TestHTTPEndpoint(t *testing.T) {
 	t.Parallel()
 	h := start(t, withConfig(func(c *agent.Config) { c.Allocatable = resources("cpu=1,memory=1Gi") }))
@@ -25,9 +25,12 @@ func TestHTTPEndpoint(t *testing.T) {
 	h.waitPods("big rejected", func(pods map[types.UID]agent.PodInfo) bool { return isRejected(pods[types.UID(big.uid)], "OutOfcpu") })
 	h.waitHousekeepings(1)
 
-	if code, _, body := h.get("/healthz"); code != http.StatusOK || body != "ok\n" {
-		t.Errorf("GET /healthz: %d %q, want 200 \"ok\\n\"", code, body)
-	}
+	// Eventually: on a loaded machine a runtime read may miss its deadline
+	// (one housekeeping interval, 100 ms here) a few times in a row.
+	h.eventually(`GET /healthz is 200 "ok\n"`, func() bool {
+		code, _, body := h.get("/healthz")
+		return code == http.StatusOK && body == "ok\n"
+	})
 
 	code, _, body := h.get("/metrics")
 	if code != http.StatusOK {
@@ -46,26 +49,27 @@ func TestHTTPEndpoint(t *testing.T) {
 		}
 	}
 
-	code, contentType, body := h.get("/pods")
+	code, contentType, body := h.get("/lifecycle")
 	if code != http.StatusOK || contentType != "application/json" {
-		t.Fatalf("GET /pods: %d %s", code, contentType)
+		t.Fatalf("GET /lifecycle: %d %s", code, contentType)
 	}
-	var pods []agent.PodInfo
-	if err := json.Unmarshal([]byte(body), &pods); err != nil {
-		t.Fatalf("/pods: %v\n%s", err, body)
+	var lifecycle agent.Lifecycle
+	if err := json.Unmarshal([]byte(body), &lifecycle); err != nil {
+		t.Fatalf("/lifecycle: %v\n%s", err, body)
 	}
+	pods := lifecycle.Pods
 	byUID := map[types.UID]agent.PodInfo{}
 	for _, p := range pods {
 		byUID[p.UID] = p
 	}
 	if len(pods) != 2 {
-		t.Errorf("/pods: %d pods, want 2:\n%s", len(pods), body)
+		t.Errorf("/lifecycle: %d pods, want 2:\n%s", len(pods), body)
 	}
 	if p := byUID[types.UID(web.uid)]; p.Lifecycle != "Running" || p.Worker != "sync" || p.Phase != v1.PodRunning || p.Config != "desired" || len(p.Containers) != 2 || p.Name != "web-"+nodeName {
-		t.Errorf("/pods web: %+v", p)
+		t.Errorf("/lifecycle web: %+v", p)
 	}
 	if p := byUID[types.UID(big.uid)]; p.Lifecycle != "" || p.Config != "rejected" || p.Reason != "OutOfcpu" || p.Phase != v1.PodFailed {
-		t.Errorf("/pods big: %+v", p)
+		t.Errorf("/lifecycle big: %+v", p)
 	}
 
 	if resp, err := httpClient.Head(h.url("/healthz")); err != nil || resp.StatusCode != http.StatusOK {

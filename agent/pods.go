@@ -70,7 +70,7 @@ func (a *Agent) admitLocked(pod *v1.Pod, path string) {
 func (a *Agent) updatePod(t worker.UpdateType, pod *v1.Pod) {
 	err := a.workers.UpdatePod(worker.UpdatePodOptions{UpdateType: t, StartTime: a.clock.Now(), Pod: pod})
 	if err != nil {
-		a.log.Error("engine refused an update", "type", t, "pod", pod.Namespace+"/"+pod.Name, "err", err)
+		a.log.Error("engine refused an update", "type", t.String(), "pod", pod.Namespace+"/"+pod.Name, "err", err)
 	}
 }
 

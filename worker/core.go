@@ -340,6 +340,18 @@ func (c *Core) status(uid types.UID, pd *podData, pod *v1.Pod) (*PodStatus, erro
 	return pd.identity, nil
 }
 
+// podName is the namespace/name of the work's pod, or of its runtime pod
+// when the engine holds no config for it.
+func (w Work) podName() string {
+	switch {
+	case w.Pod != nil:
+		return w.Pod.Namespace + "/" + w.Pod.Name
+	case w.RunningPod != nil:
+		return w.RunningPod.Namespace + "/" + w.RunningPod.Name
+	}
+	return ""
+}
+
 // resultEvents maps a sync function to its (success, failure) events.
 var resultEvents = map[fsm.InFlight][2]fsm.Event{
 	fsm.InFlightSyncPod:                   {fsm.SyncPodDone, fsm.SyncPodFailed},
@@ -366,7 +378,7 @@ func (c *Core) Done(w Work, isTerminal bool, err error) {
 		return
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
-		c.log.Info("sync failed; will retry", "pod", w.UID, "func", w.Func.String(), "err", err)
+		c.log.Info("sync failed; will retry", "pod", w.podName(), "uid", w.UID, "func", w.Func.String(), "err", err)
 	}
 	op := w.UpdateType.String()
 	if t.Event == fsm.TerminatedDone {

@@ -78,6 +78,20 @@ func (c *Core) IsPodForMirrorPodTerminatingByFullName(fullName string) bool {
 	return r.State.TerminationRequested() && !r.State.IsTerminated()
 }
 
+// WaitingFor: the static pod waits to start because another UID holds its
+// full name (still running or stopping); that UID.
+func (c *Core) WaitingFor(uid types.UID) (types.UID, bool) {
+	r, ok := c.record(uid)
+	if !ok || r.State != fsm.Waiting || r.FullName == "" {
+		return "", false
+	}
+	holder, held := c.machine.SlotHolder(r.FullName)
+	if !held || holder == uid {
+		return "", false
+	}
+	return holder, true
+}
+
 // State is the pod's lifecycle state in the table (Absent when unknown).
 func (c *Core) State(uid types.UID) (fsm.State, bool) {
 	r, ok := c.record(uid)
@@ -136,4 +150,12 @@ func (w *PodWorkers) State(uid types.UID) (fsm.State, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.core.State(uid)
+}
+
+// WaitingFor returns the UID holding the full name the static pod uid
+// waits for, if it waits for one.
+func (w *PodWorkers) WaitingFor(uid types.UID) (types.UID, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.core.WaitingFor(uid)
 }

@@ -124,7 +124,7 @@ func Run(ctx context.Context, w io.Writer, opts Options) (err error) {
 	}
 
 	d.heading("final state")
-	if err := agent.WriteTable(w, a.Pods()); err != nil {
+	if err := agent.WriteStatus(w, a.Lifecycle()); err != nil {
 		return err
 	}
 	d.heading("metrics")

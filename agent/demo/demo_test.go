@@ -26,6 +26,14 @@ func TestDemo(t *testing.T) {
 		"every one a row of the lifecycle table",
 		`kubelet_admission_rejections_total{reason="OutOfcpu"} 1`,
 		"kubelet_orphaned_runtime_pods_total 1",
+		// The UIDs differ only at their end, which the table shows.
+		"batch-demo     …00000009",
+		"critical-demo  …00000008",
+		// The metrics are of the final state, not of a housekeeping before
+		// it: every pod finished, none active.
+		`kubelet_desired_pods{static="true"} 5`,
+		"kubelet_active_pods 0",
+		`kubelet_working_pods{config="desired",lifecycle="terminated",static="true"} 5`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
@@ -45,8 +53,11 @@ func TestDemo(t *testing.T) {
 			t.Errorf("after the shutdown %s is %s, want Finished", f[1], f[4])
 		}
 	}
-	// The bad manifest was reported with its file name.
+	// The bad manifest was reported with its file name, and is shown.
 	if !strings.Contains(logs.String(), "broken.yaml") {
 		t.Errorf("no log line names broken.yaml:\n%s", logs.String())
+	}
+	if !strings.Contains(table, "MANIFEST") || !strings.Contains(table, "broken.yaml") {
+		t.Errorf("the final state does not show broken.yaml:\n%s", table)
 	}
 }

@@ -73,7 +73,7 @@ func (d *demo) update(context.Context) error {
 	}
 	d.say("web.yaml changed, same UID: an update, not a new pod")
 	return d.waitFor("web still runs, with no restart", func(pods map[types.UID]agent.PodInfo) bool {
-		return is(pods, webUID, "Running", v1.PodRunning) && d.counter("podlife_transitions_total") > 0 && restarts(pods[webUID]) == 0
+		return is(pods, webUID, "Running", v1.PodRunning) && d.counter("podlife_transitions_total") > 0 && pods[webUID].Restarts() == 0
 	})
 }
 
@@ -157,13 +157,4 @@ func (d *demo) shutdown(context.Context) error {
 	d.say("node shutdown: bands of 2 s (priority 0) and 2 s (critical); each pod's grace is min(band, its own)")
 	d.agent.RequestShutdown()
 	return nil
-}
-
-// restarts is the pod's total container restart count.
-func restarts(p agent.PodInfo) int32 {
-	var n int32
-	for _, c := range p.Containers {
-		n += c.Restarts
-	}
-	return n
 }

@@ -57,6 +57,8 @@ func (m *Manager) runBand(ctx context.Context, g group, statusFn func(*v1.PodSta
 			pending[r.i] = false
 			if r.err != nil {
 				m.log.Warn("Failed to stop pod for node shutdown", "pod", podName(g.pods[r.i]), "err", r.err)
+			} else {
+				m.log.Info("Pod stopped for node shutdown", "pod", podName(g.pods[r.i]))
 			}
 		case <-expired:
 			var late []string

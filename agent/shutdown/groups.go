@@ -22,10 +22,7 @@ func groupByPriority(bands []Band, pods []*v1.Pod) []group {
 		groups[i].Band = b
 	}
 	for _, pod := range pods {
-		var priority int32
-		if pod.Spec.Priority != nil {
-			priority = *pod.Spec.Priority
-		}
+		priority := podPriority(pod)
 		// The first band above the pod; the one before it is the pod's.
 		i := sort.Search(len(bands), func(i int) bool { return bands[i].Priority > priority })
 		if i > 0 {
@@ -34,4 +31,22 @@ func groupByPriority(bands []Band, pods []*v1.Pod) []group {
 		groups[i].pods = append(groups[i].pods, pod)
 	}
 	return groups
+}
+
+// systemPriorityClasses are the priority classes every cluster has, with
+// their values (SystemPriorityClasses in the kubelet's
+// pkg/apis/scheduling; k8s.io/api does not export them).
+var systemPriorityClasses = map[string]int32{
+	"system-cluster-critical": CriticalPriority,
+	"system-node-critical":    CriticalPriority + 1000,
+}
+
+// podPriority is the pod's priority: its own, else that of its system
+// priority class, as the API server's priority admission would have set
+// it (a static pod never passes through it), else 0.
+func podPriority(pod *v1.Pod) int32 {
+	if pod.Spec.Priority != nil {
+		return *pod.Spec.Priority
+	}
+	return systemPriorityClasses[pod.Spec.PriorityClassName]
 }

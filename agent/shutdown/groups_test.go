@@ -11,9 +11,11 @@ import (
 
 func TestGroupByPriority(t *testing.T) {
 	bands := []Band{{-10, time.Second}, {0, 2 * time.Second}, {1000, 3 * time.Second}, {CriticalPriority, 4 * time.Second}}
+	systemBands := []Band{{0, time.Second}, {CriticalPriority, time.Second}, {CriticalPriority + 1000, time.Second}}
 	tests := []struct {
 		name     string
 		priority *int32
+		class    string // priorityClassName
 		bands    []Band
 		want     int32 // the band's priority
 	}{
@@ -29,6 +31,12 @@ func TestGroupByPriority(t *testing.T) {
 		{name: "one band takes everything below", priority: prio(-5), bands: []Band{{100, time.Second}}, want: 100},
 		{name: "one band takes everything above", priority: prio(500), bands: []Band{{100, time.Second}}, want: 100},
 		{name: "no priority below the only band", priority: nil, bands: []Band{{100, time.Second}}, want: 100},
+		// A static pod never passes the API server's priority admission: the
+		// system classes resolve here, other classes count as no priority.
+		{name: "system-node-critical", class: "system-node-critical", bands: systemBands, want: CriticalPriority + 1000},
+		{name: "system-cluster-critical", class: "system-cluster-critical", bands: systemBands, want: CriticalPriority},
+		{name: "an explicit priority wins over the class", priority: prio(5), class: "system-node-critical", bands: systemBands, want: 0},
+		{name: "another class counts as no priority", class: "high", bands: systemBands, want: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,7 +44,9 @@ func TestGroupByPriority(t *testing.T) {
 			if tt.bands != nil {
 				b = tt.bands
 			}
-			groups := groupByPriority(b, []*v1.Pod{pod("p", tt.priority, nil)})
+			p := pod("p", tt.priority, nil)
+			p.Spec.PriorityClassName = tt.class
+			groups := groupByPriority(b, []*v1.Pod{p})
 			if len(groups) != len(b) {
 				t.Fatalf("%d groups for %d bands", len(groups), len(b))
 			}

@@ -13,6 +13,8 @@ import (
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/podlife/podlife/internal/testlog"
 )
 
 // pod returns a pod; a nil priority or grace leaves the field unset.
@@ -121,6 +123,18 @@ func wait[T any](t *testing.T, ch <-chan T, what string) T {
 		t.Fatalf("timed out waiting for %s", what)
 		var zero T
 		return zero
+	}
+}
+
+// waitForLog waits until the log holds a line containing want.
+func waitForLog(t *testing.T, logs *testlog.Buffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(watchdog)
+	for len(logs.Lines(want)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for a log line with %q:\n%s", want, logs)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

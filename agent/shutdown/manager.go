@@ -80,6 +80,10 @@ func NewManager(cfg Config) (*Manager, error) {
 	return m, nil
 }
 
+// Enabled reports whether graceful node shutdown is configured: without
+// bands Shutdown stops no pod.
+func (m *Manager) Enabled() bool { return len(m.bands) > 0 }
+
 // ShuttingDown reports whether a shutdown began; it stays true once it did.
 func (m *Manager) ShuttingDown() bool {
 	m.mu.Lock()

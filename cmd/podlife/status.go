@@ -24,10 +24,14 @@ func statusCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Print the pods of a running agent as a table",
-		Args:  cobra.NoArgs,
+		Short: "Print the pods of a running agent as a table, and its manifest errors",
+		Long: `status reads the agent's /lifecycle endpoint and prints one line per pod: its engine state,
+phase, container restarts, and why it is not running (a static pod waiting for its full name names
+the pod holding it); then the manifest files, or the directory, the agent cannot use, with why.
+With --json it prints the endpoint's JSON as it came.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			pods, raw, err := fetchPods(address)
+			status, raw, err := fetchLifecycle(address)
 			if err != nil {
 				return err
 			}
@@ -35,33 +39,33 @@ func statusCommand() *cobra.Command {
 				_, err = cmd.OutOrStdout().Write(raw)
 				return err
 			}
-			return agent.WriteTable(cmd.OutOrStdout(), pods)
+			return agent.WriteStatus(cmd.OutOrStdout(), status)
 		},
 	}
 	cmd.Flags().StringVar(&address, "address", agent.DefaultConfig().Address, "the agent's HTTP endpoint")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the JSON of /pods")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the JSON of /lifecycle")
 	return cmd
 }
 
-// fetchPods reads /pods from the agent at address.
-func fetchPods(address string) ([]agent.PodInfo, []byte, error) {
-	resp, err := httpClient.Get("http://" + address + "/pods")
+// fetchLifecycle reads /lifecycle from the agent at address.
+func fetchLifecycle(address string) (agent.Lifecycle, []byte, error) {
+	var status agent.Lifecycle
+	resp, err := httpClient.Get("http://" + address + "/lifecycle")
 	if err != nil {
-		return nil, nil, fmt.Errorf("agent at %s: %w", address, err)
+		return status, nil, fmt.Errorf("agent at %s: %w", address, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, nil, err
+		return status, nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, nil, fmt.Errorf("agent at %s: /pods: %s", address, resp.Status)
+		return status, nil, fmt.Errorf("agent at %s: /lifecycle: %s", address, resp.Status)
 	}
-	var pods []agent.PodInfo
-	if err := json.Unmarshal(raw, &pods); err != nil {
-		return nil, nil, fmt.Errorf("agent at %s: /pods: %w", address, err)
+	if err := json.Unmarshal(raw, &status); err != nil {
+		return status, nil, fmt.Errorf("agent at %s: /lifecycle: %w", address, err)
 	}
-	return pods, raw, nil
+	return status, raw, nil
 }
 
 func shutdownCommand() *cobra.Command {

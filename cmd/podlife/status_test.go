@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// lifecycleJSON is an agent's /lifecycle: a pod restarted twice (once in
+// its init container), one waiting for its full name, and a bad manifest.
+const lifecycleJSON = `{
+  "pods": [
+    {"uid": "00000000-0000-4000-8000-000000000001", "namespace": "test", "name": "web-node1", "config": "orphan",
+     "lifecycle": "Terminating", "phase": "Running",
+     "initContainers": [{"name": "setup", "state": "terminated", "exitCode": 0, "restarts": 1}],
+     "containers": [{"name": "app", "state": "running", "restarts": 1}]},
+    {"uid": "00000000-0000-4000-8000-000000000002", "namespace": "test", "name": "web-node1", "config": "desired",
+     "lifecycle": "Waiting", "waitingFor": {"uid": "00000000-0000-4000-8000-000000000001"}}
+  ],
+  "manifestErrors": [{"path": "/etc/podlife/pods/broken.yaml", "error": "invalid YAML or JSON: line 4"}]
+}
+`
+
+// podlife status prints /lifecycle as a table with a restart count per
+// pod, whom a waiting pod waits for, and the manifest errors; --json
+// prints the endpoint's JSON as it came.
+func TestStatus(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/lifecycle" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(lifecycleJSON))
+	}))
+	defer srv.Close()
+	address := strings.TrimPrefix(srv.URL, "http://")
+	tests := []struct {
+		args []string
+		want []string // lines, each with its words in order
+	}{
+		{[]string{"--address", address}, []string{
+			"NAMESPACE NAME UID CONFIG LIFECYCLE PHASE RESTARTS REASON CONTAINERS",
+			"test web-node1 …00000001 orphan Terminating Running 2 - init:setup=terminated(0),app=running",
+			"test web-node1 …00000002 desired Waiting - 0 waiting for its full name, held by …00000001 (its manifest is gone) -",
+			"MANIFEST ERROR",
+			"/etc/podlife/pods/broken.yaml invalid YAML or JSON: line 4",
+		}},
+		{[]string{"--address", address, "--json"}, strings.Split(strings.TrimSpace(lifecycleJSON), "\n")},
+	}
+	for _, tt := range tests {
+		cmd := statusCommand()
+		var out bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetArgs(tt.args)
+		if err := cmd.Execute(); err != nil {
+			t.Fatalf("status %v: %v", tt.args, err)
+		}
+		var got []string
+		for line := range strings.Lines(out.String()) {
+			if f := strings.Fields(line); len(f) > 0 {
+				got = append(got, strings.Join(f, " "))
+			}
+		}
+		for i, w := range tt.want {
+			if w = strings.Join(strings.Fields(w), " "); i >= len(got) || got[i] != w {
+				t.Errorf("status %v: line %d is %q, want %q\n%s", tt.args, i, at(got, i), w, out.String())
+			}
+		}
+	}
+}
+
+func at(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return ""
+}
