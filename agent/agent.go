@@ -267,6 +267,16 @@ func (a *Agent) nodeShutdown(ctx context.Context) error {
 	return nil
 }
 
+// ShutdownPlan says what a requested node shutdown does: stop the pods
+// band by band, or, with graceful node shutdown disabled, nothing before
+// the agent exits.
+func (a *Agent) ShutdownPlan() string {
+	if !a.shutdown.Enabled() {
+		return "graceful node shutdown is disabled (no shutdownGracePeriod configured): the agent exits and stops no pod; " + a.podsAfterExit()
+	}
+	return "node shutdown started"
+}
+
 // podsAfterExit says what becomes of the pods when the agent exits without
 // stopping them.
 func (a *Agent) podsAfterExit() string {

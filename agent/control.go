@@ -96,7 +96,7 @@ func (a *Agent) controlHandler() http.Handler {
 	mux.HandleFunc("POST /shutdown", func(w http.ResponseWriter, _ *http.Request) {
 		a.RequestShutdown()
 		w.WriteHeader(http.StatusAccepted)
-		fmt.Fprintln(w, "node shutdown started")
+		fmt.Fprintln(w, a.ShutdownPlan())
 	})
 	return a.peerGuard(mux)
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,7 +25,13 @@ func TestShutdownDisabledReturnsAtOnce(t *testing.T) {
 	web := podSpec{name: "web", uid: uid(1)}
 	h.writePod(web)
 	h.waitRunning(web.uid)
-	h.agent.RequestShutdown()
+	answer, err := agent.ShutdownNode(t.Context(), agent.ControlSocket(h.root))
+	if err != nil {
+		t.Fatalf("shutdown over the control socket: %v", err)
+	}
+	if !strings.Contains(answer, "graceful node shutdown is disabled") || !strings.Contains(answer, "stops no pod") {
+		t.Errorf("the control socket answered %q, want it to say graceful node shutdown is disabled", answer)
+	}
 	if err := h.wait(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}

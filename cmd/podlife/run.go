@@ -27,7 +27,7 @@ func runCommand() *cobra.Command {
 runtime at --runtime-endpoint (containerd, for example) through the pod lifecycle engine, the way
 a standalone kubelet does: it watches the directory, admits pods against allocatable CPU and
 memory, restarts containers as their restart policy says, kills runtime pods nobody knows, and
-serves /metrics, /healthz and /pods, read-only, on --address.
+serves /metrics, /healthz, /pods and /lifecycle, read-only, on --address.
 
 --root-dir (default /var/lib/podlife for root, ~/.local/state/podlife otherwise) is created mode
 0700 if missing, and refused if another user owns it, group or others may write it, or a symbolic
@@ -38,10 +38,11 @@ With no --runtime-endpoint it starts an embedded CRI runtime in which containers
 run: every step of the lifecycle happens, but no process is started.
 
 Settings come from --config (an AgentConfiguration file) and flags; a flag that is set wins.
-SIGINT stops the agent and leaves its pods running. SIGTERM, or 'podlife shutdown' (over the
-control socket), is a graceful node shutdown when shutdown grace periods are configured: new pods
-are rejected, running ones are stopped band by band from the lowest priority, then the agent
-exits 0.`,
+SIGINT stops the agent: on a real runtime its pods keep running, on the embedded one they end
+with it. SIGTERM, or 'podlife shutdown' (over the control socket), is a graceful node shutdown
+when shutdown grace periods are configured: new pods are rejected, running ones are stopped band
+by band from the lowest priority, then the agent exits 0. Without grace periods it says that
+graceful node shutdown is disabled and exits at once, stopping no pod.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := resolveConfig(cmd.Flags(), configFile)
@@ -125,7 +126,7 @@ func runAgent(ctx context.Context, cfg agent.Config) error {
 	defer signal.Stop(terms)
 	go func() {
 		if _, ok := <-terms; ok {
-			log.Info("SIGTERM: graceful node shutdown")
+			log.Info("SIGTERM: " + a.ShutdownPlan())
 			a.RequestShutdown()
 		}
 	}()
