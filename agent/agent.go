@@ -74,8 +74,6 @@ type Agent struct {
 	// lastHousekeeping is when housekeeping last finished (for /healthz).
 	lastHousekeeping time.Time
 
-	// manifestErrors are the manifest faults shown by /lifecycle.
-	manifestErrors manifestErrors
 	// runtimeReads is how housekeeping's runtime reads fare (for /healthz).
 	runtimeReads runtimeReads
 }
@@ -342,14 +340,12 @@ func (a *Agent) handleChangeLocking(ch manifests.Change) {
 }
 
 // reportManifestError logs a bad manifest, or a manifest directory that
-// does not exist, and keeps it for /lifecycle and `podlife status`; the
-// file is skipped and every other pod keeps running. The source reports a
-// fault once, not at every scan.
+// does not exist; the file is skipped and every other pod keeps running.
+// The source reports a fault once, not at every scan; /lifecycle and
+// `podlife status` show the faults that stand (manifestErrors).
 func (a *Agent) reportManifestError(err error) {
-	dir := a.source.Dir()
-	a.manifestErrors.record(err, dir)
-	if missingDir(err, dir) {
-		a.log.Warn("the manifest directory does not exist: no static pod runs until it is created", "dir", dir)
+	if isMissingDir(err) {
+		a.log.Warn("the manifest directory does not exist: no static pod runs until it is created", "dir", a.source.Dir())
 		return
 	}
 	a.log.Error("bad manifest skipped", "err", err)

@@ -40,7 +40,7 @@ func (a *Agent) Lifecycle() Lifecycle {
 		pods[i].WaitingFor = a.waitingForLocked(pods[i].UID)
 	}
 	a.mu.Unlock()
-	return Lifecycle{Pods: pods, ManifestErrors: a.manifestErrors.list()}
+	return Lifecycle{Pods: pods, ManifestErrors: a.manifestErrors()}
 }
 
 // PodList is the pods of the manifests as the kubelet's /pods lists them,

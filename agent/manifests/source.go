@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -56,6 +58,7 @@ type Source struct {
 	files    map[string]*file        // by path, every manifest of the last listing
 	reported map[types.UID]*reported // the pods reported and not removed
 	dirErr   string                  // the directory error last reported
+	dirFault error                   // the directory's fault as of the last Scan
 }
 
 // file is what is known of one manifest path.
@@ -65,6 +68,9 @@ type file struct {
 	pod  *v1.Pod           // the last good decode; kept while the file is bad
 	err  error             // why the content last read is not used
 	last string            // the errors last reported for this file
+	// faults are why the file is not used (or its newest content is not),
+	// as of the last Scan.
+	faults []error
 	// modTime orders files that newly claim one pod name or UID.
 	modTime time.Time
 }
@@ -120,7 +126,7 @@ func (s *Source) Scan() (changes []Change, errs []error) {
 	paths, err := s.list()
 	switch {
 	case err == nil:
-		s.dirErr = ""
+		s.dirErr, s.dirFault = "", nil
 	case errors.Is(err, fs.ErrNotExist):
 		errs = s.reportDirErr(err, errs)
 		paths = nil
@@ -135,6 +141,7 @@ func (s *Source) Scan() (changes []Change, errs []error) {
 
 func (s *Source) reportDirErr(err error, errs []error) []error {
 	err = &DirError{Dir: s.dir, Err: unwrapPath(err)}
+	s.dirFault = err
 	if msg := err.Error(); msg != s.dirErr {
 		s.dirErr = msg
 		errs = append(errs, err)
@@ -244,9 +251,26 @@ func (s *Source) fileErrors(paths []string, conflicts map[string]error) []error 
 		if key != f.last && key != "" {
 			errs = append(errs, now...)
 		}
-		f.last = key
+		f.last, f.faults = key, now
 	}
 	return errs
+}
+
+// Faults returns what stands in the way as of the last Scan, whether
+// reported by that Scan or an earlier one: the directory's fault (a
+// *DirError), then each file's (*FileError), by path. A fault is gone once
+// a Scan found it mended, or its file removed.
+func (s *Source) Faults() []error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []error
+	if s.dirFault != nil {
+		out = append(out, s.dirFault)
+	}
+	for _, p := range slices.Sorted(maps.Keys(s.files)) {
+		out = append(out, s.files[p].faults...)
+	}
+	return out
 }
 
 func unwrapPath(err error) error {

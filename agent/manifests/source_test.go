@@ -536,3 +536,47 @@ func TestScanManifestOfMaxSize(t *testing.T) {
 	e.write("a.yaml", pod+strings.Repeat("x", MaxManifestSize-len(pod)))
 	e.check(0, step{changes: []string{"Add a.yaml a-n1"}})
 }
+
+// Faults lists what stands after each scan, reported then or before: a
+// bad file until it is mended or removed, a file waiting for a name until
+// the holder lets go, the missing directory until it is created.
+func TestFaults(t *testing.T) {
+	e := newEnv(t)
+	for i, s := range []struct {
+		do   func(e *env)
+		want [][]string // per fault, in order: substrings it must contain
+	}{
+		{do: write("a.yaml", podYAML("a", "i"))},
+		{do: write("bad.yaml", "kind: Pod\nmetadata: {name: [x\n"), want: [][]string{{e.path("bad.yaml")}}},
+		{want: [][]string{{e.path("bad.yaml")}}}, // reported once, still standing
+		{do: copyFile("a.yaml", "0-copy.yaml"), want: [][]string{{e.path("0-copy.yaml"), e.path("a.yaml")}, {e.path("bad.yaml")}}},
+		{do: write("bad.yaml", podYAML("b", "i")), want: [][]string{{e.path("0-copy.yaml")}}},
+		{do: remove("a.yaml")}, // the copy takes the name over
+		{do: func(e *env) {
+			if err := os.RemoveAll(e.dir); err != nil {
+				t.Fatal(err)
+			}
+		}, want: [][]string{{"manifest directory " + e.dir + " does not exist"}}},
+		{do: func(e *env) {
+			if err := os.Mkdir(e.dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		if s.do != nil {
+			s.do(e)
+		}
+		e.src.Scan()
+		faults := e.src.Faults()
+		if len(faults) != len(s.want) {
+			t.Fatalf("step %d: faults %q, want %d", i, faults, len(s.want))
+		}
+		for j, err := range faults {
+			for _, w := range s.want[j] {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("step %d: fault %q does not contain %q", i, err, w)
+				}
+			}
+		}
+	}
+}
