@@ -95,7 +95,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	a.events = eventLog{log: a.log}
-	conn, err := connectRuntime(ctx, cfg.RuntimeEndpoint, cfg.RootDir)
+	conn, err := connectRuntime(ctx, cfg.RuntimeEndpoint, cfg.RootDir, cfg.MaxConcurrentRuntimeCalls)
 	if err != nil {
 		return nil, err
 	}

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
@@ -38,9 +42,10 @@ type Options struct {
 	RuntimeName string
 	// LogRoot is where the runtime writes container logs; "" writes none.
 	LogRoot string
-	// RestartBackoff is the first crash-loop delay; 0 is 10 s.
+	// RestartBackoff is the first crash-loop delay, and the first delay
+	// after a failed image pull; 0 is 10 s.
 	RestartBackoff time.Duration
-	// MaxRestartBackoff caps the crash-loop delay; 0 is 5 min.
+	// MaxRestartBackoff caps those delays; 0 is 5 min.
 	MaxRestartBackoff time.Duration
 	// RemovalTimeout bounds each background removal; 0 is 1 min.
 	RemovalTimeout time.Duration
@@ -58,6 +63,7 @@ type Syncer struct {
 	images  Images
 	opts    Options
 	backoff *restartBackoff
+	pulls   *pullBackoff
 
 	// removals tracks background removals of stopped sandboxes, so Close
 	// can wait for them.
@@ -99,6 +105,7 @@ func NewSyncer(rt Runtime, images Images, opts Options) *Syncer {
 	return &Syncer{
 		rt: rt, images: images, opts: opts, removing: map[types.UID]bool{},
 		backoff: newRestartBackoff(opts.Clock, opts.RestartBackoff, opts.MaxRestartBackoff),
+		pulls:   newPullBackoff(opts.Clock, opts.RestartBackoff, opts.MaxRestartBackoff),
 	}
 }
 
@@ -116,9 +123,10 @@ func (discard) Eventf(*v1.Pod, string, string, string, ...any) {}
 func (s *Syncer) stopContainers(ctx context.Context, pod *v1.Pod, containers []*runtimeapi.ContainerStatus, grace int64) error {
 	errs := make([]error, len(containers))
 	var wg sync.WaitGroup
+	grace = stopTimeout(grace)
 	for i, c := range containers {
 		if pod != nil {
-			s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Killing", "Stopping container %s", c.GetMetadata().GetName())
+			s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Killing", "Stopping container %s (grace period %ds)", c.GetMetadata().GetName(), grace)
 		}
 		wg.Go(func() {
 			if err := s.rt.StopContainer(ctx, c.Id, grace); err != nil {
@@ -146,9 +154,20 @@ func (s *Syncer) stopSandboxes(ctx context.Context, p *podRuntime) error {
 	return nil
 }
 
-// removeInBackground removes the pod's containers and sandboxes without
-// holding up the caller: removal is garbage collection, and a slow or
-// failing runtime must not keep a finished pod from being deleted.
+// maxStopTimeout is the longest grace period, in seconds, a StopContainer
+// can carry: the CRI client adds its own timeout to it as a time.Duration,
+// which overflows, and so expires at once, from about 9.2e9 s. A day of
+// margin covers any client's timeout.
+const maxStopTimeout = (math.MaxInt64 - int64(24*time.Hour)) / int64(time.Second)
+
+// stopTimeout is grace as StopContainer can honour it: a pod from any
+// source can always be stopped.
+func stopTimeout(grace int64) int64 { return min(max(grace, 0), maxStopTimeout) }
+
+// removeInBackground removes the pod's containers, sandboxes and log
+// directory without holding up the caller: removal is garbage collection,
+// and a slow or failing runtime must not keep a deleted pod from being
+// forgotten.
 func (s *Syncer) removeInBackground(p *podRuntime) {
 	if len(p.containers) == 0 && len(p.sandboxes) == 0 {
 		return
@@ -167,17 +186,42 @@ func (s *Syncer) removeInBackground(p *podRuntime) {
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), s.opts.RemovalTimeout)
 		defer cancel()
+		removed := true
 		for _, c := range p.containers {
 			if err := s.rt.RemoveContainer(ctx, c.Id); err != nil {
+				removed = false
 				s.opts.Logger.Warn("removing container failed; it is left to the runtime", "container", c.Id, "err", err)
 			}
 		}
 		for _, sb := range p.sandboxes {
 			if err := s.rt.RemovePodSandbox(ctx, sb.Id); err != nil {
+				removed = false
 				s.opts.Logger.Warn("removing sandbox failed; it is left to the runtime", "sandbox", sb.Id, "err", err)
 			}
 		}
+		if removed {
+			s.removeLogDir(p)
+		}
 	})
+}
+
+// removeLogDir removes the pod's log directory, once its containers are
+// gone: a later removal (of what failed now) gets another chance.
+func (s *Syncer) removeLogDir(p *podRuntime) {
+	if s.opts.LogRoot == "" {
+		return
+	}
+	name, namespace := p.names()
+	dir := podLogDir(s.opts.LogRoot, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: p.uid}})
+	// Names come from the runtime: remove nothing but a directory of the
+	// log root itself.
+	if filepath.Dir(dir) != filepath.Clean(s.opts.LogRoot) {
+		s.opts.Logger.Warn("not removing a pod log directory outside the log root", "dir", dir, "uid", p.uid)
+		return
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		s.opts.Logger.Warn("removing the pod log directory failed", "dir", dir, "uid", p.uid, "err", err)
+	}
 }
 
 // stopPod stops every container of p within grace seconds and its
@@ -194,10 +238,10 @@ func (s *Syncer) stopPod(ctx context.Context, pod *v1.Pod, p *podRuntime, grace 
 }
 
 // RemoveDeadPod removes, in the background, what the runtime holds of a
-// pod nobody knows any more and in which nothing runs: the sandboxes of a
-// previous agent's finished pods, or of pods whose removal was cut short.
-// It reads the runtime again first and leaves a pod alone if anything of
-// it runs.
+// deleted pod (nobody knows it any more) in which nothing runs: its
+// containers, its sandboxes and its log directory, as the kubelet's garbage
+// collector does once a pod is deleted. It reads the runtime again first
+// and leaves a pod alone if anything of it runs.
 func (s *Syncer) RemoveDeadPod(ctx context.Context, uid types.UID) error {
 	p, err := readPod(ctx, s.rt, uid)
 	if err != nil {

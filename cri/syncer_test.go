@@ -531,6 +531,12 @@ func TestSyncerConcurrentPods(t *testing.T) {
 		}
 	}
 	for _, pod := range pods {
+		if err := h.s.RemoveDeadPod(context.Background(), pod.UID); err != nil {
+			t.Errorf("RemoveDeadPod(%s): %v", pod.Name, err)
+		}
+	}
+	h.s.Close()
+	for _, pod := range pods {
 		if sbs, cs := h.podObjects(pod.UID); len(sbs)+len(cs) > 0 {
 			t.Errorf("pod %s left %v %v", pod.Name, sbs, cs)
 		}

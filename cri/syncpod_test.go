@@ -696,7 +696,9 @@ func TestSyncPodImages(t *testing.T) {
 			if tc.pull == v1.PullNever {
 				return
 			}
-			// The failure was transient: the retry starts the container.
+			// The failure was transient: the retry, past any pull
+			// back-off, starts the container.
+			h.clock.Step(10 * time.Second)
 			h.mustSync(pod)
 			if cs := h.statuses.last(t, pod.UID).ContainerStatuses[0]; cs.State.Running == nil {
 				t.Errorf("after the retry: %+v", cs.State)
