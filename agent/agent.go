@@ -104,7 +104,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		Statuses: a.statuses, Events: a.events, Clock: a.clock, Logger: a.log,
 		RuntimeName: conn.name, LogRoot: podLogRoot(cfg),
 	})
-	a.cache = cri.NewCache(conn.runtime, a.log)
+	a.cache = cri.NewCache(conn.poll, a.log)
 	a.workers = worker.New(a.syncer, worker.Options{
 		Clock: a.clock, ResyncInterval: cfg.SyncFrequency.Duration, StatusCache: a.cache,
 		Registerer: a.registry, Observer: opts.Observer, Logger: a.log, BackOffPeriod: opts.SyncBackOff,

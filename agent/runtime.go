@@ -19,10 +19,11 @@ const runtimeConnectTimeout = 10 * time.Second
 
 // runtimeConn is the agent's connection to its CRI runtime.
 type runtimeConn struct {
-	// runtime and images are the CRI services through a cri.Limit: every
-	// call of the syncer and the cache goes through them.
+	// runtime and images (the syncer's) and poll (the status cache's) are
+	// the CRI services behind a cri.Limit: every call goes through them.
 	runtime cri.Runtime
 	images  cri.Images
+	poll    cri.Runtime
 	// service and imageService are the clients themselves.
 	service      internalapi.RuntimeService
 	imageService internalapi.ImageManagerService
@@ -57,7 +58,8 @@ func connectRuntime(ctx context.Context, endpoint, rootDir string, maxCalls int)
 		c.close()
 		return nil, fmt.Errorf("CRI runtime at %s: %w", c.endpoint, err)
 	}
-	c.runtime, c.images = cri.Limit(c.service, c.imageService, maxCalls)
+	limited := cri.Limit(c.service, c.imageService, maxCalls)
+	c.runtime, c.images, c.poll = limited.Runtime, limited.Images, limited.Poll
 	return c, nil
 }
 

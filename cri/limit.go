@@ -6,17 +6,34 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// Limit bounds the CRI calls in flight through the runtime and image
-// services it returns: at most n calls that change the runtime (run, create,
-// start, stop, remove, pull) and, in a lane of their own, at most n reads
-// (lists and statuses). Thousands of pods stopped at once then queue here
-// instead of piling up in the runtime until every call times out, and a read
-// (the cache's poll, housekeeping's list, a pod's sync) never waits behind
-// stops that each take a grace period. A call waits for its slot until its
-// context ends; the client's own timeout starts only with the call.
-func Limit(rt Runtime, images Images, n int) (Runtime, Images) {
+// Limited are a runtime's services behind one limit on the CRI calls in
+// flight.
+type Limited struct {
+	// Runtime and Images are the syncer's: at most n calls that change the
+	// runtime (run, create, start, stop, remove, pull) and, in a lane of
+	// their own, at most n reads (lists and statuses). Thousands of pods
+	// stopped at once then queue here instead of piling up in the runtime
+	// until every call times out, and a pod's read never waits behind
+	// stops that each take a grace period.
+	Runtime Runtime
+	Images  Images
+	// Poll is the status cache's, with a lane of one call of its own: the
+	// poll (and housekeeping's read through it) never waits behind the
+	// pods' calls. The cache makes one call at a time anyway.
+	Poll Runtime
+}
+
+// Limit puts rt and images behind a limit of n calls of each kind. A call
+// waits for its slot until its context ends; the client's own timeout
+// starts only with the call.
+func Limit(rt Runtime, images Images, n int) Limited {
 	l := &limiter{changes: make(lane, n), reads: make(lane, n)}
-	return &limitedRuntime{rt: rt, limiter: l}, &limitedImages{images: images, limiter: l}
+	poll := make(lane, 1)
+	return Limited{
+		Runtime: &limitedRuntime{rt: rt, limiter: l},
+		Images:  &limitedImages{images: images, limiter: l},
+		Poll:    &limitedRuntime{rt: rt, limiter: &limiter{changes: poll, reads: poll}},
+	}
 }
 
 type limiter struct{ changes, reads lane }

@@ -13,13 +13,21 @@ import (
 )
 
 // blockingStops is the fake runtime with a StopContainer that reports its
-// entry and waits until release is closed, counting the stops in flight.
+// entry and waits until release is closed, counting the stops in flight,
+// and a PodSandboxStatus (a read) that blocks the same way.
 type blockingStops struct {
 	*fakecri.FakeRuntimeService
-	entered  chan string
-	release  chan struct{}
-	inFlight atomic.Int32
-	maxSeen  atomic.Int32
+	entered      chan string
+	release      chan struct{}
+	inFlight     atomic.Int32
+	maxSeen      atomic.Int32
+	readsEntered chan string
+}
+
+func (r *blockingStops) PodSandboxStatus(_ context.Context, id string, _ bool) (*runtimeapi.PodSandboxStatusResponse, error) {
+	r.readsEntered <- id
+	<-r.release
+	return &runtimeapi.PodSandboxStatusResponse{}, nil
 }
 
 func (r *blockingStops) StopContainer(_ context.Context, id string, _ int64) error {
@@ -39,11 +47,16 @@ func (r *blockingStops) StopContainer(_ context.Context, id string, _ int64) err
 // At most n calls that change the runtime are in flight; the others wait
 // for a slot (or their context) and all end once the first ones do. Reads
 // have a lane of their own: a list completes while every change slot is
-// held by a stop that blocks.
+// held by a stop that blocks. The poll has its own: it completes while
+// both lanes are full.
 func TestLimitBoundsCallsAndKeepsReadsFlowing(t *testing.T) {
 	const limit, stops = 3, 20
-	rt := &blockingStops{FakeRuntimeService: fakecri.NewFakeRuntimeService(), entered: make(chan string, stops), release: make(chan struct{})}
-	limited, _ := Limit(rt, fakecri.NewFakeImageService(), limit)
+	rt := &blockingStops{
+		FakeRuntimeService: fakecri.NewFakeRuntimeService(),
+		entered:            make(chan string, stops), readsEntered: make(chan string, limit), release: make(chan struct{}),
+	}
+	l := Limit(rt, fakecri.NewFakeImageService(), limit)
+	limited := l.Runtime
 	ctx := context.Background()
 
 	var wg sync.WaitGroup
@@ -70,6 +83,19 @@ func TestLimitBoundsCallsAndKeepsReadsFlowing(t *testing.T) {
 	if n := rt.inFlight.Load(); n != limit {
 		t.Errorf("%d stops in the runtime while the first ones block, want %d", n, limit)
 	}
+	// The reads lane full too: the poll still reads.
+	for i := range limit {
+		wg.Go(func() { _, _ = limited.PodSandboxStatus(ctx, fmt.Sprintf("s%d", i), false) })
+	}
+	for range limit {
+		waitFor(t, rt.readsEntered, "a read to reach the runtime")
+	}
+	if _, err := limited.ListPodSandbox(cancelled, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("ListPodSandbox with a cancelled context while the reads lane is full = %v, want context.Canceled", err)
+	}
+	if _, err := l.Poll.ListPodSandbox(ctx, nil); err != nil {
+		t.Fatalf("the poll's ListPodSandbox while both lanes are full: %v", err)
+	}
 
 	close(rt.release)
 	wg.Wait()
@@ -91,7 +117,8 @@ func TestLimitBoundsCallsAndKeepsReadsFlowing(t *testing.T) {
 func TestLimitPassesCallsThrough(t *testing.T) {
 	fake := fakecri.NewFakeRuntimeService()
 	images := fakecri.NewFakeImageService()
-	rt, img := Limit(fake, images, 1)
+	l := Limit(fake, images, 1)
+	rt, img := l.Runtime, l.Images
 	ctx := context.Background()
 	sbCfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "ns", Uid: "u"}}
 	sb, err := rt.RunPodSandbox(ctx, sbCfg, "")

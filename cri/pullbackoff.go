@@ -85,7 +85,7 @@ const maxReasonLength = 160
 
 // shortReason is the gist of a runtime error for one log line: the gRPC
 // status message without the "rpc error: code = ... desc =" wrapping, cut
-// to its last two ": "-separated parts (containerd nests every cause:
+// to its last three ": "-separated parts (containerd nests every cause:
 // failed to pull and unpack image ...: failed to resolve reference ...:
 // the cause) and to maxReasonLength characters.
 func shortReason(err error) string {
@@ -93,8 +93,8 @@ func shortReason(err error) string {
 	if st, ok := status.FromError(err); ok {
 		msg = st.Message()
 	}
-	if parts := strings.Split(msg, ": "); len(parts) > 2 {
-		msg = strings.Join(parts[len(parts)-2:], ": ")
+	if parts := strings.Split(msg, ": "); len(parts) > 3 {
+		msg = strings.Join(parts[len(parts)-3:], ": ")
 	}
 	if r := []rune(msg); len(r) > maxReasonLength {
 		msg = string(r[:maxReasonLength-3]) + "..."

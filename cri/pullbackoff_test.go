@@ -96,9 +96,9 @@ func TestShortReason(t *testing.T) {
 		err  error
 		want string
 	}{
-		{containerdPullError, "insufficient_scope: authorization failed"},
+		{containerdPullError, "server message: insufficient_scope: authorization failed"},
 		{errors.New("registry down"), "registry down"},
-		{status.Error(codes.Unavailable, "dial tcp: lookup registry on 10.0.0.1:53: no such host"), "lookup registry on 10.0.0.1:53: no such host"},
+		{status.Error(codes.Unavailable, "dial tcp: lookup registry on 10.0.0.1:53: no such host"), "dial tcp: lookup registry on 10.0.0.1:53: no such host"},
 		{errors.New(strings.Repeat("é", 300)), strings.Repeat("é", maxReasonLength-3) + "..."},
 	} {
 		if got := shortReason(tc.err); got != tc.want {

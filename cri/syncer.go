@@ -6,14 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"os"
-	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
@@ -164,66 +160,6 @@ const maxStopTimeout = (math.MaxInt64 - int64(24*time.Hour)) / int64(time.Second
 // source can always be stopped.
 func stopTimeout(grace int64) int64 { return min(max(grace, 0), maxStopTimeout) }
 
-// removeInBackground removes the pod's containers, sandboxes and log
-// directory without holding up the caller: removal is garbage collection,
-// and a slow or failing runtime must not keep a deleted pod from being
-// forgotten.
-func (s *Syncer) removeInBackground(p *podRuntime) {
-	if len(p.containers) == 0 && len(p.sandboxes) == 0 {
-		return
-	}
-	s.removingMu.Lock()
-	defer s.removingMu.Unlock()
-	if s.removing[p.uid] {
-		return
-	}
-	s.removing[p.uid] = true
-	s.removals.Go(func() {
-		defer func() {
-			s.removingMu.Lock()
-			delete(s.removing, p.uid)
-			s.removingMu.Unlock()
-		}()
-		ctx, cancel := context.WithTimeout(context.Background(), s.opts.RemovalTimeout)
-		defer cancel()
-		removed := true
-		for _, c := range p.containers {
-			if err := s.rt.RemoveContainer(ctx, c.Id); err != nil {
-				removed = false
-				s.opts.Logger.Warn("removing container failed; it is left to the runtime", "container", c.Id, "err", err)
-			}
-		}
-		for _, sb := range p.sandboxes {
-			if err := s.rt.RemovePodSandbox(ctx, sb.Id); err != nil {
-				removed = false
-				s.opts.Logger.Warn("removing sandbox failed; it is left to the runtime", "sandbox", sb.Id, "err", err)
-			}
-		}
-		if removed {
-			s.removeLogDir(p)
-		}
-	})
-}
-
-// removeLogDir removes the pod's log directory, once its containers are
-// gone: a later removal (of what failed now) gets another chance.
-func (s *Syncer) removeLogDir(p *podRuntime) {
-	if s.opts.LogRoot == "" {
-		return
-	}
-	name, namespace := p.names()
-	dir := podLogDir(s.opts.LogRoot, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: p.uid}})
-	// Names come from the runtime: remove nothing but a directory of the
-	// log root itself.
-	if filepath.Dir(dir) != filepath.Clean(s.opts.LogRoot) {
-		s.opts.Logger.Warn("not removing a pod log directory outside the log root", "dir", dir, "uid", p.uid)
-		return
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		s.opts.Logger.Warn("removing the pod log directory failed", "dir", dir, "uid", p.uid, "err", err)
-	}
-}
-
 // stopPod stops every container of p within grace seconds and its
 // sandboxes, then re-reads the runtime to prove nothing runs. pod, when
 // known, gets the Killing events.
@@ -235,26 +171,6 @@ func (s *Syncer) stopPod(ctx context.Context, pod *v1.Pod, p *podRuntime, grace 
 		return nil, err
 	}
 	return s.verifyStopped(ctx, p, what)
-}
-
-// RemoveDeadPod removes, in the background, what the runtime holds of a
-// deleted pod (nobody knows it any more) in which nothing runs: its
-// containers, its sandboxes and its log directory, as the kubelet's garbage
-// collector does once a pod is deleted. It reads the runtime again first
-// and leaves a pod alone if anything of it runs.
-func (s *Syncer) RemoveDeadPod(ctx context.Context, uid types.UID) error {
-	p, err := readPod(ctx, s.rt, uid)
-	if err != nil {
-		return err
-	}
-	ready := slices.ContainsFunc(p.sandboxes, func(sb *runtimeapi.PodSandbox) bool {
-		return sb.State == runtimeapi.PodSandboxState_SANDBOX_READY
-	})
-	if ready || len(p.runningIDs()) > 0 {
-		return fmt.Errorf("pod %s: not removed, something of it runs", uid)
-	}
-	s.removeInBackground(p)
-	return nil
 }
 
 // verifyStopped re-reads the runtime and fails if a container of the pod

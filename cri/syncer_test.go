@@ -531,9 +531,7 @@ func TestSyncerConcurrentPods(t *testing.T) {
 		}
 	}
 	for _, pod := range pods {
-		if err := h.s.RemoveDeadPod(context.Background(), pod.UID); err != nil {
-			t.Errorf("RemoveDeadPod(%s): %v", pod.Name, err)
-		}
+		h.s.RemoveDeadPod(pod.UID)
 	}
 	h.s.Close()
 	for _, pod := range pods {

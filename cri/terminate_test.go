@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -574,91 +571,6 @@ func TestCompletedPodStaysCompletedForNextSyncer(t *testing.T) {
 	}
 }
 
-// Removal of a deleted pod never blocks its caller; Close waits for it.
-func TestRemoveDeadPodRemovalBlocks(t *testing.T) {
-	h := newHarness(t, Options{}, "img")
-	pod := terminatedPod(h, "p")
-	removing, release := h.blockRemovals()
-
-	if err := h.s.RemoveDeadPod(context.Background(), pod.UID); err != nil {
-		t.Fatalf("RemoveDeadPod: %v", err)
-	}
-	waitFor(t, removing, "RemoveContainer")
-	closed := make(chan struct{})
-	go func() { h.s.Close(); close(closed) }()
-	select {
-	case <-closed:
-		t.Fatal("Close returned while a removal is blocked")
-	default:
-	}
-
-	close(release)
-	waitFor(t, closed, "Close")
-	if sbs, cs := h.podObjects(pod.UID); len(sbs)+len(cs) > 0 {
-		t.Errorf("left behind: %v %v", sbs, cs)
-	}
-}
-
-// RemovalTimeout bounds a removal that hangs.
-func TestRemoveDeadPodRemovalTimeout(t *testing.T) {
-	h := newHarness(t, Options{RemovalTimeout: 20 * time.Millisecond}, "img")
-	pod := terminatedPod(h, "p")
-	h.rt.onRemove = func(ctx context.Context, _ string, _ func() error) error {
-		<-ctx.Done()
-		return ctx.Err()
-	}
-	if err := h.s.RemoveDeadPod(context.Background(), pod.UID); err != nil {
-		t.Fatalf("RemoveDeadPod: %v", err)
-	}
-	closed := make(chan struct{})
-	go func() { h.s.Close(); close(closed) }()
-	waitFor(t, closed, "Close")
-	if _, cs := h.podObjects(pod.UID); len(cs) != 2 {
-		t.Errorf("containers %v", cs)
-	}
-}
-
-// The log directory of a deleted pod goes with its containers, and stays
-// while any of them could not be removed.
-func TestRemoveDeadPodLogDirectory(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		inject string // a removal that fails
-		gone   bool
-	}{
-		{"removed", "", true},
-		{"kept while a container stays", "RemoveContainer", false},
-		{"kept while the sandbox stays", "RemovePodSandbox", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			h := newHarness(t, Options{LogRoot: root}, "img")
-			pod := terminatedPod(h, "p")
-			dir := podLogDir(root, pod)
-			if _, err := os.Stat(dir); err != nil {
-				t.Fatalf("the pod's log directory was not created: %v", err)
-			}
-			other := filepath.Join(root, "ns_other_uid-other")
-			if err := os.Mkdir(other, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if tc.inject != "" {
-				h.fake.InjectError(tc.inject, errors.New("injected"))
-			}
-			if err := h.s.RemoveDeadPod(context.Background(), pod.UID); err != nil {
-				t.Fatalf("RemoveDeadPod: %v", err)
-			}
-			h.s.Close()
-			if _, err := os.Stat(dir); os.IsNotExist(err) != tc.gone {
-				t.Errorf("log directory %s: stat error %v, want gone=%v", dir, err, tc.gone)
-			}
-			if _, err := os.Stat(other); err != nil {
-				t.Errorf("another pod's log directory: %v", err)
-			}
-		})
-	}
-}
-
 // terminatedPod runs a Never pod to completion through termination: its
 // containers exited, its sandbox stopped, all kept.
 func terminatedPod(h *harness, name string) *v1.Pod {
@@ -679,9 +591,7 @@ func TestSyncTerminatedPodErrors(t *testing.T) {
 		pod := terminatedPod(h, "p")
 		h.fake.InjectError("RemoveContainer", errors.New("injected"))
 		h.fake.InjectError("RemovePodSandbox", errors.New("injected"))
-		if err := h.s.RemoveDeadPod(context.Background(), pod.UID); err != nil {
-			t.Fatalf("RemoveDeadPod: %v", err)
-		}
+		h.s.RemoveDeadPod(pod.UID)
 		h.s.Close()
 		if sbs, cs := h.podObjects(pod.UID); len(sbs) != 1 || len(cs) != 1 {
 			t.Errorf("left: %v %v", sbs, cs)
