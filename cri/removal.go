@@ -69,8 +69,10 @@ func (s *Syncer) inBackground(uid types.UID, remove func(ctx context.Context)) {
 	})
 }
 
-// remove removes the pod's containers and sandboxes, then, once they are
-// all gone, its log directory; what failed is left for a later removal.
+// remove removes the pod's containers and sandboxes, then, once the
+// runtime holds nothing of the pod, its log directory: what failed is left
+// for a later removal, and a new incarnation of the UID (its manifest came
+// back meanwhile) keeps the directory it writes to.
 func (s *Syncer) remove(ctx context.Context, p *podRuntime) {
 	removed := true
 	for _, c := range p.containers {
@@ -85,7 +87,10 @@ func (s *Syncer) remove(ctx context.Context, p *podRuntime) {
 			s.opts.Logger.Warn("removing sandbox failed; it is left to the runtime", "sandbox", sb.Id, "err", err)
 		}
 	}
-	if removed {
+	if !removed {
+		return
+	}
+	if rest, err := readPod(ctx, s.rt, p.uid); err == nil && len(rest.sandboxes)+len(rest.containers) == 0 {
 		s.removeLogDir(p)
 	}
 }

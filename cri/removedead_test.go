@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
@@ -103,11 +104,15 @@ func TestRemoveDeadPodLogDirectory(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		inject string // a removal that fails
-		gone   bool
+		// reAdded: the UID's manifest comes back during the removal, and
+		// its new incarnation runs a sandbox.
+		reAdded bool
+		gone    bool
 	}{
-		{"removed", "", true},
-		{"kept while a container stays", "RemoveContainer", false},
-		{"kept while the sandbox stays", "RemovePodSandbox", false},
+		{name: "removed", gone: true},
+		{name: "kept while a container stays", inject: "RemoveContainer"},
+		{name: "kept while the sandbox stays", inject: "RemovePodSandbox"},
+		{name: "kept for a new incarnation", reAdded: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -123,6 +128,17 @@ func TestRemoveDeadPodLogDirectory(t *testing.T) {
 			}
 			if tc.inject != "" {
 				h.fake.InjectError(tc.inject, errors.New("injected"))
+			}
+			if tc.reAdded {
+				var once sync.Once
+				h.rt.onRemove = func(ctx context.Context, _ string, next func() error) error {
+					once.Do(func() {
+						if _, err := h.fake.RunPodSandbox(ctx, sandboxConfig(pod, 1, root), ""); err != nil {
+							t.Error(err)
+						}
+					})
+					return next()
+				}
 			}
 			h.s.RemoveDeadPod(pod.UID)
 			h.s.Close()

@@ -176,6 +176,12 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// The sandbox's log directory made again, should the removal of a
+	// previous incarnation of the UID have taken it: the runtime creates
+	// the container's log file in it.
+	if err := ensureDir(ps.sbConfig.GetLogDirectory()); err != nil {
+		return err
+	}
 	id, err := s.rt.CreateContainer(ctx, ps.sbID, containerConfig(pod, c, ps.rt.nextAttempt(c.Name), s.opts.LogRoot != ""), ps.sbConfig)
 	if err != nil {
 		ps.waits[c.Name] = waiting{reason: "CreateContainerError", message: err.Error()}

@@ -158,6 +158,13 @@ func TestSyncPodLogDirectory(t *testing.T) {
 		pod := makePod("logs", v1.RestartPolicyAlways, ctr{name: "c"})
 		h.mustSync(pod)
 		h.exit(containerID(pod, 0, "c", 0), 1)
+		if root != "" {
+			// The removal of a previous incarnation of the UID took the
+			// directory: the next container's creation makes it again.
+			if err := os.RemoveAll(podLogDir(root, pod)); err != nil {
+				t.Fatal(err)
+			}
+		}
 		h.mustSync(pod)
 		want := []string{"", ""}
 		if root != "" {
