@@ -486,8 +486,10 @@ func completedPod(h *harness, name string) *v1.Pod {
 func TestSyncTerminatedPod(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
 	pod := completedPod(h, "p") // its sandbox is still ready
-	// Some back-off state for the pod, as if it had crashed.
+	// Some back-off state for the pod, as if it had crashed, and a failed
+	// pull.
 	h.s.backoff.restart(pod.UID, "a", h.clock.Now())
+	h.s.pulls.failed(pod.UID, "img", "registry down")
 	stops := h.calls("StopPodSandbox")
 
 	if err := h.s.SyncTerminatedPod(context.Background(), pod, nil); err != nil {
@@ -501,6 +503,9 @@ func TestSyncTerminatedPod(t *testing.T) {
 	}
 	if n := h.backoffEntries(pod.UID); n != 0 {
 		t.Errorf("back-off kept for %d containers", n)
+	}
+	if wait, _ := h.s.pulls.wait(pod.UID, "img"); wait != 0 {
+		t.Errorf("pull back-off kept: %s", wait)
 	}
 	if ev := h.events.reasons(pod.UID); ev[len(ev)-1] != "Terminated" {
 		t.Errorf("events %v", ev)
