@@ -106,7 +106,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	a.events = eventLog{log: a.log}
-	conn, err := connectRuntime(ctx, cfg.RuntimeEndpoint, cfg.RootDir)
+	conn, err := connectRuntime(ctx, cfg.RuntimeEndpoint, cfg.RootDir, cfg.MaxConcurrentRuntimeCalls)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		Statuses: a.statuses, Events: a.events, Clock: a.clock, Logger: a.log,
 		RuntimeName: conn.name, LogRoot: podLogRoot(cfg),
 	})
-	a.cache = cri.NewCache(conn.runtime, a.log)
+	a.cache = cri.NewCache(conn.poll, a.log)
 	a.workers = worker.New(a.syncer, worker.Options{
 		Clock: a.clock, ResyncInterval: cfg.SyncFrequency.Duration, StatusCache: a.cache,
 		Registerer: a.registry, Observer: engineObserver(opts.Observer, a.log, cfg.Verbosity), Logger: a.log, BackOffPeriod: opts.SyncBackOff,

@@ -53,6 +53,10 @@ type Config struct {
 	SyncFrequency metav1.Duration `json:"syncFrequency,omitzero"`
 	// RuntimePollInterval is how often the runtime status cache polls.
 	RuntimePollInterval metav1.Duration `json:"runtimePollInterval,omitzero"`
+	// MaxConcurrentRuntimeCalls bounds the CRI calls that change the
+	// runtime in flight at once, and apart from them the reads: thousands
+	// of pods stopped at once queue in the agent, not in the runtime.
+	MaxConcurrentRuntimeCalls int `json:"maxConcurrentRuntimeCalls,omitempty"`
 	// Allocatable is the CPU and memory pods may request; a missing entry
 	// is the machine's own.
 	Allocatable v1.ResourceList `json:"allocatable,omitempty"`
@@ -89,6 +93,8 @@ func DefaultConfig() Config {
 		SyncFrequency:        metav1.Duration{Duration: time.Minute},
 		RuntimePollInterval:  metav1.Duration{Duration: time.Second},
 		LogFormat:            "text",
+
+		MaxConcurrentRuntimeCalls: 10,
 	}
 }
 
@@ -123,6 +129,9 @@ func (c *Config) Validate() error {
 		if positive[name].Duration <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, positive[name].Duration))
 		}
+	}
+	if c.MaxConcurrentRuntimeCalls < 1 {
+		errs = append(errs, fmt.Errorf("maxConcurrentRuntimeCalls must be at least 1, got %d", c.MaxConcurrentRuntimeCalls))
 	}
 	if c.NodeName == "" {
 		errs = append(errs, errors.New("nodeName is empty and the host name is unknown"))

@@ -30,6 +30,7 @@ func TestValidateNamesBadFields(t *testing.T) {
 	}{
 		{"negative interval", func(c *agent.Config) { c.HousekeepingInterval.Duration = -time.Second }, []string{"housekeepingInterval", "-1s"}},
 		{"zero interval", func(c *agent.Config) { c.RuntimePollInterval.Duration = 0 }, []string{"runtimePollInterval"}},
+		{"no runtime calls", func(c *agent.Config) { c.MaxConcurrentRuntimeCalls = 0 }, []string{"maxConcurrentRuntimeCalls", "got 0"}},
 		{"unknown allocatable resource", func(c *agent.Config) { c.Allocatable = resources("nvidia.com/gpu=1") }, []string{"allocatable", `"nvidia.com/gpu"`}},
 		{"zero allocatable", func(c *agent.Config) { c.Allocatable = resources("memory=0") }, []string{"allocatable memory"}},
 		{"bad logFormat", func(c *agent.Config) { c.LogFormat = "xml" }, []string{"logFormat", `"xml"`}},

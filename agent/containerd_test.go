@@ -1130,3 +1130,139 @@ func TestContainerdNodeShutdown(t *testing.T) {
 		}
 	}
 }
+
+// TestContainerdCompletedPodStaysCompleted: a restartPolicy Never pod whose
+// container exits 3 ends Failed; an agent restarted on the same node finds
+// it Failed with exit code 3 and creates nothing; once its manifest is
+// removed, its containers, its sandbox and its log directory are removed.
+func TestContainerdCompletedPodStaysCompleted(t *testing.T) {
+	e := newCtrdEnv(t)
+	uid := e.newUID()
+	manifests := filepath.Join(e.dir, "manifests")
+	first := e.startAgent(manifests, nil)
+	sameNode := func(c *agent.Config) {
+		c.NodeName = first.node
+		c.RootDir = filepath.Join(e.dir, "root-"+first.node)
+	}
+	manifest := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: done, namespace: %s, uid: %s}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 5
+  containers:
+  - {name: main, image: %s, imagePullPolicy: Never, command: [sh, -c, "exit 3"]}
+`, ctrdNamespace, uid, critest.BusyboxImage)
+	if err := os.WriteFile(filepath.Join(manifests, "done.yaml"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	failedWith3 := func(p agent.PodInfo) bool {
+		return p.Lifecycle == "Finished" && p.Phase == v1.PodFailed && ctrdTerminated(p) && ctrdExitCodes(p)["main"] == 3
+	}
+	first.waitPod(uid, "done finished Failed with exit code 3", failedWith3)
+	before := containerIDs(e.containers(uid))
+	logDir := filepath.Join(e.dir, "root-"+first.node, "pods", ctrdNamespace+"_done-"+first.node+"_"+uid)
+	if len(before) != 1 || len(e.sandboxes(uid)) != 1 {
+		t.Fatalf("the finished pod's containers %v, sandboxes %d; want its one container in its sandbox, kept", before, len(e.sandboxes(uid)))
+	}
+	if _, err := os.Stat(logDir); err != nil {
+		t.Fatalf("the pod's log directory: %v", err)
+	}
+	if err := first.stop(); err != nil {
+		t.Fatalf("first agent: %v", err)
+	}
+
+	next := e.startAgent(manifests, sameNode)
+	next.waitPod(uid, "done still Failed with exit code 3 after the restart", failedWith3)
+	// Finished means the engine ran the pod's last sync: nothing more starts.
+	if now := containerIDs(e.containers(uid)); !slices.Equal(now, before) || len(e.runningContainers(uid)) > 0 {
+		t.Errorf("containers after the restart: %v (running %v), want only %v, exited", now, e.runningContainers(uid), before)
+	}
+	for _, sb := range e.sandboxes(uid) {
+		if sb.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			t.Errorf("sandbox %.12s is ready after the restart", sb.Id)
+		}
+	}
+
+	if err := os.Remove(filepath.Join(manifests, "done.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	next.waitGone(uid)
+	e.waitRuntimeGone(uid)
+	ctrdEventually(t, "the pod's log directory is removed", func() (bool, string) {
+		_, err := os.Stat(logDir)
+		return os.IsNotExist(err), fmt.Sprint(err)
+	})
+}
+
+// TestContainerdReadmeExample: the manifest the README's containerd
+// commands copy runs as written, and a pull that cannot succeed (the same
+// image pulled Always) is reported once per back-off in one short line.
+func TestContainerdReadmeExample(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const copyCmd = "mkdir -p manifests && cp examples/busybox.yaml manifests/"
+	if !strings.Contains(string(readme), copyCmd) {
+		t.Fatalf("README.md no longer says %q: keep this test on the manifest it copies", copyCmd)
+	}
+	example, err := os.ReadFile("../examples/busybox.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newCtrdEnv(t)
+	manifests := filepath.Join(e.dir, "manifests")
+	a := e.startAgent(manifests, nil)
+	if err := os.WriteFile(filepath.Join(manifests, "busybox.yaml"), example, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var uid string
+	ctrdEventually(t, "the example's pod is known", func() (bool, string) {
+		for _, p := range a.Pods() {
+			if p.Name == "hello-"+a.node {
+				uid = string(p.UID)
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(len(a.Pods()), " pods")
+	})
+	t.Cleanup(func() { e.removePod(uid) })
+	a.waitRunning(uid, 1)
+
+	// The same pod pulling its image: the pull fails, once per back-off.
+	pulled := strings.Replace(string(example), "imagePullPolicy: IfNotPresent", "imagePullPolicy: Always", 1)
+	pulled = strings.Replace(pulled, "name: hello\n  namespace", "name: pulled\n  namespace", 1)
+	if err := os.WriteFile(filepath.Join(manifests, "pulled.yaml"), []byte(pulled), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var pulledUID string
+	ctrdEventually(t, "the pulled pod waits for its image", func() (bool, string) {
+		for _, p := range a.Pods() {
+			if p.Name == "pulled-"+a.node && len(p.Containers) == 1 && p.Containers[0].Reason == "ImagePullBackOff" {
+				pulledUID = string(p.UID)
+				return true, ""
+			}
+		}
+		return false, a.logs.Tail(3)
+	})
+	t.Cleanup(func() { e.removePod(pulledUID) })
+	var failed []string
+	for line := range strings.Lines(a.logs.String()) {
+		if strings.Contains(line, "Failed to pull image") || strings.Contains(line, "PullImage from image service failed") {
+			failed = append(failed, line)
+		}
+	}
+	if len(failed) != 1 || len(failed[0]) > 500 || strings.Contains(failed[0], "rpc error") {
+		t.Errorf("log lines of the failed pull: %q; want one short line before the back-off ends", failed)
+	}
+	t.Logf("the failed pull, as logged: %s", strings.TrimSpace(failed[0]))
+
+	for _, f := range []string{"busybox.yaml", "pulled.yaml"} {
+		if err := os.Remove(filepath.Join(manifests, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.waitGone(uid)
+	e.waitRuntimeGone(uid)
+}

@@ -62,18 +62,13 @@ func (a *Agent) housekeeping(ctx context.Context) {
 	}
 	a.lastHousekeeping = a.clock.Now()
 	a.mu.Unlock()
-	a.removeDead(ctx, dead)
-}
-
-// removeDead removes what the runtime holds of pods nobody knows and in
-// which nothing runs, as the kubelet's container garbage collector does for
-// the sandboxes of deleted pods: those of a previous agent, or of pods
-// whose background removal was cut short when an agent stopped.
-func (a *Agent) removeDead(ctx context.Context, uids []types.UID) {
-	for _, uid := range uids {
-		if err := a.syncer.RemoveDeadPod(ctx, uid); err != nil {
-			a.log.Warn("housekeeping: leaving a dead pod in the runtime", "uid", uid, "err", err)
-		}
+	// What the runtime holds of deleted pods (nobody knows them) in which
+	// nothing runs is removed in the background, as the kubelet's garbage
+	// collector does: their exited containers were kept until now as the
+	// pods' exit codes. That includes those of a previous agent, and of
+	// pods whose removal was cut short when an agent stopped.
+	for _, uid := range dead {
+		a.syncer.RemoveDeadPod(uid)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	internalapi "k8s.io/cri-api/pkg/apis"
 	remote "k8s.io/cri-client/pkg"
 
+	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/embedded"
 )
 
@@ -18,8 +19,14 @@ const runtimeConnectTimeout = 10 * time.Second
 
 // runtimeConn is the agent's connection to its CRI runtime.
 type runtimeConn struct {
-	runtime internalapi.RuntimeService
-	images  internalapi.ImageManagerService
+	// runtime and images (the syncer's) and poll (the status cache's) are
+	// the CRI services behind a cri.Limit: every call goes through them.
+	runtime cri.Runtime
+	images  cri.Images
+	poll    cri.Runtime
+	// service and imageService are the clients themselves.
+	service      internalapi.RuntimeService
+	imageService internalapi.ImageManagerService
 	// name is the runtime's own name ("containerd"), for container IDs.
 	name     string
 	endpoint string
@@ -28,8 +35,9 @@ type runtimeConn struct {
 }
 
 // connectRuntime dials endpoint, or starts the embedded runtime under
-// rootDir when endpoint is "".
-func connectRuntime(ctx context.Context, endpoint, rootDir string) (*runtimeConn, error) {
+// rootDir when endpoint is "", with at most maxCalls CRI calls of each kind
+// (changes, reads) in flight.
+func connectRuntime(ctx context.Context, endpoint, rootDir string, maxCalls int) (*runtimeConn, error) {
 	c := &runtimeConn{endpoint: endpoint}
 	if endpoint == "" {
 		emb, err := embedded.Start(filepath.Join(rootDir, "cri"))
@@ -39,9 +47,9 @@ func connectRuntime(ctx context.Context, endpoint, rootDir string) (*runtimeConn
 		c.embedded, c.endpoint = emb, emb.Endpoint()
 	}
 	var err error
-	c.runtime, err = remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(c.endpoint).WithConnectionTimeout(runtimeConnectTimeout).Build(ctx)
+	c.service, err = remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(c.endpoint).WithConnectionTimeout(runtimeConnectTimeout).Build(ctx)
 	if err == nil {
-		c.images, err = remote.NewRemoteImageServiceBuilder().WithEndpoint(c.endpoint).WithConnectionTimeout(runtimeConnectTimeout).Build(ctx)
+		c.imageService, err = remote.NewRemoteImageServiceBuilder().WithEndpoint(c.endpoint).WithConnectionTimeout(runtimeConnectTimeout).Build(ctx)
 	}
 	if err == nil {
 		err = c.identify(ctx)
@@ -50,6 +58,8 @@ func connectRuntime(ctx context.Context, endpoint, rootDir string) (*runtimeConn
 		c.close()
 		return nil, fmt.Errorf("CRI runtime at %s: %w", c.endpoint, err)
 	}
+	limited := cri.Limit(c.service, c.imageService, maxCalls)
+	c.runtime, c.images, c.poll = limited.Runtime, limited.Images, limited.Poll
 	return c, nil
 }
 
@@ -57,7 +67,7 @@ func connectRuntime(ctx context.Context, endpoint, rootDir string) (*runtimeConn
 func (c *runtimeConn) identify(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, runtimeConnectTimeout)
 	defer cancel()
-	v, err := c.runtime.Version(ctx, "v1")
+	v, err := c.service.Version(ctx, "v1")
 	if err != nil {
 		return err
 	}
@@ -68,11 +78,11 @@ func (c *runtimeConn) identify(ctx context.Context) error {
 func (c *runtimeConn) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if c.runtime != nil {
-		_ = c.runtime.Close(ctx)
+	if c.service != nil {
+		_ = c.service.Close(ctx)
 	}
-	if c.images != nil {
-		_ = c.images.Close(ctx)
+	if c.imageService != nil {
+		_ = c.imageService.Close(ctx)
 	}
 	if c.embedded != nil {
 		_ = c.embedded.Stop()

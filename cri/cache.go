@@ -14,7 +14,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/types"
-	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
@@ -35,7 +34,7 @@ var ErrCacheNotFilled = errors.New("cri: status cache not filled yet")
 // StartedAt; an exited container's comes from ContainerStatus instead (exit
 // code, reason, times), fetched once since it never changes.
 type Cache struct {
-	rt  internalapi.RuntimeService
+	rt  Runtime
 	log *slog.Logger
 
 	refreshMu sync.Mutex // one poll at a time; guards exited
@@ -56,7 +55,7 @@ type cacheSnapshot struct {
 var _ worker.StatusCache = (*Cache)(nil)
 
 // NewCache returns an empty cache of rt; log nil discards its messages.
-func NewCache(rt internalapi.RuntimeService, log *slog.Logger) *Cache {
+func NewCache(rt Runtime, log *slog.Logger) *Cache {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -474,6 +474,7 @@ func TestSyncPodInitContainerImageError(t *testing.T) {
 	if st.Phase != v1.PodPending || h.calls("CreateContainer") != 0 {
 		t.Errorf("phase %s, %d containers created", st.Phase, h.calls("CreateContainer"))
 	}
+	h.clock.Step(10 * time.Second) // the pull back-off
 	h.mustSync(pod)
 	if got := h.instances(pod); !maps.Equal(got, map[string]string{"i1": "running"}) {
 		t.Errorf("after the retry: %v", got)

@@ -74,6 +74,20 @@ func readPod(ctx context.Context, rt Runtime, uid types.UID) (*podRuntime, error
 	return p, nil
 }
 
+// names are the pod's name and namespace as the runtime holds them: its
+// newest sandbox's metadata, else its newest container's labels.
+func (p *podRuntime) names() (name, namespace string) {
+	if len(p.sandboxes) > 0 {
+		m := p.sandboxes[0].GetMetadata()
+		return m.GetName(), m.GetNamespace()
+	}
+	if len(p.containers) > 0 {
+		l := p.containers[0].GetLabels()
+		return l[PodNameLabel], l[PodNamespaceLabel]
+	}
+	return "", ""
+}
+
 // readySandbox is the newest sandbox if it is ready.
 func (p *podRuntime) readySandbox() *runtimeapi.PodSandbox {
 	if len(p.sandboxes) > 0 && p.sandboxes[0].State == runtimeapi.PodSandboxState_SANDBOX_READY {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
+	"math"
 	"sync"
 	"time"
 
@@ -38,9 +38,10 @@ type Options struct {
 	RuntimeName string
 	// LogRoot is where the runtime writes container logs; "" writes none.
 	LogRoot string
-	// RestartBackoff is the first crash-loop delay; 0 is 10 s.
+	// RestartBackoff is the first crash-loop delay, and the first delay
+	// after a failed image pull; 0 is 10 s.
 	RestartBackoff time.Duration
-	// MaxRestartBackoff caps the crash-loop delay; 0 is 5 min.
+	// MaxRestartBackoff caps those delays; 0 is 5 min.
 	MaxRestartBackoff time.Duration
 	// RemovalTimeout bounds each background removal; 0 is 1 min.
 	RemovalTimeout time.Duration
@@ -58,6 +59,7 @@ type Syncer struct {
 	images  Images
 	opts    Options
 	backoff *restartBackoff
+	pulls   *pullBackoff
 
 	// removals tracks background removals of stopped sandboxes, so Close
 	// can wait for them.
@@ -99,6 +101,7 @@ func NewSyncer(rt Runtime, images Images, opts Options) *Syncer {
 	return &Syncer{
 		rt: rt, images: images, opts: opts, removing: map[types.UID]bool{},
 		backoff: newRestartBackoff(opts.Clock, opts.RestartBackoff, opts.MaxRestartBackoff),
+		pulls:   newPullBackoff(opts.Clock, opts.RestartBackoff, opts.MaxRestartBackoff),
 	}
 }
 
@@ -116,9 +119,10 @@ func (discard) Eventf(*v1.Pod, string, string, string, ...any) {}
 func (s *Syncer) stopContainers(ctx context.Context, pod *v1.Pod, containers []*runtimeapi.ContainerStatus, grace int64) error {
 	errs := make([]error, len(containers))
 	var wg sync.WaitGroup
+	grace = stopTimeout(grace)
 	for i, c := range containers {
 		if pod != nil {
-			s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Killing", "Stopping container %s", c.GetMetadata().GetName())
+			s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Killing", "Stopping container %s (grace period %ds)", c.GetMetadata().GetName(), grace)
 		}
 		wg.Go(func() {
 			if err := s.rt.StopContainer(ctx, c.Id, grace); err != nil {
@@ -146,39 +150,15 @@ func (s *Syncer) stopSandboxes(ctx context.Context, p *podRuntime) error {
 	return nil
 }
 
-// removeInBackground removes the pod's containers and sandboxes without
-// holding up the caller: removal is garbage collection, and a slow or
-// failing runtime must not keep a finished pod from being deleted.
-func (s *Syncer) removeInBackground(p *podRuntime) {
-	if len(p.containers) == 0 && len(p.sandboxes) == 0 {
-		return
-	}
-	s.removingMu.Lock()
-	defer s.removingMu.Unlock()
-	if s.removing[p.uid] {
-		return
-	}
-	s.removing[p.uid] = true
-	s.removals.Go(func() {
-		defer func() {
-			s.removingMu.Lock()
-			delete(s.removing, p.uid)
-			s.removingMu.Unlock()
-		}()
-		ctx, cancel := context.WithTimeout(context.Background(), s.opts.RemovalTimeout)
-		defer cancel()
-		for _, c := range p.containers {
-			if err := s.rt.RemoveContainer(ctx, c.Id); err != nil {
-				s.opts.Logger.Warn("removing container failed; it is left to the runtime", "container", c.Id, "err", err)
-			}
-		}
-		for _, sb := range p.sandboxes {
-			if err := s.rt.RemovePodSandbox(ctx, sb.Id); err != nil {
-				s.opts.Logger.Warn("removing sandbox failed; it is left to the runtime", "sandbox", sb.Id, "err", err)
-			}
-		}
-	})
-}
+// maxStopTimeout is the longest grace period, in seconds, a StopContainer
+// can carry: the CRI client adds its own timeout to it as a time.Duration,
+// which overflows, and so expires at once, from about 9.2e9 s. A day of
+// margin covers any client's timeout.
+const maxStopTimeout = (math.MaxInt64 - int64(24*time.Hour)) / int64(time.Second)
+
+// stopTimeout is grace as StopContainer can honour it: a pod from any
+// source can always be stopped.
+func stopTimeout(grace int64) int64 { return min(max(grace, 0), maxStopTimeout) }
 
 // stopPod stops every container of p within grace seconds and its
 // sandboxes, then re-reads the runtime to prove nothing runs. pod, when
@@ -191,26 +171,6 @@ func (s *Syncer) stopPod(ctx context.Context, pod *v1.Pod, p *podRuntime, grace 
 		return nil, err
 	}
 	return s.verifyStopped(ctx, p, what)
-}
-
-// RemoveDeadPod removes, in the background, what the runtime holds of a
-// pod nobody knows any more and in which nothing runs: the sandboxes of a
-// previous agent's finished pods, or of pods whose removal was cut short.
-// It reads the runtime again first and leaves a pod alone if anything of
-// it runs.
-func (s *Syncer) RemoveDeadPod(ctx context.Context, uid types.UID) error {
-	p, err := readPod(ctx, s.rt, uid)
-	if err != nil {
-		return err
-	}
-	ready := slices.ContainsFunc(p.sandboxes, func(sb *runtimeapi.PodSandbox) bool {
-		return sb.State == runtimeapi.PodSandboxState_SANDBOX_READY
-	})
-	if ready || len(p.runningIDs()) > 0 {
-		return fmt.Errorf("pod %s: not removed, something of it runs", uid)
-	}
-	s.removeInBackground(p)
-	return nil
 }
 
 // verifyStopped re-reads the runtime and fails if a container of the pod

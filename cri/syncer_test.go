@@ -531,6 +531,10 @@ func TestSyncerConcurrentPods(t *testing.T) {
 		}
 	}
 	for _, pod := range pods {
+		h.s.RemoveDeadPod(pod.UID)
+	}
+	h.s.Close()
+	for _, pod := range pods {
 		if sbs, cs := h.podObjects(pod.UID); len(sbs)+len(cs) > 0 {
 			t.Errorf("pod %s left %v %v", pod.Name, sbs, cs)
 		}

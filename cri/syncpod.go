@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
 
 	"github.com/podlife/podlife/worker"
 )
@@ -15,6 +16,10 @@ import (
 // ErrCrashLoopBackOff is returned (wrapped) by SyncPod while a container
 // waits to be restarted, so the engine retries after its back-off period.
 var ErrCrashLoopBackOff = errors.New("back-off restarting failed container")
+
+// ErrImagePullBackOff is returned (wrapped) by SyncPod while a container's
+// image waits for its next pull after a failed one.
+var ErrImagePullBackOff = errors.New("back-off pulling image")
 
 // SyncPod creates the pod's sandbox and containers, runs its init
 // containers in turn and then its regular containers, restarts exited ones
@@ -179,6 +184,12 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 	if err != nil {
 		return err
 	}
+	// The sandbox's log directory made again, should the removal of a
+	// previous incarnation of the UID have taken it: the runtime creates
+	// the container's log file in it.
+	if err := ensureDir(ps.sbConfig.GetLogDirectory()); err != nil {
+		return err
+	}
 	id, err := s.rt.CreateContainer(ctx, ps.sbID, cfg, ps.sbConfig)
 	if err != nil {
 		ps.waits[c.Name] = waiting{reason: "CreateContainerError", message: err.Error()}
@@ -200,7 +211,7 @@ func specChanged(cur *runtimeapi.ContainerStatus, c *v1.Container) bool {
 // period, so that a new one is created from the new spec.
 func (s *Syncer) replace(ctx context.Context, pod *v1.Pod, c *v1.Container, cur *runtimeapi.ContainerStatus) error {
 	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Killing", "Container %s definition changed, will be restarted", c.Name)
-	if err := s.rt.StopContainer(ctx, cur.Id, podGracePeriod(pod)); err != nil {
+	if err := s.rt.StopContainer(ctx, cur.Id, stopTimeout(podGracePeriod(pod))); err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
 		}
@@ -252,12 +263,25 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, 
 			return errors.New(msg)
 		}
 	}
-	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
-	if _, err := s.images.PullImage(ctx, spec, nil, sbConfig); err != nil {
-		waits[c.Name] = waiting{reason: "ErrImagePull", message: err.Error()}
-		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", c.Image, err)
-		return fmt.Errorf("pull image %s: %w", c.Image, err)
+	if wait, reason := s.pulls.wait(pod.UID, c.Image); wait > 0 {
+		msg := fmt.Sprintf("Back-off pulling image %q: %s", c.Image, reason)
+		waits[c.Name] = waiting{reason: "ImagePullBackOff", message: msg}
+		return fmt.Errorf("container %s: %w %q", c.Name, ErrImagePullBackOff, c.Image)
 	}
+	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
+	// The client would log every failure at length (klog); the syncer
+	// reports it itself, once per back-off, in short.
+	if _, err := s.images.PullImage(klog.NewContext(ctx, klog.Logger{}), spec, nil, sbConfig); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		reason := shortReason(err)
+		next := s.pulls.failed(pod.UID, c.Image, reason)
+		waits[c.Name] = waiting{reason: "ErrImagePull", message: reason}
+		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Failed to pull image %q for container %s: %s (next pull in %s)", c.Image, c.Name, reason, next)
+		return fmt.Errorf("container %s: pull image %q: %s", c.Name, c.Image, reason)
+	}
+	s.pulls.succeeded(pod.UID, c.Image)
 	return nil
 }
 

@@ -158,6 +158,17 @@ func TestSyncPodLogDirectory(t *testing.T) {
 		pod := makePod("logs", v1.RestartPolicyAlways, ctr{name: "c"})
 		h.mustSync(pod)
 		h.exit(containerID(pod, 0, "c", 0), 1)
+		if root != "" {
+			// The removal of a previous incarnation of the UID took the
+			// directory: the next container's creation makes it again.
+			dir, err := podLogDir(root, pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+		}
 		h.mustSync(pod)
 		want := []string{"", ""}
 		if root != "" {
@@ -706,7 +717,9 @@ func TestSyncPodImages(t *testing.T) {
 			if tc.pull == v1.PullNever {
 				return
 			}
-			// The failure was transient: the retry starts the container.
+			// The failure was transient: the retry, past any pull
+			// back-off, starts the container.
+			h.clock.Step(10 * time.Second)
 			h.mustSync(pod)
 			if cs := h.statuses.last(t, pod.UID).ContainerStatuses[0]; cs.State.Running == nil {
 				t.Errorf("after the retry: %+v", cs.State)

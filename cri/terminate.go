@@ -43,6 +43,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, _ *worker.
 	// A terminating pod starts nothing again: its crash-loop state (and
 	// any last start error) must not outlive it or delay its deletion.
 	s.backoff.forget(pod.UID)
+	s.pulls.forget(pod.UID)
 	return nil
 }
 
@@ -73,8 +74,10 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, runningPod *work
 }
 
 // SyncTerminatedPod cleans up after a pod whose containers all stopped: it
-// stops its sandbox if still up and removes the sandbox and the containers
-// in the background.
+// stops its sandbox if still up. The stopped sandbox and the exited
+// containers stay until the pod is deleted (RemoveDeadPod), as the
+// kubelet's garbage collector keeps them: they are the pod's exit codes,
+// and what tells the next agent that the pod already ran.
 func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, _ *worker.PodStatus) error {
 	p, err := readPod(ctx, s.rt, pod.UID)
 	if err != nil {
@@ -84,7 +87,7 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, _ *worker.P
 		return err
 	}
 	s.backoff.forget(pod.UID)
-	s.removeInBackground(p)
-	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Terminated", "Pod terminated; its sandbox is being removed")
+	s.pulls.forget(pod.UID)
+	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Terminated", "Pod terminated; its containers are kept until it is deleted")
 	return nil
 }

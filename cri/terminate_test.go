@@ -3,10 +3,10 @@ package cri
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -39,6 +39,9 @@ func TestSyncTerminatingPodGracePeriod(t *testing.T) {
 		{"given", new(int64(17)), new(int64(5)), 5},
 		{"given zero", new(int64(17)), new(int64(0)), 0},
 		{"given longer", new(int64(17)), new(int64(60)), 60},
+		// Beyond what the CRI client's time.Duration can carry: clamped.
+		{"pod's own overflows", new(int64(9.3e9)), nil, maxStopTimeout},
+		{"given overflows", nil, new(int64(9.3e9)), maxStopTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Options{}, "img")
@@ -93,8 +96,14 @@ func TestSyncTerminatingPodGracePeriod(t *testing.T) {
 					t.Errorf("condition %s is %s", c.Type, c.Status)
 				}
 			}
-			if got := h.events.reasons(pod.UID); !slices.Equal(got, []string{"Killing", "Killing"}) {
-				t.Errorf("events %v", got)
+			wantEvents := []string{
+				fmt.Sprintf("Stopping container a (grace period %ds)", tc.want),
+				fmt.Sprintf("Stopping container b (grace period %ds)", tc.want),
+			}
+			got := h.events.messages(pod.UID, "Killing")
+			slices.Sort(got) // the stops run concurrently
+			if !slices.Equal(got, wantEvents) || len(h.events.reasons(pod.UID)) != 2 {
+				t.Errorf("events %v, Killing messages %q, want %q", h.events.reasons(pod.UID), got, wantEvents)
 			}
 			// Nothing to do on a retry, and nothing restarts.
 			if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, tc.grace, nil); err != nil {
@@ -472,11 +481,15 @@ func completedPod(h *harness, name string) *v1.Pod {
 	return pod
 }
 
+// SyncTerminatedPod stops the sandbox and keeps it, with the exited
+// containers, until the pod is deleted: they are the pod's exit codes.
 func TestSyncTerminatedPod(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
 	pod := completedPod(h, "p") // its sandbox is still ready
-	// Some back-off state for the pod, as if it had crashed.
+	// Some back-off state for the pod, as if it had crashed, and a failed
+	// pull.
 	h.s.backoff.restart(pod.UID, "a", h.clock.Now())
+	h.s.pulls.failed(pod.UID, "img", "registry down")
 	stops := h.calls("StopPodSandbox")
 
 	if err := h.s.SyncTerminatedPod(context.Background(), pod, nil); err != nil {
@@ -485,83 +498,105 @@ func TestSyncTerminatedPod(t *testing.T) {
 	if n := h.calls("StopPodSandbox"); n != stops+1 {
 		t.Errorf("StopPodSandbox called %d times, want once", n-stops)
 	}
+	if st := h.sandboxState(sandboxID(pod, 0)); st != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
+		t.Errorf("sandbox is %v, want stopped", st)
+	}
 	if n := h.backoffEntries(pod.UID); n != 0 {
 		t.Errorf("back-off kept for %d containers", n)
+	}
+	if wait, _ := h.s.pulls.wait(pod.UID, "img"); wait != 0 {
+		t.Errorf("pull back-off kept: %s", wait)
 	}
 	if ev := h.events.reasons(pod.UID); ev[len(ev)-1] != "Terminated" {
 		t.Errorf("events %v", ev)
 	}
 	h.s.Close()
-	if sbs, cs := h.podObjects(pod.UID); len(sbs)+len(cs) > 0 {
-		t.Errorf("left behind: %v %v", sbs, cs)
+	if sbs, cs := h.podObjects(pod.UID); len(sbs) != 1 || len(cs) != 2 {
+		t.Errorf("kept: %v %v, want the sandbox and both containers", sbs, cs)
 	}
-	// The sandbox was stopped before it was removed.
-	calls := h.fake.GetCalls()
-	if stop, remove := slices.Index(calls, "StopPodSandbox"), slices.Index(calls, "RemovePodSandbox"); stop < 0 || remove < stop {
-		t.Errorf("calls %v", calls)
+	if n := h.calls("RemoveContainer") + h.calls("RemovePodSandbox"); n != 0 {
+		t.Errorf("%d removals of a pod that was not deleted", n)
 	}
 }
 
-// Removal never blocks the final deletion of a pod.
-func TestSyncTerminatedPodRemovalBlocks(t *testing.T) {
-	h := newHarness(t, Options{}, "img")
-	pod := completedPod(h, "p")
-	removing, release := h.blockRemovals()
+// A pod that completed stays completed for the next syncer on the same
+// runtime (an agent restart): SyncPod reports it terminal with its exit
+// codes and creates nothing, whatever the restart policy that ended it;
+// an Always pod runs again in a new sandbox.
+func TestCompletedPodStaysCompletedForNextSyncer(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		policy   v1.RestartPolicy
+		codes    [2]int32
+		terminal bool
+		phase    v1.PodPhase
+	}{
+		{"Never failed", v1.RestartPolicyNever, [2]int32{0, 3}, true, v1.PodFailed},
+		{"Never succeeded", v1.RestartPolicyNever, [2]int32{0, 0}, true, v1.PodSucceeded},
+		{"OnFailure succeeded", v1.RestartPolicyOnFailure, [2]int32{0, 0}, true, v1.PodSucceeded},
+		{"Always", v1.RestartPolicyAlways, [2]int32{0, 3}, false, v1.PodRunning},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, Options{}, "img")
+			pod := makePod("p", tc.policy, ctr{name: "a"}, ctr{name: "b"})
+			h.mustSync(pod)
+			h.exit(containerID(pod, 0, "a", 0), tc.codes[0])
+			h.exit(containerID(pod, 0, "b", 0), tc.codes[1])
+			if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.s.SyncTerminatedPod(context.Background(), pod, nil); err != nil {
+				t.Fatal(err)
+			}
+			h.s.Close()
+			creates := h.calls("RunPodSandbox") + h.calls("CreateContainer")
 
-	if err := h.s.SyncTerminatedPod(context.Background(), pod, nil); err != nil {
-		t.Fatalf("SyncTerminatedPod: %v", err)
-	}
-	waitFor(t, removing, "RemoveContainer")
-	// SyncTerminatedPod returned while RemoveContainer is blocked.
-	if sbs, _ := h.podObjects(pod.UID); len(sbs) != 1 {
-		t.Fatalf("sandboxes %v", sbs)
-	}
-	if st := h.sandboxState(sandboxID(pod, 0)); st != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
-		t.Errorf("sandbox is %v", st)
-	}
-	closed := make(chan struct{})
-	go func() { h.s.Close(); close(closed) }()
-	select {
-	case <-closed:
-		t.Fatal("Close returned while a removal is blocked")
-	default:
-	}
-
-	close(release)
-	waitFor(t, closed, "Close")
-	if sbs, cs := h.podObjects(pod.UID); len(sbs)+len(cs) > 0 {
-		t.Errorf("left behind: %v %v", sbs, cs)
+			next := NewSyncer(h.rt, h.imgs, Options{Statuses: h.statuses, Events: h.events, Clock: h.clock})
+			defer next.Close()
+			terminal, err := next.SyncPod(context.Background(), 0, pod, nil, nil)
+			if err != nil || terminal != tc.terminal {
+				t.Fatalf("next SyncPod = %v, %v; want %v, nil", terminal, err, tc.terminal)
+			}
+			st := h.statuses.last(t, pod.UID)
+			if st.Phase != tc.phase {
+				t.Errorf("phase %s, want %s", st.Phase, tc.phase)
+			}
+			if !tc.terminal {
+				return
+			}
+			if n := h.calls("RunPodSandbox") + h.calls("CreateContainer"); n != creates {
+				t.Errorf("%d sandboxes or containers created for a completed pod", n-creates)
+			}
+			for i, cs := range st.ContainerStatuses {
+				if cs.State.Terminated == nil || cs.State.Terminated.ExitCode != tc.codes[i] {
+					t.Errorf("container %s: %+v, want terminated with %d", cs.Name, cs.State, tc.codes[i])
+				}
+			}
+		})
 	}
 }
 
-// RemovalTimeout bounds a removal that hangs.
-func TestSyncTerminatedPodRemovalTimeout(t *testing.T) {
-	h := newHarness(t, Options{RemovalTimeout: 20 * time.Millisecond}, "img")
-	pod := completedPod(h, "p")
-	h.rt.onRemove = func(ctx context.Context, _ string, _ func() error) error {
-		<-ctx.Done()
-		return ctx.Err()
+// terminatedPod runs a Never pod to completion through termination: its
+// containers exited, its sandbox stopped, all kept.
+func terminatedPod(h *harness, name string) *v1.Pod {
+	h.t.Helper()
+	pod := completedPod(h, name)
+	if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, nil, nil); err != nil {
+		h.t.Fatal(err)
 	}
 	if err := h.s.SyncTerminatedPod(context.Background(), pod, nil); err != nil {
-		t.Fatalf("SyncTerminatedPod: %v", err)
+		h.t.Fatal(err)
 	}
-	closed := make(chan struct{})
-	go func() { h.s.Close(); close(closed) }()
-	waitFor(t, closed, "Close")
-	if _, cs := h.podObjects(pod.UID); len(cs) != 2 {
-		t.Errorf("containers %v", cs)
-	}
+	return pod
 }
 
 func TestSyncTerminatedPodErrors(t *testing.T) {
 	t.Run("removal errors are left to the runtime", func(t *testing.T) {
 		h := newHarness(t, Options{}, "img")
-		pod := completedPod(h, "p")
+		pod := terminatedPod(h, "p")
 		h.fake.InjectError("RemoveContainer", errors.New("injected"))
 		h.fake.InjectError("RemovePodSandbox", errors.New("injected"))
-		if err := h.s.SyncTerminatedPod(context.Background(), pod, nil); err != nil {
-			t.Fatalf("SyncTerminatedPod: %v", err)
-		}
+		h.s.RemoveDeadPod(pod.UID)
 		h.s.Close()
 		if sbs, cs := h.podObjects(pod.UID); len(sbs) != 1 || len(cs) != 1 {
 			t.Errorf("left: %v %v", sbs, cs)
@@ -574,16 +609,14 @@ func TestSyncTerminatedPodErrors(t *testing.T) {
 		if err := h.s.SyncTerminatedPod(context.Background(), pod, nil); err == nil || !strings.Contains(err.Error(), "injected") {
 			t.Fatalf("SyncTerminatedPod = %v", err)
 		}
-		h.s.Close()
-		if n := h.calls("RemoveContainer") + h.calls("RemovePodSandbox"); n != 0 {
-			t.Errorf("%d removals before the sandbox stopped", n)
+		if st := h.sandboxState(sandboxID(pod, 0)); st != runtimeapi.PodSandboxState_SANDBOX_READY {
+			t.Fatalf("sandbox is %v", st)
 		}
 		if err := h.s.SyncTerminatedPod(context.Background(), pod, nil); err != nil {
 			t.Fatalf("retry: %v", err)
 		}
-		h.s.Close()
-		if sbs, cs := h.podObjects(pod.UID); len(sbs)+len(cs) > 0 {
-			t.Errorf("left behind: %v %v", sbs, cs)
+		if st := h.sandboxState(sandboxID(pod, 0)); st != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
+			t.Errorf("sandbox is %v after the retry", st)
 		}
 	})
 	t.Run("runtime read fails", func(t *testing.T) {
