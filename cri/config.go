@@ -99,7 +99,7 @@ func podLogDir(logRoot string, pod *v1.Pod) (string, error) {
 // first; this holds for any value that reaches a path another way.
 func pathElement(pod *v1.Pod, field, value string) error {
 	if !filepath.IsLocal(value) || strings.ContainsRune(value, filepath.Separator) || value == "." {
-		return fmt.Errorf("pod %s/%s: %s %q cannot be part of a file path: it must be one path element, not . or ..",
+		return fmt.Errorf("pod %s/%s: %s %q cannot be part of a file path: it must be one path element, neither \".\" nor \"..\"",
 			pod.Namespace, pod.Name, field, value)
 	}
 	return nil
