@@ -26,6 +26,7 @@ import (
 
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/embedded"
 	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/internal/testlog"
 	"github.com/podlife/podlife/trace"
@@ -661,4 +662,26 @@ func describe(ts []fsm.Transition) string {
 		fmt.Fprintf(&b, "  %s %s: %s -> %s (%s)\n", t.Pod, t.Row, t.From, t.To, t.Event)
 	}
 	return b.String()
+}
+
+// outlivingRuntime is an embedded runtime of the test's own, in a short
+// directory (unix socket paths are short), which outlives the agents the
+// test runs on it: what an agent restarted on a real runtime finds.
+func outlivingRuntime(t *testing.T) *embedded.Runtime {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "pl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	rt, err := embedded.Start(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := rt.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return rt
 }

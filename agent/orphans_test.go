@@ -2,7 +2,6 @@ package agent_test
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/cri"
-	"github.com/podlife/podlife/cri/embedded"
 	"github.com/podlife/podlife/fsm"
 )
 
@@ -97,20 +95,7 @@ func TestOrphanStoppedByFirstHousekeeping(t *testing.T) {
 // manifests are read before the first housekeeping.
 func TestRunningPodOfManifestAdoptedAtStartup(t *testing.T) {
 	t.Parallel()
-	dir, err := os.MkdirTemp("", "pl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	rt, err := embedded.Start(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := rt.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	rt := outlivingRuntime(t)
 	kept := podSpec{name: "kept", uid: uid(1)}
 	var sandboxID, containerID string
 	h := start(t, withConfig(func(c *agent.Config) { c.RuntimeEndpoint = rt.Endpoint() }), beforeRun(func(h *harness) {

@@ -10,7 +10,6 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/agent"
-	"github.com/podlife/podlife/cri/embedded"
 )
 
 // A pod that completed stays completed across an agent restart: the next
@@ -20,20 +19,7 @@ import (
 // containers and sandbox are removed.
 func TestCompletedPodStaysCompletedAcrossRestart(t *testing.T) {
 	t.Parallel()
-	dir, err := os.MkdirTemp("", "pl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	rt, err := embedded.Start(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := rt.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	rt := outlivingRuntime(t)
 	onRuntime := func(manifests string) option {
 		return withConfig(func(c *agent.Config) {
 			c.RuntimeEndpoint = rt.Endpoint()
