@@ -25,13 +25,19 @@
 # silent node is never marked NotReady, its pods never evicted). So the
 # ServiceAccount admission plugin is disabled: with it, every pod needs its
 # service account object and gets a projected token volume whose
-# kube-root-ca.crt ConfigMap nobody publishes. Pods here get no token.
+# kube-root-ca.crt ConfigMap nobody publishes. Pods here get no token. The
+# TaintNodesByCondition admission plugin is disabled too: it taints every new
+# Node node.kubernetes.io/not-ready:NoSchedule, and only the node lifecycle
+# controller lifts that taint once the node is Ready, so the scheduler would
+# never place a pod. (A NotReady node is then not tainted either.)
 #
 # Everything lives in one directory: $PODLIFE_CLUSTER_DIR if set (created if
 # missing; must be empty), else a new `mktemp -d`. In it: pki/ (keys and
 # certificates), etcd/ (its data), *.kubeconfig, <component>.log and
 # <component>.pid, and podlife-cluster.env (the ports). etcd serves plain HTTP
-# on 127.0.0.1 only. Ports are picked free at random and checked; a port
+# on 127.0.0.1 only. The apiserver advertises 127.0.0.1, which its endpoint
+# reconciler refuses, so that is off: the `kubernetes` service has no
+# endpoints (nothing here runs in-cluster clients). Ports are picked free at random and checked; a port
 # taken between the check and the bind makes the start fail (run it again).
 # Diagnostics go to stderr.
 #
@@ -254,6 +260,7 @@ wait_for etcd 60 etcd curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
 launch kube-apiserver \
   --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
   --bind-address 127.0.0.1 --advertise-address 127.0.0.1 \
+  --endpoint-reconciler-type none \
   --secure-port "$APISERVER_PORT" \
   --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
   --client-ca-file "$PKI/ca.crt" \
@@ -263,7 +270,7 @@ launch kube-apiserver \
   --service-account-signing-key-file "$PKI/sa.key" \
   --authorization-mode Node,RBAC \
   --enable-admission-plugins NodeRestriction \
-  --disable-admission-plugins ServiceAccount \
+  --disable-admission-plugins ServiceAccount,TaintNodesByCondition \
   --allow-privileged=true \
   --profiling=false
 wait_for "kube-apiserver /readyz" 120 kube-apiserver \
