@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Builds the control plane for podlife's cluster mode from the Go module proxy
+# and prints the directory that holds the binaries as the last line of stdout:
+#
+#   BIN=$(tools/cluster-build.sh | tail -1)
+#
+# kube-apiserver, kube-scheduler and kubectl come from k8s.io/kubernetes, etcd
+# from go.etcd.io/etcd/server/v3. Both are built through the wrapper modules
+# in tools/cluster/kube and tools/cluster/etcd: k8s.io/kubernetes's go.mod
+# points its staging modules (k8s.io/api, client-go, ...) at ./staging, and
+# etcd's server module points its siblings at ../api etc.; replace lines there
+# pin them to the published versions instead. The Kubernetes minor must match
+# the project's k8s.io/api (go.mod); the script checks that.
+#
+# The binaries go to $CACHE/<versions>/bin, where CACHE is
+# $PODLIFE_CLUSTER_CACHE, else ${XDG_CACHE_HOME:-$HOME/.cache}/podlife/cluster.
+# A stamp file there records what built them (the wrapper go.mod and go.sum,
+# the Go version, the link flags); when it matches and every binary exists,
+# the script builds nothing. Builds use the normal Go build cache, so a
+# rebuild after a change is incremental. Diagnostics go to stderr.
+set -euo pipefail
+
+tools="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(dirname "$tools")"
+TOOL=cluster-build
+log() { echo "$TOOL: $*" >&2; }
+die() {
+  log "ERROR: $*"
+  exit 1
+}
+
+command -v go >/dev/null || die "go is not on PATH"
+
+# mod_version prints the version that go.mod file $1 requires of module $2.
+mod_version() {
+  awk -v m="$2" '$1 == "require" && $2 == m { print $3; exit } $1 == m && $2 ~ /^v/ { print $2; exit }' "$1"
+}
+
+KUBE_VERSION="$(mod_version "$tools/cluster/kube/go.mod" k8s.io/kubernetes)"
+ETCD_VERSION="$(mod_version "$tools/cluster/etcd/go.mod" go.etcd.io/etcd/server/v3)"
+API_VERSION="$(mod_version "$repo/go.mod" k8s.io/api)"
+[[ -n "$KUBE_VERSION" && -n "$ETCD_VERSION" && -n "$API_VERSION" ]] ||
+  die "cannot read the versions from tools/cluster/*/go.mod and go.mod"
+# k8s.io/api v0.X.Y goes with Kubernetes v1.X.Z.
+api_minor="$(cut -d. -f2 <<<"$API_VERSION")"
+kube_minor="$(cut -d. -f2 <<<"$KUBE_VERSION")"
+[[ "$api_minor" == "$kube_minor" ]] ||
+  die "tools/cluster/kube/go.mod pins k8s.io/kubernetes $KUBE_VERSION but go.mod has k8s.io/api $API_VERSION: the minors must match (v1.$api_minor.z)"
+
+CACHE="${PODLIFE_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podlife/cluster}"
+BIN="$CACHE/kube-$KUBE_VERSION-etcd-$ETCD_VERSION/bin"
+STAMP="$BIN/.stamp"
+
+# The version kube-apiserver reports (and kubectl checks for skew) is set at
+# link time, as Kubernetes' own build does (hack/lib/version.sh).
+kube_ldflags=""
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  kube_ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$kube_minor -X $pkg.gitTreeState=clean"
+done
+kube_ldflags="-s -w$kube_ldflags"
+
+stamp="$(
+  go version
+  echo "$kube_ldflags"
+  cat "$tools/cluster/kube/go.mod" "$tools/cluster/kube/go.sum" \
+    "$tools/cluster/etcd/go.mod" "$tools/cluster/etcd/go.sum" | sha256sum
+)"
+binaries=(etcd kube-apiserver kube-scheduler kubectl)
+
+up_to_date() {
+  [[ -f "$STAMP" && "$(cat "$STAMP")" == "$stamp" ]] || return 1
+  local b
+  for b in "${binaries[@]}"; do
+    [[ -x "$BIN/$b" ]] || return 1
+  done
+}
+
+if up_to_date; then
+  log "up to date: Kubernetes $KUBE_VERSION and etcd $ETCD_VERSION in $BIN"
+  echo "$BIN"
+  exit 0
+fi
+
+mkdir -p "$BIN"
+rm -f "$STAMP"
+# build_one DIR OUT PACKAGE LDFLAGS builds PACKAGE in wrapper module DIR.
+build_one() {
+  local dir="$1" out="$2" pkg="$3" ldflags="$4" t0=$SECONDS
+  log "building $out ($pkg)"
+  (cd "$dir" && CGO_ENABLED=0 GOFLAGS=-mod=readonly GOWORK=off \
+    go build -ldflags="$ldflags" -o "$BIN/$out.tmp" "$pkg") ||
+    die "building $pkg failed"
+  mv "$BIN/$out.tmp" "$BIN/$out"
+  log "built $out in $((SECONDS - t0))s"
+}
+total=$SECONDS
+build_one "$tools/cluster/etcd" etcd go.etcd.io/etcd/server/v3 "-s -w"
+build_one "$tools/cluster/kube" kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$kube_ldflags"
+build_one "$tools/cluster/kube" kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "$kube_ldflags"
+build_one "$tools/cluster/kube" kubectl k8s.io/kubernetes/cmd/kubectl "$kube_ldflags"
+echo "$stamp" >"$STAMP"
+log "built Kubernetes $KUBE_VERSION and etcd $ETCD_VERSION in $((SECONDS - total))s into $BIN"
+echo "$BIN"
