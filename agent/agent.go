@@ -49,6 +49,7 @@ type Agent struct {
 	cache     *cri.Cache
 	workers   *worker.PodWorkers
 	source    *manifests.Source // nil: no manifest directory
+	cluster   *cluster          // nil: no API server (Config.Kubeconfig "")
 	admission *admission.Chain
 	shutdown  *shutdown.Manager
 	statuses  *statusStore
@@ -106,6 +107,12 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	a.events = eventLog{log: a.log}
+	if cfg.Kubeconfig != "" {
+		if a.cluster, err = connectCluster(cfg); err != nil {
+			return nil, err
+		}
+		a.events.api = a.cluster.recorder(cfg.NodeName)
+	}
 	conn, err := connectRuntime(ctx, cfg.RuntimeEndpoint, cfg.RootDir, cfg.MaxConcurrentRuntimeCalls)
 	if err != nil {
 		return nil, err
@@ -219,10 +226,13 @@ func (a *Agent) Run(ctx context.Context) error {
 			a.source.Run(inner, a.cfg.FileCheckFrequency.Duration, a.handleChangeLocking, a.reportManifestError)
 		})
 	}
+	if a.cluster != nil {
+		a.runCluster(inner, &wg)
+	}
 	wg.Go(func() { a.cache.Run(inner, a.cfg.RuntimePollInterval.Duration, a.clock, a.resyncChanged) })
 	wg.Go(func() { a.runHousekeeping(inner) })
 	a.log.Info("agent running", "node", a.cfg.NodeName, "runtime", a.conn.name, "endpoint", a.conn.endpoint,
-		"manifests", a.cfg.StaticPodPath, "address", a.Addr(), "control", a.controlSocket)
+		"manifests", a.cfg.StaticPodPath, "kubeconfig", a.cfg.Kubeconfig, "address", a.Addr(), "control", a.controlSocket)
 
 	var err error
 	select {
@@ -335,7 +345,11 @@ func (a *Agent) scanManifests() {
 func (a *Agent) handleChangeLocking(ch manifests.Change) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.log.Info("manifest change", "op", ch.Op.String(), "file", ch.Path, "pod", ch.Pod.Namespace+"/"+ch.Pod.Name, "uid", ch.Pod.UID)
+	if ch.Path == "" {
+		a.log.Info("API pod change", "op", ch.Op.String(), "pod", ch.Pod.Namespace+"/"+ch.Pod.Name, "uid", ch.Pod.UID)
+	} else {
+		a.log.Info("manifest change", "op", ch.Op.String(), "file", ch.Path, "pod", ch.Pod.Namespace+"/"+ch.Pod.Name, "uid", ch.Pod.UID)
+	}
 	a.handleChange(ch)
 }
 

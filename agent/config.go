@@ -36,6 +36,10 @@ type Config struct {
 	StaticPodPath string `json:"staticPodPath,omitempty"`
 	// FileCheckFrequency is how often the manifest directory is read.
 	FileCheckFrequency metav1.Duration `json:"fileCheckFrequency,omitzero"`
+	// Kubeconfig is the kubeconfig of the node's identity in a cluster
+	// (system:node:<nodeName>); "" runs the agent on its own, with static
+	// pods only.
+	Kubeconfig string `json:"kubeconfig,omitempty"`
 	// RuntimeEndpoint is the CRI socket (unix:///run/containerd/containerd.sock);
 	// "" runs the embedded runtime, in which containers do not really run.
 	RuntimeEndpoint string `json:"runtimeEndpoint,omitempty"`

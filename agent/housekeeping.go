@@ -23,6 +23,10 @@ import (
 func (a *Agent) housekeeping(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.HousekeepingInterval.Duration)
 	defer cancel()
+	if !a.sourcesReady() {
+		a.log.Info("housekeeping: waiting for the API server's first list of this node's pods; no pod is dropped or killed until then")
+		return
+	}
 	a.mu.Lock()
 	a.syncKnownLocked()
 	a.mu.Unlock()

@@ -11,22 +11,31 @@ import (
 	"github.com/podlife/podlife/worker"
 )
 
-// podEntry is one pod from a manifest.
+// podEntry is one pod from a manifest or from the API server.
 type podEntry struct {
-	pod  *v1.Pod
+	pod *v1.Pod
+	// path is the pod's manifest; "" for a pod from the API server.
 	path string
 	// rejection is why admission refused the pod; a rejected pod never
 	// reaches the engine (semantics invariant 47).
 	rejection *admission.Result
 }
 
-// handleChange applies one manifest change. The caller holds a.mu.
+// handleChange applies one change of a pod source: a manifest, or an API
+// pod (Path ""). The caller holds a.mu.
 func (a *Agent) handleChange(ch manifests.Change) {
 	switch ch.Op {
 	case manifests.Add:
 		a.admitLocked(ch.Pod, ch.Path)
 	case manifests.Update:
 		e, ok := a.pods[ch.Pod.UID]
+		if ok && e.rejection != nil && ch.Path == "" {
+			// A rejected API pod is Failed for good: the API server knows it
+			// so, and an edit does not admit it again (a manifest's edit
+			// does: the file is all there is of it).
+			e.pod = ch.Pod
+			return
+		}
 		if !ok || e.rejection != nil {
 			a.admitLocked(ch.Pod, ch.Path)
 			return
@@ -53,9 +62,15 @@ func (a *Agent) handleChange(ch manifests.Change) {
 // admitLocked runs admission for a new pod and hands an admitted one to
 // the engine; a rejected one gets a Failed status with the reason.
 func (a *Agent) admitLocked(pod *v1.Pod, path string) {
-	res := a.admission.Admit(pod, a.activePodsLocked())
 	e := &podEntry{pod: pod, path: path}
 	a.pods[pod.UID] = e
+	if neverStarts(pod) {
+		// Nothing of it will run: the engine only finishes it (an agent
+		// restarted while the pod was being deleted).
+		a.updatePod(worker.SyncPodCreate, pod)
+		return
+	}
+	res := a.admission.Admit(pod, a.activePodsLocked())
 	if !res.Admit {
 		e.rejection = &res
 		a.events.Eventf(pod, v1.EventTypeWarning, res.Reason, "%s", res.Message)
@@ -101,4 +116,13 @@ func (a *Agent) knownLocked(uid types.UID) bool {
 	}
 	_, ok := a.working[uid]
 	return ok
+}
+
+// neverStarts reports whether the engine will start no container of pod:
+// it is being deleted, or its API status is terminal. Such a pod takes no
+// resources and needs no admission, and must not be rejected: its
+// containers of an earlier agent would then be stopped as orphans, without
+// the grace period of its deletion.
+func neverStarts(pod *v1.Pod) bool {
+	return pod.DeletionTimestamp != nil || pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed
 }

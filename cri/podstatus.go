@@ -58,14 +58,26 @@ func generateStatus(in statusInput) v1.PodStatus {
 	}
 	pin.containers = st.ContainerStatuses
 	st.Phase = phase(pin)
-	st.Conditions = podConditions(in.pod, &st, pin.initialized)
+	st.Conditions = podConditions(in.pod, &st, pin.initialized, sandboxReady(in))
 	return st
 }
 
-// podConditions are the pod's conditions: Initialized once its init
-// containers had their turn, ContainersReady and Ready while it runs with
-// its regular containers and sidecars all running.
-func podConditions(pod *v1.Pod, st *v1.PodStatus, initialized bool) []v1.PodCondition {
+// sandboxReady reports whether the pod's sandbox is ready: created, with
+// its network set up (the kubelet's PodReadyToStartContainers).
+func sandboxReady(in statusInput) bool {
+	for _, sb := range in.rt.sandboxes {
+		if sb.Id == in.sandboxID {
+			return sb.State == runtimeapi.PodSandboxState_SANDBOX_READY
+		}
+	}
+	return false
+}
+
+// podConditions are the pod's conditions: PodReadyToStartContainers while
+// its sandbox is ready, Initialized once its init containers had their
+// turn, ContainersReady and Ready while it runs with its regular containers
+// and sidecars all running.
+func podConditions(pod *v1.Pod, st *v1.PodStatus, initialized, sandboxReady bool) []v1.PodCondition {
 	ready := st.Phase == v1.PodRunning
 	for _, cs := range st.ContainerStatuses {
 		ready = ready && cs.Ready
@@ -74,6 +86,7 @@ func podConditions(pod *v1.Pod, st *v1.PodStatus, initialized bool) []v1.PodCond
 		ready = ready && (!isSidecar(&pod.Spec.InitContainers[i]) || st.InitContainerStatuses[i].Ready)
 	}
 	return []v1.PodCondition{
+		{Type: v1.PodReadyToStartContainers, Status: conditionStatus(sandboxReady)},
 		{Type: v1.PodScheduled, Status: v1.ConditionTrue},
 		initializedCondition(pod, st.InitContainerStatuses, initialized),
 		{Type: v1.ContainersReady, Status: conditionStatus(ready)},

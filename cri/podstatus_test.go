@@ -208,3 +208,37 @@ func TestGenerateStatusInitContainers(t *testing.T) {
 		})
 	}
 }
+
+// TestPodReadyToStartContainers: the condition follows the state of the
+// sandbox the status is generated for; a terminal status (no sandbox) is
+// not ready.
+func TestPodReadyToStartContainers(t *testing.T) {
+	sb := func(id string, state runtimeapi.PodSandboxState) *runtimeapi.PodSandbox {
+		return &runtimeapi.PodSandbox{Id: id, State: state}
+	}
+	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})
+	for _, tc := range []struct {
+		name      string
+		sandboxes []*runtimeapi.PodSandbox
+		sandboxID string
+		want      v1.ConditionStatus
+	}{
+		{"ready sandbox", []*runtimeapi.PodSandbox{sb("s2", runtimeapi.PodSandboxState_SANDBOX_READY), sb("s1", runtimeapi.PodSandboxState_SANDBOX_NOTREADY)}, "s2", v1.ConditionTrue},
+		{"stopped sandbox", []*runtimeapi.PodSandbox{sb("s1", runtimeapi.PodSandboxState_SANDBOX_NOTREADY)}, "s1", v1.ConditionFalse},
+		{"no sandbox yet", nil, "", v1.ConditionFalse},
+		{"terminal status", []*runtimeapi.PodSandbox{sb("s1", runtimeapi.PodSandboxState_SANDBOX_READY)}, "", v1.ConditionFalse},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := generateStatus(statusInput{pod: pod, rt: podFixture(tc.sandboxes), sandboxID: tc.sandboxID})
+			var got v1.ConditionStatus
+			for _, c := range st.Conditions {
+				if c.Type == v1.PodReadyToStartContainers {
+					got = c.Status
+				}
+			}
+			if got != tc.want {
+				t.Errorf("PodReadyToStartContainers = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

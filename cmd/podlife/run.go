@@ -62,6 +62,7 @@ func addConfigFlags(fs *pflag.FlagSet, c *agent.Config) {
 	fs.StringVar(&c.NodeName, "node-name", c.NodeName, "node name; static pod names get -<node-name>")
 	fs.StringVar(&c.StaticPodPath, "pod-manifest-path", c.StaticPodPath, "directory of static pod manifests (YAML or JSON)")
 	fs.DurationVar(&c.FileCheckFrequency.Duration, "file-check-frequency", c.FileCheckFrequency.Duration, "how often the manifest directory is read")
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", c.Kubeconfig, "kubeconfig of the node's identity (system:node:<node-name>): join that cluster; empty: static pods only")
 	fs.StringVar(&c.RuntimeEndpoint, "runtime-endpoint", c.RuntimeEndpoint, "CRI runtime socket, e.g. unix:///run/containerd/containerd.sock; empty: the embedded runtime")
 	fs.StringVar(&c.RootDir, "root-dir", c.RootDir, "the agent's own directory for its control socket, the embedded runtime's socket and pod logs (created 0700; refused if others may write it)")
 	fs.StringVar(&c.Address, "address", c.Address, "local read-only HTTP endpoint (/metrics, /healthz, /pods) for Host this address or localhost; control is on the socket in --root-dir")

@@ -92,12 +92,7 @@ func (c *Cluster) Bin(t testing.TB) string {
 // Kubectl runs kubectl as the admin and returns its combined output.
 func (c *Cluster) Kubectl(t testing.TB, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(c.Bin(t), "kubectl"), append([]string{"--kubeconfig", c.AdminKubeconfig}, args...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
+	return c.KubectlStdin(t, "", args...)
 }
 
 var unsafeName = regexp.MustCompile(`[^a-z0-9-]+`)
@@ -248,4 +243,16 @@ func (c *Cluster) loadCA() (*x509.Certificate, any, error) {
 		return nil, nil, fmt.Errorf("pki/ca.key: not a PKCS#8, PKCS#1 or EC key: %w", err)
 	}
 	return cert, key, nil
+}
+
+// KubectlStdin runs kubectl as the admin with stdin as its input.
+func (c *Cluster) KubectlStdin(t testing.TB, stdin string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(c.Bin(t), "kubectl"), append([]string{"--kubeconfig", c.AdminKubeconfig}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
 }

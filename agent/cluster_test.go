@@ -1,0 +1,421 @@
+package agent_test
+
+// Cluster mode on the embedded runtime, against the real control plane of
+// tools/cluster-up.sh (internal/clustertest; the tests skip without it).
+// Each test is a node of its own, with a node identity of its own, and
+// works in a namespace of its own.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/internal/clustertest"
+)
+
+// clusterTimeout bounds each wait for the API server to show an outcome.
+const clusterTimeout = 30 * time.Second
+
+// member is a test agent that joined the control plane as node `node`.
+type member struct {
+	*harness
+	c    *clustertest.Cluster
+	node string
+	ns   string
+}
+
+// join runs an agent on the embedded runtime as a new node of the control
+// plane.
+func join(t *testing.T, opts ...option) *member {
+	t.Helper()
+	c := clustertest.Require(t)
+	m := &member{c: c, ns: c.Namespace(t)}
+	m.node = c.NodeName(t)
+	kubeconfig := c.NodeKubeconfig(t, m.node)
+	opts = append(opts, withConfig(func(cfg *agent.Config) {
+		cfg.NodeName = m.node
+		cfg.Kubeconfig = kubeconfig
+		cfg.Allocatable = resources("cpu=8,memory=16Gi")
+	}))
+	m.harness = start(t, opts...)
+	m.waitNodeReady()
+	return m
+}
+
+// waitNodeReady waits until the agent's Node is Ready.
+func (m *member) waitNodeReady() {
+	m.t.Helper()
+	m.waitAPI("node "+m.node+" is Ready", func(ctx context.Context) (bool, error) {
+		n, err := m.c.Admin.CoreV1().Nodes().Get(ctx, m.node, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == v1.NodeReady {
+				return c.Status == v1.ConditionTrue, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+// waitAPI polls cond until it holds, failing the test after clusterTimeout.
+func (m *member) waitAPI(what string, cond func(ctx context.Context) (bool, error)) {
+	m.t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, clusterTimeout, true, cond)
+	if err != nil {
+		m.t.Fatalf("waiting until %s: %v\nagent log (last lines):\n%s", what, err, m.logs.Tail(60))
+	}
+}
+
+// apiPod is a pod for this member's node: the scheduler places it (no
+// nodeName) through its node selector.
+func (m *member) apiPod(name string, grace int64, containers ...string) *v1.Pod {
+	p := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: m.ns},
+		Spec: v1.PodSpec{
+			NodeSelector:                  map[string]string{"kubernetes.io/hostname": m.node},
+			TerminationGracePeriodSeconds: &grace,
+		},
+	}
+	for _, c := range containers {
+		p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: c, Image: image})
+	}
+	return p
+}
+
+// create creates pod as the admin.
+func (m *member) create(pod *v1.Pod) *v1.Pod {
+	m.t.Helper()
+	out, err := m.c.Admin.CoreV1().Pods(pod.Namespace).Create(context.Background(), pod, metav1.CreateOptions{})
+	if err != nil {
+		m.t.Fatalf("create pod %s/%s: %v", pod.Namespace, pod.Name, err)
+	}
+	return out
+}
+
+// get is the API's pod, nil once it is gone.
+func (m *member) get(ctx context.Context, name string) (*v1.Pod, error) {
+	p, err := m.c.Admin.CoreV1().Pods(m.ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return p, err
+}
+
+// waitPhase waits until the API shows the pod in phase, and returns it.
+func (m *member) waitPhase(name string, phase v1.PodPhase) *v1.Pod {
+	m.t.Helper()
+	var pod *v1.Pod
+	m.waitAPI(fmt.Sprintf("pod %s/%s is %s in the API", m.ns, name, phase), func(ctx context.Context) (bool, error) {
+		p, err := m.get(ctx, name)
+		pod = p
+		return p != nil && p.Status.Phase == phase, err
+	})
+	return pod
+}
+
+// waitDeleted waits until the API object is gone.
+func (m *member) waitDeleted(name string) {
+	m.t.Helper()
+	m.waitAPI(fmt.Sprintf("pod %s/%s is gone from the API", m.ns, name), func(ctx context.Context) (bool, error) {
+		p, err := m.get(ctx, name)
+		return p == nil && err == nil, err
+	})
+}
+
+// kubectl runs kubectl as the admin and fails the test on an error.
+func (m *member) kubectl(args ...string) string {
+	m.t.Helper()
+	out, err := m.c.Kubectl(m.t, args...)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return out
+}
+
+// graces are the grace periods the engine's kills of uid were given.
+func (m *member) graces(uid types.UID) []int64 {
+	var out []int64
+	for _, tr := range m.rec.of(string(uid)) {
+		if tr.Event == fsm.Kill {
+			out = append(out, tr.Params.GraceOverride)
+		}
+	}
+	return out
+}
+
+// TestClusterApplyRunsPod: `kubectl apply` of a pod without nodeName: the
+// scheduler binds it to the node, the agent runs it and the API shows it
+// Running with the kubelet's conditions; `kubectl delete` stops it and the
+// agent removes the object once the runtime is done with it.
+func TestClusterApplyRunsPod(t *testing.T) {
+	m := join(t)
+	manifest := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: %s}
+spec:
+  nodeSelector: {kubernetes.io/hostname: %s}
+  terminationGracePeriodSeconds: 3
+  containers:
+  - {name: main, image: %s}
+`, m.ns, m.node, image)
+	m.kubectlApply(manifest)
+	pod := m.waitPhase("web", v1.PodRunning)
+	if pod.Spec.NodeName != m.node {
+		t.Errorf("nodeName %q, want %q (the scheduler's binding)", pod.Spec.NodeName, m.node)
+	}
+	want := map[v1.PodConditionType]v1.ConditionStatus{
+		v1.PodScheduled: v1.ConditionTrue, v1.PodInitialized: v1.ConditionTrue, v1.ContainersReady: v1.ConditionTrue,
+		v1.PodReady: v1.ConditionTrue, v1.PodReadyToStartContainers: v1.ConditionTrue,
+	}
+	for _, c := range pod.Status.Conditions {
+		if w, ok := want[c.Type]; ok && c.Status != w {
+			t.Errorf("condition %s = %s, want %s", c.Type, c.Status, w)
+		}
+		delete(want, c.Type)
+	}
+	if len(want) > 0 {
+		t.Errorf("conditions missing: %v (have %v)", want, pod.Status.Conditions)
+	}
+	if pod.Status.PodIP == "" || len(pod.Status.PodIPs) == 0 || pod.Status.StartTime == nil {
+		t.Errorf("podIP %q, podIPs %v, startTime %v: want all set", pod.Status.PodIP, pod.Status.PodIPs, pod.Status.StartTime)
+	}
+	if cs := pod.Status.ContainerStatuses; len(cs) != 1 || cs[0].State.Running == nil || !cs[0].Ready {
+		t.Errorf("container statuses %+v, want main running and ready", cs)
+	}
+	if pod.Status.ObservedGeneration != pod.Generation {
+		t.Errorf("observedGeneration %d, want the pod's generation %d", pod.Status.ObservedGeneration, pod.Generation)
+	}
+	if got := m.runningContainers(string(pod.UID)); got["main"] == "" {
+		t.Errorf("the runtime runs %v of the pod, want main", got)
+	}
+
+	m.kubectl("delete", "pod", "web", "-n", m.ns, "--grace-period=2", "--wait=false")
+	m.waitDeleted("web")
+	if !m.nothingRuns(string(pod.UID)) {
+		t.Errorf("the pod's containers still run after its API object was removed")
+	}
+	if g := m.graces(pod.UID); len(g) == 0 || g[0] != 2 {
+		t.Errorf("the engine's kills had grace %v, want the deletion's 2 first", g)
+	}
+}
+
+// kubectlApply applies a manifest given on stdin.
+func (m *member) kubectlApply(manifest string) {
+	m.t.Helper()
+	if _, err := m.c.KubectlStdin(m.t, manifest, "apply", "-f", "-"); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
+// TestClusterForceDelete: a pod force-deleted (gone from the API at once)
+// is still stopped on the node, and nothing of it is left in the runtime.
+func TestClusterForceDelete(t *testing.T) {
+	m := join(t)
+	pod := m.create(m.apiPod("forced", 30, "main"))
+	m.waitPhase("forced", v1.PodRunning)
+	m.kubectl("delete", "pod", "forced", "-n", m.ns, "--force", "--grace-period=0")
+	m.eventually("the force-deleted pod's containers stopped", func() bool { return m.nothingRuns(string(pod.UID)) })
+	m.eventually("the runtime holds nothing of the force-deleted pod", func() bool {
+		return len(m.sandboxes(string(pod.UID))) == 0 && len(m.containers(string(pod.UID))) == 0
+	})
+	m.waitGone(string(pod.UID))
+}
+
+// TestClusterShorterSecondDelete: a second delete with a shorter grace
+// shortens the termination in progress.
+func TestClusterShorterSecondDelete(t *testing.T) {
+	m := join(t)
+	pod := m.create(m.apiPod("twice", 600, "main"))
+	m.waitPhase("twice", v1.PodRunning)
+	long, short := int64(300), int64(1)
+	ctx := context.Background()
+	if err := m.c.Admin.CoreV1().Pods(m.ns).Delete(ctx, "twice", metav1.DeleteOptions{GracePeriodSeconds: &long}); err != nil {
+		t.Fatal(err)
+	}
+	m.eventually("the engine took the 300 s kill", func() bool { return len(m.graces(pod.UID)) > 0 })
+	if err := m.c.Admin.CoreV1().Pods(m.ns).Delete(ctx, "twice", metav1.DeleteOptions{GracePeriodSeconds: &short}); err != nil {
+		t.Fatal(err)
+	}
+	m.waitDeleted("twice")
+	g := m.graces(pod.UID)
+	if len(g) < 2 || g[0] != long || g[len(g)-1] != short {
+		t.Errorf("the engine's kills had grace %v, want %d then %d", g, long, short)
+	}
+}
+
+// TestClusterEviction: an eviction through the API's eviction subresource
+// (as kubectl drain does) ends with the pod stopped and deleted, marked
+// DisruptionTarget on the way.
+func TestClusterEviction(t *testing.T) {
+	m := join(t)
+	pod := m.create(m.apiPod("evicted", 2, "main"))
+	m.waitPhase("evicted", v1.PodRunning)
+	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "evicted", Namespace: m.ns}}
+	if err := m.c.Admin.CoreV1().Pods(m.ns).EvictV1(context.Background(), ev); err != nil {
+		t.Fatalf("evict: %v", err)
+	}
+	sawDisruption := false
+	m.waitAPI("the evicted pod is gone", func(ctx context.Context) (bool, error) {
+		p, err := m.get(ctx, "evicted")
+		if p != nil {
+			for _, c := range p.Status.Conditions {
+				sawDisruption = sawDisruption || (c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue)
+			}
+		}
+		return p == nil && err == nil, err
+	})
+	if !sawDisruption {
+		t.Log("the DisruptionTarget condition was not seen while the pod was terminating (it may have been too brief)")
+	}
+	if !m.nothingRuns(string(pod.UID)) {
+		t.Errorf("the evicted pod's containers still run")
+	}
+}
+
+// TestClusterAdmissionRejection: a pod that asks for more memory than the
+// node has is written Failed with the admission's reason, and never runs.
+func TestClusterAdmissionRejection(t *testing.T) {
+	m := join(t)
+	p := m.apiPod("huge", 1, "main")
+	p.Spec.NodeName = m.node // the scheduler would not place it
+	p.Spec.NodeSelector = nil
+	p.Spec.Containers[0].Resources.Requests = resources("memory=64Gi")
+	pod := m.create(p)
+	got := m.waitPhase("huge", v1.PodFailed)
+	if got.Status.Reason != "OutOfmemory" || !strings.Contains(got.Status.Message, "memory") {
+		t.Errorf("status reason %q message %q, want OutOfmemory and a message about memory", got.Status.Reason, got.Status.Message)
+	}
+	if len(m.containers(string(pod.UID))) != 0 {
+		t.Errorf("a rejected pod has containers in the runtime")
+	}
+	out := m.kubectl("get", "events", "-n", m.ns, "--field-selector", "involvedObject.name=huge", "-o", "jsonpath={.items[*].reason}")
+	if !strings.Contains(out, "OutOfmemory") {
+		t.Errorf("events of the rejected pod: %q, want OutOfmemory", out)
+	}
+}
+
+// TestClusterEvents: the agent's events about a pod reach the API server,
+// as `kubectl get events` lists them.
+func TestClusterEvents(t *testing.T) {
+	m := join(t)
+	m.create(m.apiPod("noisy", 1, "main"))
+	m.waitPhase("noisy", v1.PodRunning)
+	m.waitAPI("the pod's events are listed", func(ctx context.Context) (bool, error) {
+		out, err := m.c.Kubectl(m.t, "get", "events", "-n", m.ns, "--field-selector", "involvedObject.name=noisy", "-o", "jsonpath={range .items[*]}{.reason}/{.source.component}/{.source.host} {end}")
+		if err != nil {
+			return false, err
+		}
+		for _, want := range []string{"Created", "Started"} {
+			if !strings.Contains(out, want+"/podlife/"+m.node) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// TestClusterNodeLease: the agent registers its Node and renews its Lease
+// in kube-node-lease.
+func TestClusterNodeLease(t *testing.T) {
+	m := join(t)
+	n, err := m.c.Admin.CoreV1().Nodes().Get(context.Background(), m.node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Status.Allocatable.Memory().Cmp(resources("memory=16Gi")[v1.ResourceMemory]) != 0 || n.Status.Allocatable.Pods().Value() == 0 {
+		t.Errorf("allocatable %v, want memory 16Gi and a pod count", n.Status.Allocatable)
+	}
+	if n.Labels["kubernetes.io/hostname"] != m.node || n.Status.NodeInfo.ContainerRuntimeVersion == "" {
+		t.Errorf("labels %v, runtime version %q", n.Labels, n.Status.NodeInfo.ContainerRuntimeVersion)
+	}
+	var first *metav1.MicroTime
+	m.waitAPI("the lease is renewed", func(ctx context.Context) (bool, error) {
+		l, err := m.c.Admin.CoordinationV1().Leases("kube-node-lease").Get(ctx, m.node, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil || l.Spec.RenewTime == nil {
+			return false, err
+		}
+		if first == nil {
+			first = l.Spec.RenewTime
+			if h := l.Spec.HolderIdentity; h == nil || *h != m.node {
+				t.Errorf("lease holder %v, want %s", h, m.node)
+			}
+			return false, nil
+		}
+		return l.Spec.RenewTime.After(first.Time), nil
+	})
+}
+
+// TestClusterMirrorPod: a static pod gets a mirror pod in the API, which
+// is recreated when deleted and deleted with the static pod.
+func TestClusterMirrorPod(t *testing.T) {
+	m := join(t)
+	m.ensureNamespace(staticNamespace)
+	p := podSpec{name: "static", uid: uid(7001), containers: []string{"main"}}
+	m.writePod(p)
+	mirrorName := "static-" + m.node
+	var mirror *v1.Pod
+	m.waitAPI("the mirror pod exists and is Running", func(ctx context.Context) (bool, error) {
+		var err error
+		mirror, err = m.c.Admin.CoreV1().Pods(staticNamespace).Get(ctx, mirrorName, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil && mirror.Status.Phase == v1.PodRunning, err
+	})
+	if mirror.Annotations["kubernetes.io/config.mirror"] == "" || mirror.Spec.NodeName != m.node {
+		t.Errorf("mirror annotations %v, nodeName %q", mirror.Annotations, mirror.Spec.NodeName)
+	}
+	if got := m.metric("kubelet_mirror_pods", nil); got != 1 {
+		t.Errorf("kubelet_mirror_pods = %v, want 1", got)
+	}
+	zero := int64(0)
+	if err := m.c.Admin.CoreV1().Pods(staticNamespace).Delete(context.Background(), mirrorName, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	m.waitAPI("the mirror pod is recreated", func(ctx context.Context) (bool, error) {
+		again, err := m.c.Admin.CoreV1().Pods(staticNamespace).Get(ctx, mirrorName, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil && again.UID != mirror.UID, err
+	})
+	if !isRunning(m.pod(p.uid)) {
+		t.Errorf("deleting the mirror pod touched the static pod: %+v", m.pod(p.uid))
+	}
+	m.remove(p.file())
+	m.waitAPI("the mirror pod is deleted with its static pod", func(ctx context.Context) (bool, error) {
+		_, err := m.c.Admin.CoreV1().Pods(staticNamespace).Get(ctx, mirrorName, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}
+
+// staticNamespace is the namespace of the harness's static pods.
+const staticNamespace = "test"
+
+// ensureNamespace creates namespace ns unless it exists.
+func (m *member) ensureNamespace(ns string) {
+	m.t.Helper()
+	_, err := m.c.Admin.CoreV1().Namespaces().Create(context.Background(), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		m.t.Fatal(err)
+	}
+}
