@@ -30,32 +30,66 @@ const clusterTimeout = 30 * time.Second
 // member is a test agent that joined the control plane as node `node`.
 type member struct {
 	*harness
-	c    *clustertest.Cluster
-	node string
-	ns   string
+	*clusterNode
+}
+
+// clusterNode is a node of the control plane, for a test: its name and
+// identity, the test's namespace, and the API calls and waits of the
+// cluster tests, whatever runtime the node's agent uses.
+type clusterNode struct {
+	tb         *testing.T
+	c          *clustertest.Cluster
+	node       string
+	kubeconfig string // the node identity's
+	ns         string
+	// agentLog is the end of the agent's log, shown when a wait fails.
+	agentLog func() string
+}
+
+// newClusterNode makes a node name, its identity and a namespace.
+func newClusterNode(t *testing.T) *clusterNode {
+	t.Helper()
+	c := clustertest.Require(t)
+	n := &clusterNode{tb: t, c: c, ns: c.Namespace(t), node: c.NodeName(t), agentLog: func() string { return "" }}
+	n.kubeconfig = c.NodeKubeconfig(t, n.node)
+	return n
 }
 
 // join runs an agent on the embedded runtime as a new node of the control
 // plane.
-func join(t *testing.T, opts ...option) *member {
+func join(t *testing.T) *member {
 	t.Helper()
-	c := clustertest.Require(t)
-	m := &member{c: c, ns: c.Namespace(t)}
-	m.node = c.NodeName(t)
-	kubeconfig := c.NodeKubeconfig(t, m.node)
-	opts = append(opts, withConfig(func(cfg *agent.Config) {
-		cfg.NodeName = m.node
-		cfg.Kubeconfig = kubeconfig
-		cfg.Allocatable = resources("cpu=8,memory=16Gi")
-	}))
-	m.harness = start(t, opts...)
+	m := &member{clusterNode: newClusterNode(t)}
+	m.harness = start(t, m.asNode())
+	m.agentLog = func() string { return m.logs.Tail(60) }
 	m.waitNodeReady()
 	return m
 }
 
-// waitNodeReady waits until the agent's Node is Ready.
-func (m *member) waitNodeReady() {
+// asNode configures an agent as the member's node.
+func (m *member) asNode() option {
+	return withConfig(func(cfg *agent.Config) {
+		cfg.NodeName = m.node
+		cfg.Kubeconfig = m.kubeconfig
+		cfg.Allocatable = resources("cpu=8,memory=16Gi")
+	})
+}
+
+// restart stops the member's agent (its embedded runtime ends with it) and
+// starts a new one as the same node; between the two, between() runs.
+func (m *member) restart(between func()) {
 	m.t.Helper()
+	m.cancel()
+	if err := m.harness.wait(); err != nil {
+		m.t.Fatalf("Run: %v", err)
+	}
+	between()
+	m.harness = start(m.t, m.asNode())
+}
+
+// waitNodeReady waits until the agent's Node is Ready.
+func (m *clusterNode) waitNodeReady() {
+	m.tb.Helper()
 	m.waitAPI("node "+m.node+" is Ready", func(ctx context.Context) (bool, error) {
 		n, err := m.c.Admin.CoreV1().Nodes().Get(ctx, m.node, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -74,17 +108,17 @@ func (m *member) waitNodeReady() {
 }
 
 // waitAPI polls cond until it holds, failing the test after clusterTimeout.
-func (m *member) waitAPI(what string, cond func(ctx context.Context) (bool, error)) {
-	m.t.Helper()
+func (m *clusterNode) waitAPI(what string, cond func(ctx context.Context) (bool, error)) {
+	m.tb.Helper()
 	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, clusterTimeout, true, cond)
 	if err != nil {
-		m.t.Fatalf("waiting until %s: %v\nagent log (last lines):\n%s", what, err, m.logs.Tail(60))
+		m.tb.Fatalf("waiting until %s: %v\nagent log (last lines):\n%s", what, err, m.agentLog())
 	}
 }
 
 // apiPod is a pod for this member's node: the scheduler places it (no
 // nodeName) through its node selector.
-func (m *member) apiPod(name string, grace int64, containers ...string) *v1.Pod {
+func (m *clusterNode) apiPod(name string, grace int64, containers ...string) *v1.Pod {
 	p := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: m.ns},
 		Spec: v1.PodSpec{
@@ -99,17 +133,17 @@ func (m *member) apiPod(name string, grace int64, containers ...string) *v1.Pod 
 }
 
 // create creates pod as the admin.
-func (m *member) create(pod *v1.Pod) *v1.Pod {
-	m.t.Helper()
+func (m *clusterNode) create(pod *v1.Pod) *v1.Pod {
+	m.tb.Helper()
 	out, err := m.c.Admin.CoreV1().Pods(pod.Namespace).Create(context.Background(), pod, metav1.CreateOptions{})
 	if err != nil {
-		m.t.Fatalf("create pod %s/%s: %v", pod.Namespace, pod.Name, err)
+		m.tb.Fatalf("create pod %s/%s: %v", pod.Namespace, pod.Name, err)
 	}
 	return out
 }
 
 // get is the API's pod, nil once it is gone.
-func (m *member) get(ctx context.Context, name string) (*v1.Pod, error) {
+func (m *clusterNode) apiGet(ctx context.Context, name string) (*v1.Pod, error) {
 	p, err := m.c.Admin.CoreV1().Pods(m.ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -118,11 +152,11 @@ func (m *member) get(ctx context.Context, name string) (*v1.Pod, error) {
 }
 
 // waitPhase waits until the API shows the pod in phase, and returns it.
-func (m *member) waitPhase(name string, phase v1.PodPhase) *v1.Pod {
-	m.t.Helper()
+func (m *clusterNode) waitPhase(name string, phase v1.PodPhase) *v1.Pod {
+	m.tb.Helper()
 	var pod *v1.Pod
 	m.waitAPI(fmt.Sprintf("pod %s/%s is %s in the API", m.ns, name, phase), func(ctx context.Context) (bool, error) {
-		p, err := m.get(ctx, name)
+		p, err := m.apiGet(ctx, name)
 		pod = p
 		return p != nil && p.Status.Phase == phase, err
 	})
@@ -130,20 +164,20 @@ func (m *member) waitPhase(name string, phase v1.PodPhase) *v1.Pod {
 }
 
 // waitDeleted waits until the API object is gone.
-func (m *member) waitDeleted(name string) {
-	m.t.Helper()
+func (m *clusterNode) waitDeleted(name string) {
+	m.tb.Helper()
 	m.waitAPI(fmt.Sprintf("pod %s/%s is gone from the API", m.ns, name), func(ctx context.Context) (bool, error) {
-		p, err := m.get(ctx, name)
+		p, err := m.apiGet(ctx, name)
 		return p == nil && err == nil, err
 	})
 }
 
 // kubectl runs kubectl as the admin and fails the test on an error.
-func (m *member) kubectl(args ...string) string {
-	m.t.Helper()
-	out, err := m.c.Kubectl(m.t, args...)
+func (m *clusterNode) kubectl(args ...string) string {
+	m.tb.Helper()
+	out, err := m.c.Kubectl(m.tb, args...)
 	if err != nil {
-		m.t.Fatal(err)
+		m.tb.Fatal(err)
 	}
 	return out
 }
@@ -216,10 +250,10 @@ spec:
 }
 
 // kubectlApply applies a manifest given on stdin.
-func (m *member) kubectlApply(manifest string) {
-	m.t.Helper()
-	if _, err := m.c.KubectlStdin(m.t, manifest, "apply", "-f", "-"); err != nil {
-		m.t.Fatal(err)
+func (m *clusterNode) kubectlApply(manifest string) {
+	m.tb.Helper()
+	if _, err := m.c.KubectlStdin(m.tb, manifest, "apply", "-f", "-"); err != nil {
+		m.tb.Fatal(err)
 	}
 }
 
@@ -272,7 +306,7 @@ func TestClusterEviction(t *testing.T) {
 	}
 	sawDisruption := false
 	m.waitAPI("the evicted pod is gone", func(ctx context.Context) (bool, error) {
-		p, err := m.get(ctx, "evicted")
+		p, err := m.apiGet(ctx, "evicted")
 		if p != nil {
 			for _, c := range p.Status.Conditions {
 				sawDisruption = sawDisruption || (c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue)
@@ -412,10 +446,10 @@ func TestClusterMirrorPod(t *testing.T) {
 const staticNamespace = "test"
 
 // ensureNamespace creates namespace ns unless it exists.
-func (m *member) ensureNamespace(ns string) {
-	m.t.Helper()
+func (m *clusterNode) ensureNamespace(ns string) {
+	m.tb.Helper()
 	_, err := m.c.Admin.CoreV1().Namespaces().Create(context.Background(), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
-		m.t.Fatal(err)
+		m.tb.Fatal(err)
 	}
 }

@@ -1,0 +1,156 @@
+package agent_test
+
+// Cluster mode on a real containerd: the tests need both the control plane
+// (PODLIFE_CLUSTER_DIR) and the runtime (PODLIFE_CRI_ENDPOINT), and skip
+// without either.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/cri/critest"
+	"github.com/podlife/podlife/fsm"
+)
+
+// joinContainerd runs an agent on containerd as a new node of the control
+// plane (a second call for the same clusterNode restarts it as that node).
+func (e *ctrdEnv) joinContainerd(n *clusterNode) *ctrdAgent {
+	e.t.Helper()
+	a := e.startAgent(e.dir+"/manifests-"+n.node, func(cfg *agent.Config) {
+		cfg.NodeName = n.node
+		cfg.Kubeconfig = n.kubeconfig
+		cfg.Allocatable = resources("cpu=4,memory=8Gi")
+	})
+	n.agentLog = func() string { return tail(a.logs.String(), 60) }
+	n.waitNodeReady()
+	return a
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// busyboxPod is an API pod of busybox containers for node n.
+func (n *clusterNode) busyboxPod(name string, grace int64, containers ...ctrdContainer) *v1.Pod {
+	p := n.apiPod(name, grace)
+	for _, c := range containers {
+		p.Spec.Containers = append(p.Spec.Containers, v1.Container{
+			Name: c.name, Image: critest.BusyboxImage, ImagePullPolicy: v1.PullNever, Command: c.command,
+		})
+	}
+	return p
+}
+
+// TestContainerdClusterPodRuns: `kubectl apply` of a pod without nodeName
+// ends Running with its real container on containerd; `kubectl delete`
+// with a grace period stops it with SIGTERM and removes the object and,
+// in the background, the runtime's sandbox and container.
+func TestContainerdClusterPodRuns(t *testing.T) {
+	e := newCtrdEnv(t)
+	n := newClusterNode(t)
+	a := e.joinContainerd(n)
+	n.kubectlApply(fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: %s}
+spec:
+  nodeSelector: {kubernetes.io/hostname: %s}
+  terminationGracePeriodSeconds: 10
+  containers:
+  - name: main
+    image: %s
+    imagePullPolicy: Never
+    command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.2; done"]
+`, n.ns, n.node, critest.BusyboxImage))
+	pod := n.waitPhase("web", v1.PodRunning)
+	uid := string(pod.UID)
+	t.Cleanup(func() { e.removePod(uid) })
+	cs := pod.Status.ContainerStatuses
+	if len(cs) != 1 || !strings.HasPrefix(cs[0].ContainerID, "containerd://") || cs[0].State.Running == nil {
+		t.Fatalf("container statuses %+v, want main running on containerd", cs)
+	}
+	id := strings.TrimPrefix(cs[0].ContainerID, "containerd://")
+	if got := e.runningContainers(uid)["main"]; got != id {
+		t.Errorf("containerd runs %q as main, the API says %q", got, id)
+	}
+	w := e.watch(uid, a.obs.poke(), "main")
+	n.kubectl("delete", "pod", "web", "-n", n.ns, "--grace-period=10", "--wait=false")
+	if main := w.exited("main"); main.GetExitCode() != 0 {
+		t.Errorf("main exited %d, want 0: it exits on SIGTERM", main.GetExitCode())
+	}
+	n.waitDeleted("web")
+	e.waitRuntimeGone(uid)
+}
+
+// TestContainerdClusterForceDelete: `kubectl delete --force
+// --grace-period=0` removes the object at once; the agent still stops the
+// container (it ignores SIGTERM, so it is killed) and removes everything.
+func TestContainerdClusterForceDelete(t *testing.T) {
+	e := newCtrdEnv(t)
+	n := newClusterNode(t)
+	e.joinContainerd(n)
+	pod := n.create(n.busyboxPod("forced", 30, ctrdIgnorer("main")))
+	uid := string(pod.UID)
+	t.Cleanup(func() { e.removePod(uid) })
+	n.waitPhase("forced", v1.PodRunning)
+	n.kubectl("delete", "pod", "forced", "-n", n.ns, "--force", "--grace-period=0")
+	if p, err := n.apiGet(context.Background(), "forced"); err != nil || p != nil {
+		t.Fatalf("after a force delete the API still has the pod (%v)", err)
+	}
+	e.waitRuntimeGone(uid)
+}
+
+// TestContainerdClusterAgentRestartMidTermination: the agent stops while
+// a pod is terminating (its container ignores SIGTERM, so it runs until
+// its grace ends); the restarted agent resumes the termination, starts no
+// container, and deletes the object.
+func TestContainerdClusterAgentRestartMidTermination(t *testing.T) {
+	e := newCtrdEnv(t)
+	n := newClusterNode(t)
+	a := e.joinContainerd(n)
+	pod := n.create(n.busyboxPod("leaving", 600, ctrdIgnorer("main")))
+	uid := string(pod.UID)
+	t.Cleanup(func() { e.removePod(uid) })
+	n.waitPhase("leaving", v1.PodRunning)
+	original := e.runningContainers(uid)["main"]
+	grace := int64(8)
+	if err := n.c.Admin.CoreV1().Pods(n.ns).Delete(context.Background(), "leaving", metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
+		t.Fatal(err)
+	}
+	ctrdEventually(t, "the engine took the kill", func() (bool, string) {
+		evs := a.obs.events(uid)
+		return slices.Contains(evs, fsm.Kill), fmt.Sprint(evs)
+	})
+	if err := a.stop(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if e.runningContainers(uid)["main"] != original {
+		t.Fatalf("the container did not outlive the agent: %v", e.runningContainers(uid))
+	}
+	b := e.joinContainerd(n)
+	n.waitDeleted("leaving")
+	for _, c := range e.containers(uid) {
+		if c.Id != original {
+			t.Errorf("the restarted agent created container %.12s (attempt %d) for a pod being deleted", c.Id, c.GetMetadata().GetAttempt())
+		}
+	}
+	if b.obs.reached(uid, fsm.Running) {
+		t.Errorf("the restarted agent's engine ran a pod being deleted: %v", b.obs.events(uid))
+	}
+	e.waitRuntimeGone(uid)
+}
+
+// reached reports whether a transition of uid entered state s.
+func (o *ctrdObserver) reached(uid string, s fsm.State) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.ContainsFunc(o.transitions, func(tr fsm.Transition) bool { return string(tr.Pod) == uid && to(s)(tr) })
+}
