@@ -37,7 +37,7 @@ type member struct {
 // identity, the test's namespace, and the API calls and waits of the
 // cluster tests, whatever runtime the node's agent uses.
 type clusterNode struct {
-	tb         *testing.T
+	tb         testing.TB
 	c          *clustertest.Cluster
 	node       string
 	kubeconfig string // the node identity's
@@ -47,7 +47,7 @@ type clusterNode struct {
 }
 
 // newClusterNode makes a node name, its identity and a namespace.
-func newClusterNode(t *testing.T) *clusterNode {
+func newClusterNode(t testing.TB) *clusterNode {
 	t.Helper()
 	c := clustertest.Require(t)
 	n := &clusterNode{tb: t, c: c, ns: c.Namespace(t), node: c.NodeName(t), agentLog: func() string { return "" }}
@@ -57,7 +57,7 @@ func newClusterNode(t *testing.T) *clusterNode {
 
 // join runs an agent on the embedded runtime as a new node of the control
 // plane.
-func join(t *testing.T) *member {
+func join(t testing.TB) *member {
 	t.Helper()
 	m := &member{clusterNode: newClusterNode(t)}
 	m.harness = start(t, m.asNode())

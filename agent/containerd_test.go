@@ -107,7 +107,7 @@ func (p ctrdPod) yaml() string {
 
 // ctrdEnv is one test's connection to the runtime and its scratch space.
 type ctrdEnv struct {
-	t        *testing.T
+	t        testing.TB
 	endpoint string
 	rt       internalapi.RuntimeService
 	dir      string
@@ -115,7 +115,7 @@ type ctrdEnv struct {
 
 // newCtrdEnv skips the test without a runtime, and checks that the image
 // the pods use is there (nothing can be pulled).
-func newCtrdEnv(t *testing.T) *ctrdEnv {
+func newCtrdEnv(t testing.TB) *ctrdEnv {
 	t.Helper()
 	critest.Exclusive(t)
 	ep := critest.Endpoint(t)
@@ -246,7 +246,7 @@ func (e *ctrdEnv) waitRuntimeGone(uid string) {
 
 // ctrdEventually polls cond until it holds, failing the test with cond's
 // last description after ctrdTimeout.
-func ctrdEventually(t *testing.T, what string, cond func() (bool, string)) {
+func ctrdEventually(t testing.TB, what string, cond func() (bool, string)) {
 	t.Helper()
 	deadline := time.Now().Add(ctrdTimeout)
 	for {
@@ -264,7 +264,7 @@ func ctrdEventually(t *testing.T, what string, cond func() (bool, string)) {
 // ctrdAgent is a running agent.
 type ctrdAgent struct {
 	*agent.Agent
-	t         *testing.T
+	t         testing.TB
 	node      string
 	manifests string
 	logs      *testlog.Buffer
@@ -541,7 +541,7 @@ func (o *ctrdObserver) events(uid string) []fsm.Event {
 // containers soon after they stopped, and the exit code and FinishedAt
 // must be read before.
 type ctrdWatch struct {
-	t   *testing.T
+	t   testing.TB
 	rt  internalapi.RuntimeService
 	ids map[string]string // name -> container ID
 

@@ -141,7 +141,7 @@ func beforeRun(f func(h *harness)) option { return func(s *settings) { s.beforeR
 // harness is a running agent on its embedded runtime, in a directory of its
 // own, with a CRI client of that runtime, its logs and its engine trace.
 type harness struct {
-	t         *testing.T
+	t         testing.TB
 	agent     *agent.Agent
 	root      string
 	manifests string
@@ -159,7 +159,7 @@ type harness struct {
 // its trace is checked against the lifecycle table, and its directory is
 // removed. The directory is short (a unix socket path has at most 107
 // bytes), so it is not t.TempDir().
-func start(t *testing.T, opts ...option) *harness {
+func start(t testing.TB, opts ...option) *harness {
 	t.Helper()
 	s := settings{backOff: 200 * time.Millisecond}
 	for _, o := range opts {
