@@ -134,7 +134,7 @@ func benchHundredPods(b *testing.B, n *clusterNode, newPod func(name string) *v1
 			b.Fatal(err)
 		}
 	}
-	n.waitAPI("100 pods run", func(ctx context.Context) (bool, error) {
+	n.waitAPILong("100 pods run", func(ctx context.Context) (bool, error) {
 		running := 0
 		for _, p := range n.listPods(b) {
 			if p.Status.Phase == v1.PodRunning {
@@ -157,7 +157,7 @@ func benchHundredPods(b *testing.B, n *clusterNode, newPod func(name string) *v1
 	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &grace}, metav1.ListOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	n.waitAPI("the agent removed the 100 pods", func(context.Context) (bool, error) { return len(n.listPods(b)) == 0, nil })
+	n.waitAPILong("the agent removed the 100 pods", func(context.Context) (bool, error) { return len(n.listPods(b)) == 0, nil })
 }
 
 // listPods lists the node's pods in the test's namespace.
@@ -196,4 +196,10 @@ func rssBytes(tb testing.TB) int64 {
 	}
 	tb.Fatal("no VmRSS in /proc/self/status")
 	return 0
+}
+
+// waitAPILong is waitAPI for what 100 pods take: up to 5 minutes.
+func (n *clusterNode) waitAPILong(what string, cond func(ctx context.Context) (bool, error)) {
+	n.tb.Helper()
+	n.waitAPIWithin(5*time.Minute, what, cond)
 }

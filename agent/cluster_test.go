@@ -110,7 +110,13 @@ func (m *clusterNode) waitNodeReady() {
 // waitAPI polls cond until it holds, failing the test after clusterTimeout.
 func (m *clusterNode) waitAPI(what string, cond func(ctx context.Context) (bool, error)) {
 	m.tb.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, clusterTimeout, true, cond)
+	m.waitAPIWithin(clusterTimeout, what, cond)
+}
+
+// waitAPIWithin polls cond until it holds, failing the test after timeout.
+func (m *clusterNode) waitAPIWithin(timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
+	m.tb.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, cond)
 	if err != nil {
 		m.tb.Fatalf("waiting until %s: %v\nagent log (last lines):\n%s", what, err, m.agentLog())
 	}
