@@ -1,0 +1,172 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/apimachinery/lease"
+)
+
+// Manager keeps one node's Node object and Lease. Its methods are safe for
+// concurrent use; Run is called once.
+type Manager struct {
+	cfg       Config
+	log       *slog.Logger
+	labels    map[string]string
+	addresses []v1.NodeAddress
+	nodeInfo  v1.NodeSystemInfo
+
+	// statusChange wakes the status loop when the readiness changed
+	// outside of it (SetShuttingDown).
+	statusChange chan struct{}
+
+	mu           sync.Mutex
+	node         *v1.Node // guarded by mu: the Node as the API last returned it; nil until registered
+	shuttingDown bool     // guarded by mu
+}
+
+// New returns a Manager for cfg. It reads the host's identity (machine-id,
+// boot id, kernel, OS); what it cannot read is logged and left empty.
+func New(cfg Config) (*Manager, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	addresses := cfg.Addresses
+	if addresses == nil {
+		if addresses, err = hostAddresses(cfg.NodeName, defaultHostIP); err != nil {
+			return nil, err
+		}
+	}
+	info, err := readSystemInfo("/", cfg.RuntimeVersion, cfg.AgentVersion)
+	if err != nil {
+		cfg.Logger.Warn("Some of the node's system info is unknown", "node", cfg.NodeName, "err", err)
+	}
+	return &Manager{
+		cfg:          cfg,
+		log:          cfg.Logger.With("node", cfg.NodeName),
+		labels:       ownLabels(cfg.NodeName, cfg.Labels),
+		addresses:    addresses,
+		nodeInfo:     info,
+		statusChange: make(chan struct{}, 1),
+	}, nil
+}
+
+// Node returns a copy of the registered Node as the API last returned it,
+// or false before the Node is registered.
+func (m *Manager) Node() (*v1.Node, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.node == nil {
+		return nil, false
+	}
+	return m.node.DeepCopy(), true
+}
+
+// SetShuttingDown says that a graceful node shutdown began: from now on the
+// Node is not ready ("node is shutting down"), and the status is written at
+// once rather than at the next status update.
+func (m *Manager) SetShuttingDown() {
+	m.mu.Lock()
+	m.shuttingDown = true
+	m.mu.Unlock()
+	select {
+	case m.statusChange <- struct{}{}:
+	default:
+	}
+}
+
+// Run registers the Node, retrying with back-off, then renews its Lease
+// and keeps its status until ctx ends. It returns when all of its work
+// stopped.
+func (m *Manager) Run(ctx context.Context) {
+	if !m.register(ctx) {
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { m.leaseController().Run(ctx) })
+	m.keepStatus(ctx)
+	wg.Wait()
+}
+
+// leaseController is the kubelet's: it creates the Lease once the Node
+// exists, renews it every RenewInterval, and retries through apiserver
+// outages (with back-off up to 7 s) without ever giving up.
+func (m *Manager) leaseController() lease.Controller {
+	return lease.NewController(m.cfg.Clock, m.cfg.Client, m.cfg.NodeName,
+		int32(m.cfg.LeaseDuration/time.Second), nil, m.cfg.RenewInterval,
+		m.cfg.NodeName, v1.NamespaceNodeLease, m.setLeaseOwner)
+}
+
+// setLeaseOwner makes the Node own its Lease, as the kubelet's
+// SetNodeOwnerFunc does, so that deleting the Node deletes the Lease.
+func (m *Manager) setLeaseOwner(l *coordinationv1.Lease) error {
+	if len(l.OwnerReferences) > 0 {
+		return nil
+	}
+	node, ok := m.Node()
+	if !ok {
+		return fmt.Errorf("node %s is not registered yet: no owner for lease %s/%s", m.cfg.NodeName, l.Namespace, l.Name)
+	}
+	l.OwnerReferences = []metav1.OwnerReference{{
+		APIVersion: v1.SchemeGroupVersion.Version,
+		Kind:       "Node",
+		Name:       node.Name,
+		UID:        node.UID,
+	}}
+	return nil
+}
+
+// desired is what the Node should say now.
+func (m *Manager) desired() desiredState {
+	ok, reason, message := m.cfg.Ready()
+	m.mu.Lock()
+	shuttingDown := m.shuttingDown
+	m.mu.Unlock()
+	return desiredState{
+		labels:      m.labels,
+		capacity:    m.cfg.Capacity,
+		allocatable: m.cfg.Allocatable,
+		addresses:   m.addresses,
+		nodeInfo:    m.nodeInfo,
+		readiness:   readiness{shuttingDown: shuttingDown, ok: ok, reason: reason, message: message},
+	}
+}
+
+// setNode records the Node the API returned.
+func (m *Manager) setNode(node *v1.Node) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.node = node
+}
+
+// errorLog logs an error the first time it is seen in a row: a loop that
+// retries does not repeat the same line every few seconds.
+type errorLog struct {
+	last string
+}
+
+// failed logs err unless it is the error logged last.
+func (e *errorLog) failed(log *slog.Logger, msg string, err error) {
+	if err.Error() == e.last {
+		return
+	}
+	e.last = err.Error()
+	log.Warn(msg, "err", err)
+}
+
+// succeeded says that the next error, whatever it is, is logged, and logs
+// the recovery if an error was.
+func (e *errorLog) succeeded(log *slog.Logger, msg string) {
+	if e.last == "" {
+		return
+	}
+	e.last = ""
+	log.Info(msg)
+}
