@@ -107,17 +107,23 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	a.events = eventLog{log: a.log}
-	if cfg.Kubeconfig != "" {
-		if a.cluster, err = connectCluster(cfg); err != nil {
-			return nil, err
-		}
-		a.events.api = a.cluster.recorder(cfg.NodeName)
-	}
 	conn, err := connectRuntime(ctx, cfg.RuntimeEndpoint, cfg.RootDir, cfg.MaxConcurrentRuntimeCalls)
 	if err != nil {
 		return nil, err
 	}
 	a.conn = conn
+	allocatable, err := cfg.allocatable()
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	if cfg.Kubeconfig != "" {
+		if a.cluster, err = a.connectCluster(allocatable); err != nil {
+			a.close()
+			return nil, err
+		}
+		a.events.api = a.cluster.recorder(cfg.NodeName)
+	}
 	a.syncer = cri.NewSyncer(conn.runtime, conn.images, cri.Options{
 		Statuses: a.statuses, Events: a.events, Clock: a.clock, Logger: a.log,
 		RuntimeName: conn.name, LogRoot: podLogRoot(cfg),
@@ -130,11 +136,6 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 	a.shutdown, err = shutdown.NewManager(shutdown.Config{
 		Bands: bands, Killer: a.workers, Clock: a.clock, Recorder: a.events, Logger: a.log, Registerer: a.registry,
 	})
-	if err != nil {
-		a.close()
-		return nil, err
-	}
-	allocatable, err := cfg.allocatable()
 	if err != nil {
 		a.close()
 		return nil, err
@@ -264,6 +265,9 @@ func (a *Agent) nodeShutdown(ctx context.Context) error {
 	active := a.activePodsLocked()
 	a.mu.Unlock()
 	a.log.Info("node shutdown: stopping pods", "pods", len(active))
+	if a.cluster != nil {
+		a.cluster.node.SetShuttingDown()
+	}
 	if err := a.shutdown.Shutdown(ctx, active); err != nil {
 		return fmt.Errorf("node shutdown: %w", err)
 	}
@@ -366,6 +370,9 @@ func (a *Agent) reportManifestError(err error) {
 }
 
 func (a *Agent) close() {
+	if a.cluster != nil {
+		a.cluster.events.Shutdown() // after the last event: Run stopped the engine
+	}
 	if a.listener != nil {
 		_ = a.listener.Close()
 	}

@@ -3,16 +3,24 @@ package agent
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"runtime/debug"
+	"strings"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/podlife/podlife/agent/admission"
 	"github.com/podlife/podlife/agent/apisource"
+	"github.com/podlife/podlife/agent/mirror"
+	"github.com/podlife/podlife/agent/node"
+	"github.com/podlife/podlife/worker"
 )
 
 // cluster is what the agent holds in cluster mode (Config.Kubeconfig set).
@@ -22,6 +30,10 @@ type cluster struct {
 	source *apisource.Source
 	// events sends the agent's events to the API server.
 	events record.EventBroadcaster
+	// node keeps the Node object, its status and its Lease.
+	node *node.Manager
+	// mirrors keeps a mirror pod in the API for each static pod.
+	mirrors *mirror.Manager
 }
 
 // apiQPS and apiBurst bound the agent's requests to the API server, as the
@@ -31,9 +43,14 @@ const (
 	apiBurst = 100
 )
 
+// maxPods is the node's pod capacity, the kubelet's default maxPods.
+const maxPods = 110
+
 // connectCluster reads the node's kubeconfig and prepares the API pod
-// source and the event recorder; nothing talks to the API server until Run.
-func connectCluster(cfg Config) (*cluster, error) {
+// source, the event recorder, the Node and the mirror pods; nothing talks
+// to the API server until Run. allocatable is what pods may request.
+func (a *Agent) connectCluster(allocatable admission.Resources) (*cluster, error) {
+	cfg := a.cfg
 	restCfg, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w", cfg.Kubeconfig, err)
@@ -45,11 +62,68 @@ func connectCluster(cfg Config) (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w", cfg.Kubeconfig, err)
 	}
+	capacity, err := machineCapacity()
+	if err != nil {
+		return nil, err
+	}
+	nm, err := node.New(node.Config{
+		Client: client, NodeName: cfg.NodeName, Clock: a.clock, Logger: a.log,
+		Capacity: capacity,
+		Allocatable: v1.ResourceList{
+			v1.ResourceCPU:    *resource.NewMilliQuantity(allocatable.MilliCPU, resource.DecimalSI),
+			v1.ResourceMemory: *resource.NewQuantity(allocatable.Memory, resource.BinarySI),
+			v1.ResourcePods:   *resource.NewQuantity(maxPods, resource.DecimalSI),
+		},
+		RuntimeVersion: a.conn.name + "://" + a.conn.version,
+		AgentVersion:   agentVersion(),
+		Ready:          a.nodeReady,
+	})
+	if err != nil {
+		return nil, err
+	}
 	return &cluster{
-		client: client,
-		source: apisource.New(client, cfg.NodeName),
-		events: record.NewBroadcaster(),
+		client:  client,
+		source:  apisource.New(client, cfg.NodeName),
+		events:  record.NewBroadcaster(),
+		node:    nm,
+		mirrors: mirror.New(mirror.Config{Client: client, NodeName: cfg.NodeName, Node: nm.Node, Logger: a.log}),
 	}, nil
+}
+
+// machineCapacity is the machine's CPUs and memory, and maxPods.
+func machineCapacity() (v1.ResourceList, error) {
+	mem, err := machineMemory()
+	if err != nil {
+		return nil, fmt.Errorf("node capacity: %w", err)
+	}
+	return v1.ResourceList{
+		v1.ResourceCPU:    *resource.NewQuantity(int64(runtime.NumCPU()), resource.DecimalSI),
+		v1.ResourceMemory: *resource.NewQuantity(mem, resource.BinarySI),
+		v1.ResourcePods:   *resource.NewQuantity(maxPods, resource.DecimalSI),
+	}, nil
+}
+
+// agentVersion is the Node's kubeletVersion: the Kubernetes version whose
+// API the agent is built with (k8s.io/api v0.X.Y is Kubernetes v1.X.Y),
+// marked podlife.
+func agentVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == "k8s.io/api" && strings.HasPrefix(dep.Version, "v0.") {
+				return "v1." + strings.TrimPrefix(dep.Version, "v0.") + "-podlife"
+			}
+		}
+	}
+	return "v0.0.0-podlife"
+}
+
+// nodeReady is the Node's Ready condition as far as the runtime goes: not
+// ready while housekeeping's runtime reads keep failing (as /healthz).
+func (a *Agent) nodeReady() (bool, string, string) {
+	if problem := a.runtimeReads.problem(); problem != "" {
+		return false, "ContainerRuntimeUnavailable", problem
+	}
+	return true, "", ""
 }
 
 // recorder is the API server's event recorder for this node's agent.
@@ -67,10 +141,27 @@ func (a *Agent) runCluster(ctx context.Context, wg *sync.WaitGroup) {
 			a.log.Error("API pod source failed", "err", err)
 		}
 	})
-	wg.Go(func() {
-		<-ctx.Done()
-		c.events.Shutdown()
-	})
+	wg.Go(func() { c.node.Run(ctx) })
+}
+
+// syncMirrors makes the API's mirror pods match the admitted static pods
+// that are not terminating (the kubelet's housekeeping does the same), and
+// returns how many it keeps. A static pod terminating keeps its mirror
+// until the engine finished it.
+func (a *Agent) syncMirrors(ctx context.Context) int {
+	a.mu.Lock()
+	var statics []*v1.Pod
+	for _, pod := range a.desiredLocked() {
+		if worker.IsStatic(pod) && !a.workers.IsPodTerminationRequested(pod.UID) {
+			statics = append(statics, pod)
+		}
+	}
+	a.mu.Unlock()
+	err := a.cluster.mirrors.Sync(ctx, statics, a.cluster.source.Mirrors(), a.workers.IsPodForMirrorPodTerminatingByFullName)
+	if err != nil {
+		a.log.Warn("mirror pods: not all in place; retried at the next housekeeping", "err", err)
+	}
+	return len(statics)
 }
 
 // sourcesReady reports whether every pod source delivered its pods once:

@@ -74,6 +74,9 @@ func (a *Agent) housekeeping(ctx context.Context) {
 	for _, uid := range dead {
 		a.syncer.RemoveDeadPod(uid)
 	}
+	if a.cluster != nil {
+		a.gauges.mirror.Set(float64(a.syncMirrors(ctx)))
+	}
 }
 
 // syncKnownLocked lets the engine drop finished records and starts the

@@ -26,7 +26,7 @@ func newPodGauges(reg prometheus.Registerer) *podGauges {
 		}, []string{"static"}),
 		mirror: prometheus.NewGauge(prometheus.GaugeOpts{
 			Subsystem: "kubelet", Name: "mirror_pods",
-			Help: "The number of mirror pods the kubelet will try to create (one per admitted static pod). Always 0 here: the agent has no API server.",
+			Help: "The number of mirror pods the kubelet will try to create (one per admitted static pod not terminating). Always 0 without an API server.",
 		}),
 	}
 	reg.MustRegister(g.desired, g.active, g.mirror)
@@ -50,5 +50,4 @@ func (g *podGauges) set(desired, active []*v1.Pod) {
 		c.vec.WithLabelValues("true").Set(static)
 		c.vec.WithLabelValues("").Set(other)
 	}
-	g.mirror.Set(0)
 }

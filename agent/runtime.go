@@ -29,6 +29,7 @@ type runtimeConn struct {
 	imageService internalapi.ImageManagerService
 	// name is the runtime's own name ("containerd"), for container IDs.
 	name     string
+	version  string // the runtime's own version
 	endpoint string
 	// embedded is the in-process runtime when no endpoint was configured.
 	embedded *embedded.Runtime
@@ -71,7 +72,7 @@ func (c *runtimeConn) identify(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.name = v.GetRuntimeName()
+	c.name, c.version = v.GetRuntimeName(), v.GetRuntimeVersion()
 	return nil
 }
 

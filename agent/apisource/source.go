@@ -17,21 +17,13 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/podlife/podlife/agent/manifests"
+	"github.com/podlife/podlife/agent/mirror"
 	"github.com/podlife/podlife/worker"
 )
 
 // SourceAPI is the kubernetes.io/config.source annotation of a pod from
 // the API server, as the kubelet sets it in memory (it is never written).
 const SourceAPI = "api"
-
-// MirrorAnnotation marks a mirror pod: the API's copy of a static pod.
-const MirrorAnnotation = "kubernetes.io/config.mirror"
-
-// IsMirrorPod reports whether pod is a mirror pod.
-func IsMirrorPod(pod *v1.Pod) bool {
-	_, ok := pod.Annotations[MirrorAnnotation]
-	return ok
-}
 
 // Handler receives the source's changes, one at a time, in the order the
 // informer saw them.
@@ -69,7 +61,7 @@ func (s *Source) Run(ctx context.Context, h Handler) error {
 		AddFunc: func(obj any) {
 			if pod, ok := obj.(*v1.Pod); ok {
 				h.Seen(pod)
-				if !IsMirrorPod(pod) {
+				if !mirror.IsMirrorPod(pod) {
 					h.Change(manifests.Change{Op: manifests.Add, Pod: annotated(pod)})
 				}
 			}
@@ -81,7 +73,7 @@ func (s *Source) Run(ctx context.Context, h Handler) error {
 				return
 			}
 			h.Seen(pod)
-			if !IsMirrorPod(pod) && LifecycleChanged(old, pod) {
+			if !mirror.IsMirrorPod(pod) && LifecycleChanged(old, pod) {
 				h.Change(manifests.Change{Op: manifests.Update, Pod: annotated(pod)})
 			}
 		},
@@ -91,7 +83,7 @@ func (s *Source) Run(ctx context.Context, h Handler) error {
 			}
 			if pod, ok := obj.(*v1.Pod); ok {
 				h.Seen(pod)
-				if !IsMirrorPod(pod) {
+				if !mirror.IsMirrorPod(pod) {
 					h.Change(manifests.Change{Op: manifests.Remove, Pod: annotated(pod)})
 				}
 			}
@@ -128,7 +120,7 @@ func (s *Source) Mirrors() []*v1.Pod {
 	all, _ := s.lister.List(labels.Everything())
 	var out []*v1.Pod
 	for _, p := range all {
-		if IsMirrorPod(p) {
+		if mirror.IsMirrorPod(p) {
 			out = append(out, p)
 		}
 	}
