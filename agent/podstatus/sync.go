@@ -73,12 +73,12 @@ func (m *Manager) apiPod(ctx context.Context, uid types.UID, e entry) (*v1.Pod, 
 	pod, err := m.client.CoreV1().Pods(e.namespace).Get(ctx, e.name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		m.podGone(uid, e, "deleted")
+		m.podGone(uid, e.namespace, e.name, "deleted")
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("get pod %s/%s (UID %s): %w", e.namespace, e.name, uid, err)
 	case pod.UID != uid:
-		m.podGone(uid, e, "replaced by UID "+string(pod.UID))
+		m.podGone(uid, e.namespace, e.name, "replaced by UID "+string(pod.UID))
 		return nil, nil
 	}
 	return pod, nil
@@ -113,22 +113,26 @@ func (m *Manager) writeStatus(ctx context.Context, uid types.UID, e entry, apiPo
 			m.log.Debug("pod status written", "pod", apiPod.Namespace+"/"+apiPod.Name, "uid", apiPod.UID, "phase", patched.Status.Phase)
 			return patched, heldBack, nil
 		}
-		if !apierrors.IsConflict(err) || attempt > 1 {
-			return nil, false, fmt.Errorf("patch the status of pod %s/%s (UID %s): %w", apiPod.Namespace, apiPod.Name, apiPod.UID, err)
+		patchErr := fmt.Errorf("patch the status of pod %s/%s (UID %s): %w", apiPod.Namespace, apiPod.Name, apiPod.UID, err)
+		if !apierrors.IsConflict(err) && !apierrors.IsInvalid(err) {
+			return nil, false, patchErr
 		}
-		// The copy was stale: merge again onto the pod as it is now.
+		// The copy was stale (a Conflict), or the pod may have been
+		// replaced (a UID mismatch is Invalid): read the pod as it is now.
 		fresh, err := m.client.CoreV1().Pods(apiPod.Namespace).Get(ctx, apiPod.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
-			m.podGone(uid, e, "deleted")
+			m.podGone(uid, e.namespace, e.name, "deleted")
 			return nil, false, nil
 		case err != nil:
-			return nil, false, fmt.Errorf("get pod %s/%s (UID %s) after a conflict: %w", apiPod.Namespace, apiPod.Name, apiPod.UID, err)
+			return nil, false, fmt.Errorf("%w; get it again: %w", patchErr, err)
 		case fresh.UID != apiPod.UID:
-			m.podGone(uid, e, "replaced by UID "+string(fresh.UID))
+			m.podGone(uid, e.namespace, e.name, "replaced by UID "+string(fresh.UID))
 			return nil, false, nil
+		case attempt > 1 || !apierrors.IsConflict(patchErr):
+			return nil, false, patchErr
 		}
-		apiPod = fresh
+		apiPod = fresh // merge again onto the current status
 	}
 }
 
@@ -176,17 +180,19 @@ func (m *Manager) deletePod(ctx context.Context, uid types.UID, apiPod *v1.Pod) 
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("delete pod %s/%s (UID %s): %w", apiPod.Namespace, apiPod.Name, apiPod.UID, err)
 	}
-	if err == nil {
-		m.metrics.deletions.Inc()
-		m.log.Info("pod terminated and deleted from the API", "pod", apiPod.Namespace+"/"+apiPod.Name, "uid", uid)
+	if err != nil {
+		m.podGone(uid, apiPod.Namespace, apiPod.Name, "deleted by someone else: "+err.Error())
+		return nil
 	}
+	m.metrics.deletions.Inc()
+	m.log.Info("pod terminated and deleted from the API", "pod", apiPod.Namespace+"/"+apiPod.Name, "uid", uid)
 	m.markGone(uid)
 	return nil
 }
 
 // podGone stops the writes for a pod whose API object is no more.
-func (m *Manager) podGone(uid types.UID, e entry, why string) {
-	m.log.Info("pod status not written: the API pod is gone", "pod", e.namespace+"/"+e.name, "uid", uid, "why", why)
+func (m *Manager) podGone(uid types.UID, namespace, name, why string) {
+	m.log.Info("pod status not written: the API pod is gone", "pod", namespace+"/"+name, "uid", uid, "why", why)
 	m.metrics.syncs.WithLabelValues(resultPodGone).Inc()
 	m.markGone(uid)
 }
