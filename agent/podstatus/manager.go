@@ -1,0 +1,214 @@
+package podstatus
+
+import (
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+
+	"github.com/podlife/podlife/worker"
+)
+
+// MirrorAnnotation marks a mirror pod: the API's copy of a static pod,
+// which receives the static pod's status.
+const MirrorAnnotation = "kubernetes.io/config.mirror"
+
+// DefaultSyncPeriod is how often every pod's API status is re-checked.
+const DefaultSyncPeriod = 10 * time.Second
+
+// Engine is what the status manager asks the pod lifecycle engine;
+// *worker.PodWorkers is one.
+type Engine interface {
+	CouldHaveRunningContainers(uid types.UID) bool
+	ShouldPodRuntimeBeRemoved(uid types.UID) bool
+}
+
+// APIPods gives the API's current copy of a pod by namespace and name: the
+// caller's informer lister.
+type APIPods interface {
+	Get(namespace, name string) (*v1.Pod, bool)
+}
+
+// Config configures a Manager.
+type Config struct {
+	// Client writes statuses to the API server; nil keeps them local only
+	// (the agent without an API server), and then Engine and Pods may be
+	// nil too.
+	Client     kubernetes.Interface
+	Engine     Engine                // required with Client
+	Pods       APIPods               // required with Client
+	Clock      clock.WithTicker      // nil: the real clock
+	Logger     *slog.Logger          // nil: no logs
+	Registerer prometheus.Registerer // nil: metrics are not registered
+	// SyncPeriod is how often every pod's API status is compared with the
+	// recorded one and rewritten if it differs; 0 is DefaultSyncPeriod.
+	SyncPeriod time.Duration
+}
+
+// Manager records pod statuses and writes them to the API server. All its
+// methods are safe for concurrent use.
+type Manager struct {
+	client     kubernetes.Interface
+	engine     Engine
+	pods       APIPods
+	clock      clock.WithTicker
+	log        *slog.Logger
+	metrics    *metrics
+	syncPeriod time.Duration
+
+	mu      sync.RWMutex
+	entries map[types.UID]*entry
+	// queue is the API writer's work queue while Run runs, else nil.
+	queue workqueue.TypedRateLimitingInterface[types.UID]
+}
+
+// entry is what the Manager knows of one pod.
+type entry struct {
+	namespace, name string
+	static          bool
+	// generation is the metadata.generation the status was generated for.
+	generation int64
+	status     v1.PodStatus
+	// gone: the API pod was deleted or replaced by another of the same
+	// name; nothing more is written for this UID.
+	gone bool
+}
+
+// New returns a Manager; with a Client, Run must run for statuses to reach
+// the API server.
+func New(cfg Config) (*Manager, error) {
+	if cfg.Client != nil && (cfg.Engine == nil || cfg.Pods == nil) {
+		return nil, errors.New("podstatus: a Manager with an API client needs an Engine and APIPods")
+	}
+	m := &Manager{
+		client: cfg.Client, engine: cfg.Engine, pods: cfg.Pods,
+		clock: cfg.Clock, log: cfg.Logger, metrics: newMetrics(cfg.Registerer),
+		syncPeriod: cfg.SyncPeriod,
+		entries:    map[types.UID]*entry{},
+	}
+	if m.clock == nil {
+		m.clock = clock.RealClock{}
+	}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+	if m.syncPeriod <= 0 {
+		m.syncPeriod = DefaultSyncPeriod
+	}
+	return m, nil
+}
+
+// SetPodStatus records pod's status and queues its write to the API server
+// (it is the syncer's cri.StatusWriter). Condition transition times and the
+// start time the status leaves unset are filled in here, when the change is
+// seen.
+func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
+	now := metav1.NewTime(m.clock.Now())
+	static := worker.IsStatic(pod)
+	apiStatus := &pod.Status
+	if static && m.pods != nil {
+		if mirror, ok := m.pods.Get(pod.Namespace, pod.Name); ok && isMirror(mirror) {
+			apiStatus = &mirror.Status
+		}
+	}
+	st := *status.DeepCopy()
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, known := m.entries[pod.UID]
+	prev := apiStatus
+	if known {
+		prev = &e.status
+	}
+	stampTimes(prev, &st, now)
+	if known && e.generation == pod.Generation && apiequality.Semantic.DeepEqual(e.status, st) {
+		return
+	}
+	if !known {
+		e = &entry{namespace: pod.Namespace, name: pod.Name, static: static}
+		m.entries[pod.UID] = e
+	}
+	e.generation, e.status = pod.Generation, st
+	m.enqueueLocked(pod.UID, e)
+}
+
+// Get returns the pod's recorded status and whether there is one.
+func (m *Manager) Get(uid types.UID) (v1.PodStatus, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if e, ok := m.entries[uid]; ok {
+		return *e.status.DeepCopy(), true
+	}
+	return v1.PodStatus{}, false
+}
+
+// Phase is the pod's recorded phase, Pending when none was recorded.
+func (m *Manager) Phase(pod *v1.Pod) v1.PodPhase {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if e, ok := m.entries[pod.UID]; ok && e.status.Phase != "" {
+		return e.status.Phase
+	}
+	return v1.PodPending
+}
+
+// Retain drops the statuses of the pods keep rejects (pods neither desired
+// nor known to the engine); nothing more is written for them.
+func (m *Manager) Retain(keep func(types.UID) bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for uid := range m.entries {
+		if !keep(uid) {
+			delete(m.entries, uid)
+		}
+	}
+}
+
+// PodChanged re-checks the recorded pod that the API pod is for: the
+// informer saw it change (its deletion requested, its status written by
+// someone else, a static pod's mirror pod created).
+func (m *Manager) PodChanged(pod *v1.Pod) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !isMirror(pod) {
+		if e, ok := m.entries[pod.UID]; ok && !e.static {
+			m.enqueueLocked(pod.UID, e)
+		}
+		return
+	}
+	for uid, e := range m.entries {
+		if e.static && e.namespace == pod.Namespace && e.name == pod.Name {
+			m.enqueueLocked(uid, e)
+		}
+	}
+}
+
+// enqueueLocked queues the pod's sync while the API writer runs.
+func (m *Manager) enqueueLocked(uid types.UID, e *entry) {
+	if m.queue != nil && !e.gone {
+		m.queue.Add(uid)
+	}
+}
+
+// enqueueAll queues every pod's sync: the resync.
+func (m *Manager) enqueueAll() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for uid, e := range m.entries {
+		m.enqueueLocked(uid, e)
+	}
+}
+
+func isMirror(pod *v1.Pod) bool {
+	_, ok := pod.Annotations[MirrorAnnotation]
+	return ok
+}
