@@ -18,6 +18,7 @@ import (
 
 	"github.com/podlife/podlife/agent/admission"
 	"github.com/podlife/podlife/agent/manifests"
+	"github.com/podlife/podlife/agent/podstatus"
 	"github.com/podlife/podlife/agent/shutdown"
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/embedded"
@@ -52,7 +53,7 @@ type Agent struct {
 	cluster   *cluster          // nil: no API server (Config.Kubeconfig "")
 	admission *admission.Chain
 	shutdown  *shutdown.Manager
-	statuses  *statusStore
+	statuses  *podstatus.Manager
 	events    eventLog
 	gauges    *podGauges
 	listener  net.Listener // the read-only TCP endpoint
@@ -93,7 +94,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 	bands, _ := cfg.shutdownBands()
 	a := &Agent{
 		cfg: cfg, log: opts.Logger, clock: opts.Clock, registry: opts.Registry,
-		statuses: newStatusStore(), shutdownRequested: make(chan struct{}), controlSocket: ControlSocket(cfg.RootDir),
+		shutdownRequested: make(chan struct{}), controlSocket: ControlSocket(cfg.RootDir),
 		pods: map[types.UID]*podEntry{}, working: map[types.UID]worker.PodWorkerSync{},
 	}
 	if a.log == nil {
@@ -123,6 +124,10 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 			return nil, err
 		}
 		a.events.api = a.cluster.recorder(cfg.NodeName)
+	}
+	if a.statuses, err = a.newStatusManager(); err != nil {
+		a.close()
+		return nil, err
 	}
 	a.syncer = cri.NewSyncer(conn.runtime, conn.images, cri.Options{
 		Statuses: a.statuses, Events: a.events, Clock: a.clock, Logger: a.log,

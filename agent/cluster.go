@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -20,6 +21,7 @@ import (
 	"github.com/podlife/podlife/agent/apisource"
 	"github.com/podlife/podlife/agent/mirror"
 	"github.com/podlife/podlife/agent/node"
+	"github.com/podlife/podlife/agent/podstatus"
 	"github.com/podlife/podlife/worker"
 )
 
@@ -142,6 +144,29 @@ func (a *Agent) runCluster(ctx context.Context, wg *sync.WaitGroup) {
 		}
 	})
 	wg.Go(func() { c.node.Run(ctx) })
+	wg.Go(func() { a.statuses.Run(ctx) })
+}
+
+// newStatusManager is the pods' status store, and in cluster mode their
+// writer to the API server.
+func (a *Agent) newStatusManager() (*podstatus.Manager, error) {
+	cfg := podstatus.Config{Clock: a.clock, Logger: a.log, Registerer: a.registry}
+	if a.cluster != nil {
+		cfg.Client, cfg.Pods, cfg.Engine = a.cluster.client, a.cluster.source, engineQueries{a}
+	}
+	return podstatus.New(cfg)
+}
+
+// engineQueries lets the status manager, which the syncer needs before
+// the engine exists, ask the engine.
+type engineQueries struct{ a *Agent }
+
+func (q engineQueries) CouldHaveRunningContainers(uid types.UID) bool {
+	return q.a.workers.CouldHaveRunningContainers(uid)
+}
+
+func (q engineQueries) ShouldPodRuntimeBeRemoved(uid types.UID) bool {
+	return q.a.workers.ShouldPodRuntimeBeRemoved(uid)
 }
 
 // syncMirrors makes the API's mirror pods match the admitted static pods
@@ -172,5 +197,6 @@ func (a *Agent) sourcesReady() bool {
 	return a.cluster == nil || a.cluster.source.HasSynced()
 }
 
-// apiPodSeen is every API pod event.
-func (a *Agent) apiPodSeen(*v1.Pod) {}
+// apiPodSeen is every API pod added or updated: the status manager looks
+// at it again (its deletion, a status someone else wrote).
+func (a *Agent) apiPodSeen(pod *v1.Pod) { a.statuses.PodChanged(pod) }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -90,6 +91,43 @@ spec:
 	e.waitRuntimeGone(uid)
 }
 
+// TestContainerdClusterShorterSecondDelete: the container ignores
+// SIGTERM, so only the end of the grace period stops it. A delete with a
+// 300 s grace starts the termination; a second delete with 2 s shortens
+// it: the container is killed long before 300 s, and the object removed.
+func TestContainerdClusterShorterSecondDelete(t *testing.T) {
+	e := newCtrdEnv(t)
+	n := newClusterNode(t)
+	a := e.joinContainerd(n)
+	pod := n.create(n.busyboxPod("twice", 600, ctrdIgnorer("main")))
+	uid := string(pod.UID)
+	t.Cleanup(func() { e.removePod(uid) })
+	n.waitPhase("twice", v1.PodRunning)
+	w := e.watch(uid, a.obs.poke(), "main")
+	pods := n.c.Admin.CoreV1().Pods(n.ns)
+	long, short := int64(300), int64(2)
+	if err := pods.Delete(context.Background(), "twice", metav1.DeleteOptions{GracePeriodSeconds: &long}); err != nil {
+		t.Fatal(err)
+	}
+	ctrdEventually(t, "the engine took the 300 s deletion", func() (bool, string) {
+		return a.obs.sawGrace(uid, long), fmt.Sprint(a.obs.events(uid))
+	})
+	deleted := time.Now()
+	if err := pods.Delete(context.Background(), "twice", metav1.DeleteOptions{GracePeriodSeconds: &short}); err != nil {
+		t.Fatal(err)
+	}
+	main, ok := w.exitedWithin("main", 60*time.Second)
+	if !ok {
+		t.Fatalf("main still runs 60 s after the 2 s delete: the shorter grace was not applied")
+	}
+	t.Logf("main exited %d, %v after the second delete", main.GetExitCode(), ctrdSince(deleted, main.GetFinishedAt()).Round(time.Millisecond))
+	if main.GetExitCode() != 137 {
+		t.Errorf("main exited %d, want 137 (SIGKILL at the end of the grace period)", main.GetExitCode())
+	}
+	n.waitDeleted("twice")
+	e.waitRuntimeGone(uid)
+}
+
 // TestContainerdClusterForceDelete: `kubectl delete --force
 // --grace-period=0` removes the object at once; the agent still stops the
 // container (it ignores SIGTERM, so it is killed) and removes everything.
@@ -153,4 +191,14 @@ func (o *ctrdObserver) reached(uid string, s fsm.State) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return slices.ContainsFunc(o.transitions, func(tr fsm.Transition) bool { return string(tr.Pod) == uid && to(s)(tr) })
+}
+
+// sawGrace reports whether the engine was given a deletion of uid with
+// grace period g.
+func (o *ctrdObserver) sawGrace(uid string, g int64) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.ContainsFunc(o.transitions, func(tr fsm.Transition) bool {
+		return string(tr.Pod) == uid && tr.Params.Deleting && tr.Params.GraceOverride == g
+	})
 }

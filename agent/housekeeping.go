@@ -57,7 +57,7 @@ func (a *Agent) housekeeping(ctx context.Context) {
 		a.working[rp.ID] = worker.PodWorkerSync{State: worker.TerminatingPod, Orphan: true}
 	}
 	a.gauges.set(a.desiredLocked(), a.activePodsLocked())
-	a.statuses.retain(func(uid types.UID) bool { return a.knownLocked(uid) })
+	a.statuses.Retain(func(uid types.UID) bool { return a.knownLocked(uid) })
 	var dead []types.UID
 	for _, uid := range a.cache.DeadPods() {
 		if !a.knownLocked(uid) {

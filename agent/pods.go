@@ -105,7 +105,7 @@ func (a *Agent) desiredLocked() []*v1.Pod {
 // terminal pod keeps counting until the engine says its containers
 // stopped.
 func (a *Agent) activePodsLocked() []*v1.Pod {
-	return admission.ActivePods(a.desiredLocked(), a.workers.IsPodKnownTerminated, a.workers.IsPodTerminationRequested, a.statuses.phase)
+	return admission.ActivePods(a.desiredLocked(), a.workers.IsPodKnownTerminated, a.workers.IsPodTerminationRequested, a.statuses.Phase)
 }
 
 // knownLocked reports whether uid is a pod of a manifest or an engine

@@ -53,7 +53,7 @@ func (a *Agent) PodList() *v1.PodList {
 	for uid, e := range a.pods {
 		pod := e.pod.DeepCopy()
 		pod.Status = v1.PodStatus{Phase: v1.PodPending}
-		if st, ok := a.statuses.get(uid); ok {
+		if st, ok := a.statuses.Get(uid); ok {
 			pod.Status = st
 		}
 		if h := a.waitingForLocked(uid); h != nil {
@@ -147,7 +147,7 @@ func (a *Agent) fillLocked(info *PodInfo) {
 		info.Lifecycle = s.String()
 		info.Worker = workerPhase(a.workers, info.UID)
 	}
-	if st, ok := a.statuses.get(info.UID); ok {
+	if st, ok := a.statuses.Get(info.UID); ok {
 		info.Phase, info.Reason, info.Message = st.Phase, st.Reason, st.Message
 		info.InitContainers = containerInfos(st.InitContainerStatuses)
 		info.Containers = containerInfos(st.ContainerStatuses)

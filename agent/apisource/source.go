@@ -32,8 +32,8 @@ type Handler struct {
 	// relevant Update, or Remove (the pod is gone from the API). Mirror
 	// pods never come here: they are the static pods' copies.
 	Change func(manifests.Change)
-	// Seen is every pod event, mirror pods and status-only updates
-	// included (the status manager's cue to look again).
+	// Seen is every pod added or updated, mirror pods and status-only
+	// updates included (the status manager's cue to look again).
 	Seen func(*v1.Pod)
 }
 
@@ -82,7 +82,6 @@ func (s *Source) Run(ctx context.Context, h Handler) error {
 				obj = t.Obj
 			}
 			if pod, ok := obj.(*v1.Pod); ok {
-				h.Seen(pod)
 				if !mirror.IsMirrorPod(pod) {
 					h.Change(manifests.Change{Op: manifests.Remove, Pod: annotated(pod)})
 				}

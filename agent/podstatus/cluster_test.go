@@ -255,7 +255,7 @@ func TestClusterStaticPodMirror(t *testing.T) {
 	waitSyncs(t, m, resultNoMirror, 1)
 
 	mirror := n.createPod(t, static.Name, func(p *v1.Pod) {
-		p.Annotations = map[string]string{MirrorAnnotation: "hash", "kubernetes.io/config.source": "file"}
+		p.Annotations = map[string]string{v1.MirrorPodAnnotationKey: "hash", "kubernetes.io/config.source": "file"}
 	})
 	got := n.waitPod(t, mirror.Name, "Running", func(p *v1.Pod) bool { return p.Status.Phase == v1.PodRunning })
 	if got.UID != mirror.UID || got.Status.ObservedGeneration != mirror.Generation {

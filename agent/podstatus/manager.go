@@ -15,12 +15,9 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
+	"github.com/podlife/podlife/agent/mirror"
 	"github.com/podlife/podlife/worker"
 )
-
-// MirrorAnnotation marks a mirror pod: the API's copy of a static pod,
-// which receives the static pod's status.
-const MirrorAnnotation = "kubernetes.io/config.mirror"
 
 // DefaultSyncPeriod is how often every pod's API status is re-checked.
 const DefaultSyncPeriod = 10 * time.Second
@@ -116,8 +113,8 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 	static := worker.IsStatic(pod)
 	apiStatus := &pod.Status
 	if static && m.pods != nil {
-		if mirror, ok := m.pods.Get(pod.Namespace, pod.Name); ok && isMirror(mirror) {
-			apiStatus = &mirror.Status
+		if mp, ok := m.pods.Get(pod.Namespace, pod.Name); ok && mirror.IsMirrorPod(mp) {
+			apiStatus = &mp.Status
 		}
 	}
 	st := *status.DeepCopy()
@@ -179,7 +176,7 @@ func (m *Manager) Retain(keep func(types.UID) bool) {
 func (m *Manager) PodChanged(pod *v1.Pod) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !isMirror(pod) {
+	if !mirror.IsMirrorPod(pod) {
 		if e, ok := m.entries[pod.UID]; ok && !e.static {
 			m.enqueueLocked(pod.UID, e)
 		}
@@ -206,9 +203,4 @@ func (m *Manager) enqueueAll() {
 	for uid, e := range m.entries {
 		m.enqueueLocked(uid, e)
 	}
-}
-
-func isMirror(pod *v1.Pod) bool {
-	_, ok := pod.Annotations[MirrorAnnotation]
-	return ok
 }

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/podlife/podlife/agent/mirror"
 )
 
 // syncPod brings the API status of the pod with uid in line with the
@@ -58,8 +60,8 @@ func (m *Manager) entryToSync(uid types.UID) (entry, bool) {
 // is gone.
 func (m *Manager) apiPod(ctx context.Context, uid types.UID, e entry) (*v1.Pod, error) {
 	if e.static {
-		if mirror, ok := m.pods.Get(e.namespace, e.name); ok && isMirror(mirror) {
-			return mirror, nil
+		if mp, ok := m.pods.Get(e.namespace, e.name); ok && mirror.IsMirrorPod(mp) {
+			return mp, nil
 		}
 		m.log.Debug("static pod has no mirror pod yet; its status waits", "pod", e.namespace+"/"+e.name, "uid", uid)
 		m.metrics.syncs.WithLabelValues(resultNoMirror).Inc()
@@ -151,7 +153,7 @@ func (m *Manager) logOutcome(uid types.UID, apiPod *v1.Pod, local v1.PodPhase, o
 // its deletion was requested, it is not a mirror pod (those belong to the
 // static pod's lifecycle), and its status is terminal or it never ran here.
 func deletionWanted(apiPod *v1.Pod, local v1.PodStatus) bool {
-	return apiPod.DeletionTimestamp != nil && !isMirror(apiPod) &&
+	return apiPod.DeletionTimestamp != nil && !mirror.IsMirrorPod(apiPod) &&
 		(isTerminal(apiPod.Status.Phase) || neverRan(local))
 }
 

@@ -16,7 +16,7 @@ func TestDeletionWanted(t *testing.T) {
 			p.DeletionTimestamp = &t0
 		}
 		if mirror {
-			p.Annotations = map[string]string{MirrorAnnotation: "hash"}
+			p.Annotations = map[string]string{v1.MirrorPodAnnotationKey: "hash"}
 		}
 		return p
 	}

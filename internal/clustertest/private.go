@@ -92,7 +92,8 @@ func (c *Cluster) PauseAPIServer(t testing.TB, d time.Duration, whileDown func()
 }
 
 // RestartAPIServer stops the apiserver (SIGTERM, as a restart by its
-// supervisor does), calls whileDown, and starts it again with the same
+// supervisor does; SIGKILL if it is still there after 15 s, as it may be:
+// this apiserver has been seen to hang in its shutdown), calls whileDown, and starts it again with the same
 // command line, log and PID file, so cluster-down.sh still stops it. It
 // returns once the new one answers /readyz.
 func (c *Cluster) RestartAPIServer(t testing.TB, whileDown func()) {
@@ -103,16 +104,7 @@ func (c *Cluster) RestartAPIServer(t testing.TB, whileDown func()) {
 		t.Fatal(err)
 	}
 	args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the apiserver did not exit within 30 s of SIGTERM")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	stopProcess(t, pid)
 	whileDown()
 	logFile, err := os.OpenFile(filepath.Join(c.Dir, "kube-apiserver.log"), os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -129,7 +121,7 @@ func (c *Cluster) RestartAPIServer(t testing.TB, whileDown func()) {
 	if err := os.WriteFile(filepath.Join(c.Dir, "kube-apiserver.pid"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		_, err := c.Admin.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(t.Context())
 		if err == nil {
@@ -139,5 +131,39 @@ func (c *Cluster) RestartAPIServer(t testing.TB, whileDown func()) {
 			t.Fatal(errors.Join(errors.New("the restarted apiserver is not ready after 60 s"), err))
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// alive reports whether process pid runs: it exists and is no zombie (an
+// orphaned apiserver's parent is init, which in a container may never
+// reap it).
+func alive(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name in parentheses.
+	rest := string(stat[bytes.LastIndexByte(stat, ')')+1:])
+	return !strings.HasPrefix(strings.TrimSpace(rest), "Z")
+}
+
+// stopProcess sends pid SIGTERM, then SIGKILL after 15 s, and waits until
+// it is gone.
+func stopProcess(t testing.TB, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	killed := false
+	for alive(pid) {
+		switch since := time.Since(start); {
+		case since > 15*time.Second && !killed:
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			killed = true
+		case since > 45*time.Second:
+			t.Fatalf("process %d outlived SIGKILL by 30 s", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
