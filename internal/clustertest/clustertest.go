@@ -28,6 +28,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -64,11 +65,23 @@ func Require(t testing.TB) *Cluster {
 	if err != nil {
 		t.Fatalf("%s=%s: %v", EnvDir, dir, err)
 	}
-	admin, err := kubernetes.NewForConfig(cfg)
+	return &Cluster{Dir: dir, AdminKubeconfig: kubeconfig, Admin: newClient(t, cfg), Server: cfg.Host}
+}
+
+// newClient is a clientset whose connections are closed when the test
+// ends, so none outlives it (goleak).
+func newClient(t testing.TB, cfg *rest.Config) kubernetes.Interface {
+	t.Helper()
+	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Cluster{Dir: dir, AdminKubeconfig: kubeconfig, Admin: admin, Server: cfg.Host}
+	t.Cleanup(func() { utilnet.CloseIdleConnectionsFor(httpClient.Transport) })
+	client, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
 }
 
 // Bin is the directory of the control plane's binaries (kubectl among
@@ -165,7 +178,7 @@ func (c *Cluster) NodeClient(t testing.TB, name string) kubernetes.Interface {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return kubernetes.NewForConfigOrDie(cfg)
+	return newClient(t, cfg)
 }
 
 // AdminConfig is the admin's client configuration.
