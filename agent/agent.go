@@ -242,10 +242,12 @@ func (a *Agent) Run(ctx context.Context) error {
 		"manifests", a.cfg.StaticPodPath, "kubeconfig", a.cfg.Kubeconfig, "address", a.Addr(), "control", a.controlSocket)
 
 	var err error
+	shutdown := false
 	select {
 	case <-ctx.Done():
 		a.log.Info("agent stopping; " + a.podsAfterExit())
 	case <-a.shutdownRequested:
+		shutdown = true
 		err = a.nodeShutdown(inner)
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -256,7 +258,22 @@ func (a *Agent) Run(ctx context.Context) error {
 	wg.Wait()
 	a.workers.Stop()
 	a.syncer.Close()
+	if shutdown {
+		a.flushStatuses()
+	}
 	return err
+}
+
+// flushStatuses writes the pods' last statuses to the API server before
+// the agent exits after a node shutdown (the pods it stopped are Failed);
+// the status manager's loop has stopped, and a node going down does not
+// wait long.
+func (a *Agent) flushStatuses() {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownDrain)
+	defer cancel()
+	if err := a.statuses.Flush(ctx); err != nil {
+		a.log.Warn("node shutdown: not every pod status reached the API server", "err", err)
+	}
 }
 
 // nodeShutdown kills the active pods band by band. With graceful node

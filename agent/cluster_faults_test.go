@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/internal/clustertest"
 )
@@ -139,5 +140,43 @@ func TestClusterAgentRestartWhileDeleting(t *testing.T) {
 	}
 	if m.rec.saw(string(pod.UID), to(fsm.Running)) {
 		t.Errorf("the restarted agent ran a pod being deleted: %s", describe(m.rec.of(string(pod.UID))))
+	}
+}
+
+// TestClusterRestartKillsNothingBeforeTheFirstList: an agent restarted
+// while the API server hangs finds its predecessor's pod running in the
+// runtime. Until its first list of the node's pods arrives it kills none
+// (the sources-ready gate: the pod looks like an orphan, but the API
+// server may still want it); once the list arrives it adopts the pod,
+// whose container never stopped.
+func TestClusterRestartKillsNothingBeforeTheFirstList(t *testing.T) {
+	c := clustertest.StartPrivate(t)
+	rt := outlivingRuntime(t)
+	onRuntime := withConfig(func(cfg *agent.Config) { cfg.RuntimeEndpoint = rt.Endpoint() })
+	m := join(t, onRuntime)
+	pod := m.create(m.apiPod("kept", 1, "main"))
+	m.waitPhase("kept", v1.PodRunning)
+	original := m.runningContainers(string(pod.UID))["main"]
+	m.cancel()
+	if err := m.harness.wait(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	c.PauseAPIServer(t, 8*time.Second, func() {
+		m.harness = start(t, m.asNode(), onRuntime)
+		time.Sleep(3 * time.Second) // 30 housekeeping intervals
+		if got := m.runningContainers(string(pod.UID))["main"]; got != original {
+			t.Errorf("before the first list, the pod's container %q became %q", original, got)
+		}
+		if n := len(m.logLines("waiting for the API server's first list")); n == 0 {
+			t.Errorf("housekeeping never said it waits for the first list")
+		}
+	})
+	m.eventually("the restarted agent runs the pod", func() bool { return isRunning(m.pods()[pod.UID]) })
+	m.waitHousekeepings(3)
+	if got := m.runningContainers(string(pod.UID))["main"]; got != original {
+		t.Errorf("the pod's container %q became %q: the restarted agent stopped it", original, got)
+	}
+	if n := m.kills(pod.UID); n != 0 {
+		t.Errorf("the restarted agent killed the pod %d times", n)
 	}
 }

@@ -56,11 +56,11 @@ func newClusterNode(t testing.TB) *clusterNode {
 }
 
 // join runs an agent on the embedded runtime as a new node of the control
-// plane.
-func join(t testing.TB) *member {
+// plane; opts configure it further.
+func join(t testing.TB, opts ...option) *member {
 	t.Helper()
 	m := &member{clusterNode: newClusterNode(t)}
-	m.harness = start(t, m.asNode())
+	m.harness = start(t, append([]option{m.asNode()}, opts...)...)
 	m.agentLog = func() string { return m.logs.Tail(60) }
 	m.waitNodeReady()
 	return m
@@ -439,5 +439,37 @@ func (m *clusterNode) ensureNamespace(ns string) {
 	_, err := m.c.Admin.CoreV1().Namespaces().Create(context.Background(), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		m.tb.Fatal(err)
+	}
+}
+
+// TestClusterNodeShutdown: during a graceful node shutdown the Node is
+// NotReady, saying why, and the pods are stopped and written Failed as the
+// kubelet's shutdown manager writes them.
+func TestClusterNodeShutdown(t *testing.T) {
+	m := join(t, withConfig(func(cfg *agent.Config) {
+		cfg.ShutdownGracePeriod.Duration = 2 * time.Second
+		cfg.ShutdownGracePeriodCriticalPods.Duration = time.Second
+	}))
+	m.create(m.apiPod("stopped", 1, "main"))
+	m.waitPhase("stopped", v1.PodRunning)
+	m.agent.RequestShutdown()
+	m.waitAPI("the Node is NotReady: node is shutting down", func(ctx context.Context) (bool, error) {
+		n, err := m.c.Admin.CoreV1().Nodes().Get(ctx, m.node, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == v1.NodeReady {
+				return c.Status == v1.ConditionFalse && strings.Contains(c.Message, "node is shutting down"), nil
+			}
+		}
+		return false, nil
+	})
+	if err := m.harness.wait(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	pod := m.waitPhase("stopped", v1.PodFailed)
+	if pod.Status.Reason != "Terminated" {
+		t.Errorf("status reason %q, want Terminated (node shutdown)", pod.Status.Reason)
 	}
 }

@@ -121,15 +121,18 @@ func (p podSpec) with(key, value string) podSpec {
 
 // settings configure one test agent.
 type settings struct {
-	config    func(*agent.Config)
+	config    []func(*agent.Config)
 	backOff   time.Duration
 	beforeRun func(h *harness)
 }
 
 type option func(*settings)
 
-// withConfig edits the agent's configuration before New.
-func withConfig(f func(*agent.Config)) option { return func(s *settings) { s.config = f } }
+// withConfig edits the agent's configuration before New, after the edits
+// of the options before it.
+func withConfig(f func(*agent.Config)) option {
+	return func(s *settings) { s.config = append(s.config, f) }
+}
 
 // withSyncBackOff sets the engine's retry delay after a failed sync.
 func withSyncBackOff(d time.Duration) option { return func(s *settings) { s.backOff = d } }
@@ -183,8 +186,8 @@ func start(t testing.TB, opts ...option) *harness {
 	cfg.HousekeepingInterval.Duration = 100 * time.Millisecond
 	cfg.RuntimePollInterval.Duration = 50 * time.Millisecond
 	cfg.Allocatable = resources("cpu=8,memory=16Gi")
-	if s.config != nil {
-		s.config(&cfg)
+	for _, edit := range s.config {
+		edit(&cfg)
 	}
 	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	a, err := agent.New(context.Background(), cfg, agent.Options{Logger: log, Observer: h.rec, SyncBackOff: s.backOff})
@@ -667,7 +670,7 @@ func describe(ts []fsm.Transition) string {
 // outlivingRuntime is an embedded runtime of the test's own, in a short
 // directory (unix socket paths are short), which outlives the agents the
 // test runs on it: what an agent restarted on a real runtime finds.
-func outlivingRuntime(t *testing.T) *embedded.Runtime {
+func outlivingRuntime(t testing.TB) *embedded.Runtime {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "pl")
 	if err != nil {

@@ -122,6 +122,8 @@ type managerOptions struct {
 	// noPodChanged leaves the informer's events out: only the resync and
 	// the retries bring a pod back.
 	noPodChanged bool
+	// noRun does not run the Manager's loop.
+	noRun bool
 }
 
 // startManager runs a Manager with the node's identity until the test ends.
@@ -150,6 +152,9 @@ func (n *node) startManager(t *testing.T, opts managerOptions) (*Manager, *testE
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = n.pods.RemoveEventHandler(reg) })
+	}
+	if opts.noRun {
+		return m, engine
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -286,3 +286,26 @@ func TestClusterResync(t *testing.T) {
 		return p.Status.Phase == v1.PodRunning && restarts(p) == 0
 	})
 }
+
+// TestClusterFlush: with the Manager's loop stopped (an agent exiting
+// after a node shutdown), Flush writes the recorded statuses at once.
+func TestClusterFlush(t *testing.T) {
+	n := newNode(t)
+	m, _ := n.startManager(t, managerOptions{noRun: true, noPodChanged: true})
+	pod := n.createPod(t, "stopped")
+	waitFor(t, "the lister has the pod", func(context.Context) (bool, error) {
+		_, err := n.lister.Pods(n.ns).Get(pod.Name)
+		return err == nil, nil
+	})
+	m.SetPodStatus(pod, terminalStatus(v1.PodFailed, 137))
+	if err := m.Flush(context.Background()); err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+	got, err := n.client.CoreV1().Pods(n.ns).Get(context.Background(), pod.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Phase != v1.PodFailed {
+		t.Errorf("after Flush the API shows phase %q, want Failed", got.Status.Phase)
+	}
+}

@@ -2,6 +2,9 @@ package podstatus
 
 import (
 	"context"
+	"errors"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -89,4 +92,23 @@ func (m *Manager) work(ctx context.Context, queue workqueue.TypedRateLimitingInt
 		}
 		queue.Done(uid)
 	}
+}
+
+// Flush syncs every recorded pod once, now, and returns the errors: for an
+// agent about to exit after a node shutdown, whose pods' last statuses
+// must reach the API server first. Call it after Run returned.
+func (m *Manager) Flush(ctx context.Context) error {
+	if m.client == nil {
+		return nil
+	}
+	m.mu.Lock()
+	uids := slices.Collect(maps.Keys(m.entries))
+	m.mu.Unlock()
+	var errs []error
+	for _, uid := range uids {
+		if _, err := m.syncPod(ctx, uid); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
