@@ -76,7 +76,7 @@ func benchPodLatency(b *testing.B, n *clusterNode, newPod func(name string) *v1.
 }
 
 // waitEvent reads w until done says an event is the one awaited.
-func waitEvent(b *testing.B, w watch.Interface, what string, done func(watch.Event) bool) {
+func waitEvent(b testing.TB, w watch.Interface, what string, done func(watch.Event) bool) {
 	b.Helper()
 	timeout := time.After(clusterTimeout)
 	for {
