@@ -21,13 +21,17 @@ import (
 )
 
 // joinContainerd runs an agent on containerd as a new node of the control
-// plane (a second call for the same clusterNode restarts it as that node).
-func (e *ctrdEnv) joinContainerd(n *clusterNode) *ctrdAgent {
+// plane (a second call for the same clusterNode restarts it as that node);
+// edits change its configuration further.
+func (e *ctrdEnv) joinContainerd(n *clusterNode, edits ...func(*agent.Config)) *ctrdAgent {
 	e.t.Helper()
 	a := e.startAgent(e.dir+"/manifests-"+n.node, func(cfg *agent.Config) {
 		cfg.NodeName = n.node
 		cfg.Kubeconfig = n.kubeconfig
 		cfg.Allocatable = resources("cpu=4,memory=8Gi")
+		for _, edit := range edits {
+			edit(cfg)
+		}
 	})
 	n.agentLog = func() string { return tail(a.logs.String(), 60) }
 	n.waitNodeReady()
