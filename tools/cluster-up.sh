@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Starts a Kubernetes control plane on localhost for podlife's cluster mode:
 # etcd, kube-apiserver and kube-scheduler (no kube-controller-manager), built
-# by tools/cluster-build.sh. Its last lines on stdout are shell assignments:
+# by tools/cluster-build.sh. Its last lines on stdout are shell exports:
 #
 #   eval "$(tools/cluster-up.sh)"   # or: tools/cluster-up.sh | tail -5
-#   PODLIFE_CLUSTER_DIR=...          the state directory (for cluster-down.sh)
-#   PODLIFE_CLUSTER_BIN=...          the binaries, kubectl among them
-#   PODLIFE_NODE_NAME=...            the node the node identity may register
-#   PODLIFE_NODE_KUBECONFIG=...      kubeconfig of system:node:<name>
-#   KUBECONFIG=...                   kubeconfig of an admin (system:masters)
+#   export PODLIFE_CLUSTER_DIR=...      the state directory (for cluster-down.sh)
+#   export PODLIFE_CLUSTER_BIN=...      the binaries, kubectl among them
+#   export PODLIFE_NODE_NAME=...        the node the node identity may register
+#   export PODLIFE_NODE_KUBECONFIG=...  kubeconfig of system:node:<name>
+#   export KUBECONFIG=...               kubeconfig of an admin (system:masters)
 #   ...
 #   tools/cluster-down.sh "$PODLIFE_CLUSTER_DIR"
 #
@@ -288,8 +288,8 @@ wait_for "kube-scheduler /healthz" 60 kube-scheduler \
 
 trap - EXIT
 log "control plane up in $((SECONDS - start))s; kubectl: $BIN/kubectl; stop it with: $tools/cluster-down.sh $DIR"
-printf 'PODLIFE_CLUSTER_DIR=%q\n' "$DIR"
-printf 'PODLIFE_CLUSTER_BIN=%q\n' "$BIN"
-printf 'PODLIFE_NODE_NAME=%q\n' "$NODE_NAME"
-printf 'PODLIFE_NODE_KUBECONFIG=%q\n' "$DIR/node.kubeconfig"
-printf 'KUBECONFIG=%q\n' "$DIR/admin.kubeconfig"
+printf 'export PODLIFE_CLUSTER_DIR=%q\n' "$DIR"
+printf 'export PODLIFE_CLUSTER_BIN=%q\n' "$BIN"
+printf 'export PODLIFE_NODE_NAME=%q\n' "$NODE_NAME"
+printf 'export PODLIFE_NODE_KUBECONFIG=%q\n' "$DIR/node.kubeconfig"
+printf 'export KUBECONFIG=%q\n' "$DIR/admin.kubeconfig"
