@@ -38,6 +38,10 @@ type Options struct {
 	RuntimeName string
 	// LogRoot is where the runtime writes container logs; "" writes none.
 	LogRoot string
+	// PodsRoot holds a directory per pod (see poddir.go): the hosts file
+	// mounted at /etc/hosts and the termination message files; "" makes
+	// neither.
+	PodsRoot string
 	// RestartBackoff is the first crash-loop delay, and the first delay
 	// after a failed image pull; 0 is 10 s.
 	RestartBackoff time.Duration

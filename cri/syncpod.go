@@ -80,6 +80,8 @@ type podSync struct {
 	sbID     string
 	sbConfig *runtimeapi.PodSandboxConfig
 	waits    map[string]waiting
+	// ips are the sandbox's IPs once asked (sandboxIPs).
+	ips []string
 }
 
 // syncContainers starts the init containers whose turn it is and, once the
@@ -180,8 +182,14 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	cfg, err := containerConfig(pod, c, ps.rt.nextAttempt(c.Name), s.opts.LogRoot != "")
+	attempt := ps.rt.nextAttempt(c.Name)
+	cfg, err := containerConfig(pod, c, attempt, s.opts.LogRoot != "")
 	if err != nil {
+		return err
+	}
+	if cfg.Mounts, err = s.podFileMounts(ctx, ps, c, attempt); err != nil {
+		ps.waits[c.Name] = waiting{reason: "CreateContainerConfigError", message: err.Error()}
+		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
 		return err
 	}
 	// The sandbox's log directory made again, should the removal of a
@@ -287,7 +295,7 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, 
 
 // setStatus generates and writes the pod's status.
 func (s *Syncer) setStatus(pod *v1.Pod, p *podRuntime, sbID string, terminal bool, waits map[string]waiting) {
-	in := statusInput{pod: pod, rt: p, sandboxID: sbID, terminal: terminal, waits: waits, runtimeName: s.opts.RuntimeName}
+	in := statusInput{pod: pod, rt: p, sandboxID: sbID, terminal: terminal, waits: waits, runtimeName: s.opts.RuntimeName, messages: s.messages()}
 	if sbID != "" {
 		in.podIP = s.podIP(sbID)
 	}

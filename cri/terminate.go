@@ -26,7 +26,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, _ *worker.
 	if p, err = s.stopPod(ctx, pod, p, grace, "terminating pod"); err != nil {
 		return err
 	}
-	status := generateStatus(statusInput{pod: pod, rt: p, terminal: true, runtimeName: s.opts.RuntimeName})
+	status := generateStatus(statusInput{pod: pod, rt: p, terminal: true, runtimeName: s.opts.RuntimeName, messages: s.messages()})
 	if podStatusFn != nil {
 		// The function judges the pod as it was before its kill: node
 		// shutdown keeps Succeeded only for a pod that completed by itself,
