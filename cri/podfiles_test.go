@@ -270,3 +270,27 @@ func mountsEqual(a, b []*runtimeapi.Mount) bool {
 	}
 	return true
 }
+
+// The statuses the syncer writes hold the pod's messages within 12 KiB:
+// four containers that wrote 4 KiB each get 3 KiB each.
+func TestPodMessagesCappedInStatus(t *testing.T) {
+	root := t.TempDir()
+	h := newHarness(t, Options{PodsRoot: root}, "img")
+	pod := makePod("web", v1.RestartPolicyNever, ctr{name: "a"}, ctr{name: "b"}, ctr{name: "c"}, ctr{name: "d"})
+	for i := range pod.Spec.Containers {
+		pod.Spec.Containers[i].TerminationMessagePath = v1.TerminationMessagePathDefault
+	}
+	h.mustSync(pod)
+	for _, c := range pod.Spec.Containers {
+		writeFile(t, filepath.Join(root, "uid-web", "containers", c.Name, "0"), strings.Repeat(c.Name, 5000))
+		h.exit(containerID(pod, 0, c.Name, 0), 0)
+	}
+	if terminal, err := h.syncPod(pod); !terminal || err != nil {
+		t.Fatalf("SyncPod = %v, %v; want terminal", terminal, err)
+	}
+	for _, cs := range h.statuses.last(t, pod.UID).ContainerStatuses {
+		if got := cs.State.Terminated; got == nil || got.Message != strings.Repeat(cs.Name, 3072) {
+			t.Errorf("%s: state %+v; want 3 KiB of its message", cs.Name, cs.State)
+		}
+	}
+}
