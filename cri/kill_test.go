@@ -374,3 +374,71 @@ func TestRuntimeSignal(t *testing.T) {
 		t.Errorf("containerConfig with an unknown stop signal: %v", err)
 	}
 }
+
+// orderedRuntime records, in order, the hooks' execs and the stops a
+// runtime gets.
+type orderedRuntime struct {
+	Runtime
+	log callLog
+}
+
+func (r *orderedRuntime) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
+	r.log.add("exec " + strings.Join(cmd, " "))
+	return r.Runtime.ExecSync(ctx, id, cmd, timeout)
+}
+
+func (r *orderedRuntime) StopContainer(ctx context.Context, id string, timeout int64) error {
+	err := r.Runtime.StopContainer(ctx, id, timeout)
+	// The embedded runtime's container IDs end in _<name>_<attempt>.
+	r.log.add("stopped " + id[strings.LastIndex(id[:strings.LastIndex(id, "_")], "_")+1:])
+	return err
+}
+
+// On the embedded runtime, through the CRI client: each container's
+// preStop hook before its stop, the regular container stopped before the
+// sidecars, the later sidecar first, as the runtime's FinishedAt shows too.
+func TestEmbeddedTerminationOrder(t *testing.T) {
+	rt, images := embeddedClients(t)
+	ort := &orderedRuntime{Runtime: rt}
+	s := NewSyncer(ort, images, Options{})
+	defer s.Close()
+	ctx := context.Background()
+	always := v1.ContainerRestartPolicyAlways
+	pod := makePod("order", v1.RestartPolicyAlways, ctr{name: "main"})
+	pod.Spec.Containers[0].Lifecycle = preStopExec("main-hook")
+	pod.Spec.InitContainers = []v1.Container{
+		{Name: "first", Image: "img", RestartPolicy: &always, Lifecycle: preStopExec("first-hook")},
+		{Name: "second", Image: "img", RestartPolicy: &always},
+	}
+	for range 3 {
+		if _, err := s.SyncPod(ctx, 0, pod, nil, nil); err != nil {
+			t.Fatalf("SyncPod: %v", err)
+		}
+	}
+	if err := s.SyncTerminatingPod(ctx, pod, nil, nil, nil); err != nil {
+		t.Fatalf("SyncTerminatingPod: %v", err)
+	}
+	got := ort.log.get()
+	pos := func(call string) int {
+		i := slices.Index(got, call)
+		if i < 0 {
+			t.Fatalf("no %q in %q", call, got)
+		}
+		return i
+	}
+	if !(pos("exec main-hook") < pos("stopped main_0") && pos("exec first-hook") < pos("stopped first_0") &&
+		pos("stopped main_0") < pos("stopped second_0") && pos("stopped second_0") < pos("stopped first_0")) {
+		t.Errorf("calls %q: want each hook before its stop, then main, second, first", got)
+	}
+	p, err := readPod(ctx, rt, pod.UID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := map[string]int64{}
+	for _, c := range p.containers {
+		at[c.GetMetadata().GetName()] = c.FinishedAt
+	}
+	if !(at["main"] < at["second"] && at["second"] < at["first"]) {
+		t.Errorf("FinishedAt %v: want main, then second, then first", at)
+	}
+}

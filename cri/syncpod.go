@@ -208,9 +208,8 @@ func specChanged(cur *runtimeapi.ContainerStatus, c *v1.Container) bool {
 }
 
 // replace stops an instance whose spec changed, within the pod's grace
-// period and after its preStop hook (the running instance's, from the spec
-// it was created with being gone: the new one's, as the kubelet), so that a
-// new one is created from the new spec.
+// period and after the preStop hook of the new spec (the kubelet has only
+// that one), so that a new instance is created from the new spec.
 func (s *Syncer) replace(ctx context.Context, ps *podSync, c *v1.Container, cur *runtimeapi.ContainerStatus) error {
 	err := s.killContainer(ctx, kill{pod: ps.pod, spec: c, status: cur, sbID: ps.sbID, grace: podGracePeriod(ps.pod),
 		event: fmt.Sprintf("Container %s definition changed, will be restarted", c.Name)})
