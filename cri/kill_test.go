@@ -3,13 +3,18 @@ package cri
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -440,5 +445,67 @@ func TestEmbeddedTerminationOrder(t *testing.T) {
 	}
 	if !(at["main"] < at["second"] && at["second"] < at["first"]) {
 		t.Errorf("FinishedAt %v: want main, then second, then first", at)
+	}
+}
+
+// An httpGet preStop hook calls the host and the named port with its path
+// and headers before the stop.
+func TestPreStopHTTPGetHook(t *testing.T) {
+	got := make(chan *http.Request, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r
+		w.WriteHeader(http.StatusInternalServerError) // the status code does not matter
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	port, _ := strconv.Atoi(u.Port())
+
+	h := newHarness(t, Options{}, "img")
+	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})
+	c := &pod.Spec.Containers[0]
+	c.Ports = []v1.ContainerPort{{Name: "web", ContainerPort: int32(port)}}
+	c.Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{
+		Host: "127.0.0.1", Port: intstr.FromString("web"), Path: "drain",
+		HTTPHeaders: []v1.HTTPHeader{{Name: "X-Why", Value: "stop"}, {Name: "Host", Value: "svc.example"}},
+	}}}
+	h.mustSync(pod)
+	if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, nil, nil); err != nil {
+		t.Fatalf("SyncTerminatingPod: %v", err)
+	}
+	r := waitFor(t, got, "the hook's request")
+	if r.Method != http.MethodGet || r.URL.Path != "/drain" || r.Header.Get("X-Why") != "stop" || r.Host != "svc.example" {
+		t.Errorf("request %s %s host %s headers %v", r.Method, r.URL, r.Host, r.Header)
+	}
+	if ev := h.events.reasons(pod.UID); slices.Contains(ev, "FailedPreStopHook") {
+		t.Errorf("events %v: a 500 failed the hook", ev)
+	}
+}
+
+func TestHookURL(t *testing.T) {
+	c := &v1.Container{Name: "a", Ports: []v1.ContainerPort{{Name: "web", ContainerPort: 8080}}}
+	for _, tc := range []struct {
+		name    string
+		g       v1.HTTPGetAction
+		want    string
+		wantErr bool
+	}{
+		{"number", v1.HTTPGetAction{Port: intstr.FromInt32(80), Path: "/x"}, "http://10.0.0.1:80/x", false},
+		{"named port", v1.HTTPGetAction{Port: intstr.FromString("web"), Path: "y"}, "http://10.0.0.1:8080/y", false},
+		{"numeric string", v1.HTTPGetAction{Port: intstr.FromString("81")}, "http://10.0.0.1:81", false},
+		{"https", v1.HTTPGetAction{Port: intstr.FromInt32(443), Scheme: v1.URISchemeHTTPS}, "https://10.0.0.1:443", false},
+		{"unknown name", v1.HTTPGetAction{Port: intstr.FromString("nope")}, "", true},
+		{"port out of range", v1.HTTPGetAction{Port: intstr.FromInt32(70000)}, "", true},
+		{"bad scheme", v1.HTTPGetAction{Port: intstr.FromInt32(80), Scheme: "FTP"}, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			port, err := resolvePort(tc.g.Port, c)
+			var u string
+			if err == nil {
+				u, err = hookURL(&tc.g, "10.0.0.1", port)
+			}
+			if u != tc.want || (err != nil) != tc.wantErr {
+				t.Errorf("= %q, %v; want %q (error %v)", u, err, tc.want, tc.wantErr)
+			}
+		})
 	}
 }
