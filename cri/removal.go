@@ -21,6 +21,7 @@ import (
 // without holding up housekeeping, and a pod whose removal is in flight is
 // not removed twice at once.
 func (s *Syncer) RemoveDeadPod(uid types.UID) {
+	s.hooks.forgetPod(uid)
 	s.inBackground(uid, func(ctx context.Context) {
 		p, err := readPod(ctx, s.rt, uid)
 		if err != nil {

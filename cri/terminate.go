@@ -44,6 +44,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, _ *worker.
 	// any last start error) must not outlive it or delay its deletion.
 	s.backoff.forget(pod.UID)
 	s.pulls.forget(pod.UID)
+	s.hooks.forgetPod(pod.UID)
 	return nil
 }
 
@@ -88,6 +89,7 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, _ *worker.P
 	}
 	s.backoff.forget(pod.UID)
 	s.pulls.forget(pod.UID)
+	s.hooks.forgetPod(pod.UID)
 	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Terminated", "Pod terminated; its containers are kept until it is deleted")
 	return nil
 }
