@@ -128,3 +128,39 @@ func writeManifest(t *testing.T, dir, name, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestContainerdHostNetworkPod: a pod on the node's network runs (its
+// sandbox has no hostname of its own: runc cannot set one without a UTS
+// namespace) and sees the node's hostname.
+func TestContainerdHostNetworkPod(t *testing.T) {
+	e := newCtrdEnv(t)
+	manifests := filepath.Join(e.dir, "manifests")
+	a := e.startAgent(manifests, nil)
+	uid := e.newUID()
+	writeManifest(t, manifests, "hostnet.yaml", fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: hostnet, namespace: %s, uid: %s}
+spec:
+  hostNetwork: true
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: %s
+    imagePullPolicy: Never
+    command: [sh, -c, "hostname > /dev/termination-log"]
+`, ctrdNamespace, uid, critest.BusyboxImage))
+	var st v1.PodStatus
+	ctrdEventually(t, "the host-network pod ran", func() (bool, string) {
+		var ok bool
+		st, ok = a.StatusOf(types.UID(uid))
+		return ok && st.Phase == v1.PodSucceeded, fmt.Sprintf("%+v", st)
+	})
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(st.ContainerStatuses[0].State.Terminated.Message); got != host {
+		t.Errorf("the container's hostname is %q, want the node's %q", got, host)
+	}
+}

@@ -47,12 +47,17 @@ func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) (*runtimeapi.Pod
 		Metadata: &runtimeapi.PodSandboxMetadata{
 			Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt,
 		},
-		Hostname:    hostname(pod),
 		Labels:      labels,
 		Annotations: maps.Clone(pod.Annotations),
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: namespaceOptions(pod)},
 		},
+	}
+	if !pod.Spec.HostNetwork {
+		// A pod on the node's network has the node's UTS namespace too, and
+		// so its hostname: runc refuses to set one without a UTS namespace
+		// of its own (the kubelet sets none either).
+		cfg.Hostname = hostname(pod)
 	}
 	if logRoot != "" {
 		dir, err := podLogDir(logRoot, pod)
@@ -106,14 +111,15 @@ func pathElement(pod *v1.Pod, field, value string) error {
 }
 
 // hostname is the pod's hostname: spec.hostname or the name, cut to a DNS
-// label's 63 characters.
+// label's 63 characters, without the '-' or '.' the cut may leave at its
+// end (the kubelet's truncatePodHostnameIfNeeded).
 func hostname(pod *v1.Pod) string {
 	h := pod.Spec.Hostname
 	if h == "" {
 		h = pod.Name
 	}
 	if len(h) > 63 {
-		h = h[:63]
+		h = strings.TrimRight(h[:63], "-.")
 	}
 	return h
 }
