@@ -70,8 +70,11 @@ func (c *Config) shutdownBands() ([]shutdown.Band, error) {
 	return bands, nil
 }
 
-// podLogRoot is where a real runtime writes container logs: under the
-// agent's root directory; the embedded runtime writes none.
+// podLogRoot is where a real runtime writes container logs, and where the
+// syncer keeps each pod's files (/etc/hosts, termination messages; in
+// <uid> directories, beside the logs' <namespace>_<name>_<uid>): under the
+// agent's root directory. The embedded runtime runs no process that could
+// read or write them, so it gets neither.
 func podLogRoot(c Config) string {
 	if c.RuntimeEndpoint == "" {
 		return ""

@@ -47,12 +47,17 @@ func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) (*runtimeapi.Pod
 		Metadata: &runtimeapi.PodSandboxMetadata{
 			Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt,
 		},
-		Hostname:    hostname(pod),
 		Labels:      labels,
 		Annotations: maps.Clone(pod.Annotations),
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: namespaceOptions(pod)},
 		},
+	}
+	if !pod.Spec.HostNetwork {
+		// A pod on the node's network has the node's UTS namespace too, and
+		// so its hostname: runc refuses to set one without a UTS namespace
+		// of its own (the kubelet sets none either).
+		cfg.Hostname = hostname(pod)
 	}
 	if logRoot != "" {
 		dir, err := podLogDir(logRoot, pod)
@@ -106,14 +111,15 @@ func pathElement(pod *v1.Pod, field, value string) error {
 }
 
 // hostname is the pod's hostname: spec.hostname or the name, cut to a DNS
-// label's 63 characters.
+// label's 63 characters, without the '-' or '.' the cut may leave at its
+// end (the kubelet's truncatePodHostnameIfNeeded).
 func hostname(pod *v1.Pod) string {
 	h := pod.Spec.Hostname
 	if h == "" {
 		h = pod.Name
 	}
 	if len(h) > 63 {
-		h = h[:63]
+		h = strings.TrimRight(h[:63], "-.")
 	}
 	return h
 }
@@ -145,6 +151,14 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: namespaceOptions(pod)},
 		},
 	}
+	if l := c.Lifecycle; l != nil && l.StopSignal != nil {
+		sig, ok := runtimeSignal(*l.StopSignal)
+		if !ok {
+			return nil, fmt.Errorf("container %q of pod %s/%s: lifecycle.stopSignal %q is not a signal the CRI knows",
+				c.Name, pod.Namespace, pod.Name, *l.StopSignal)
+		}
+		cfg.StopSignal = sig
+	}
 	for _, e := range c.Env {
 		if e.ValueFrom == nil {
 			cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
@@ -157,6 +171,18 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 		cfg.LogPath = filepath.Join(c.Name, strconv.FormatUint(uint64(attempt), 10)+".log")
 	}
 	return cfg, nil
+}
+
+// runtimeSignal is the CRI's name for a stop signal: SIGUSR1 is
+// SIGNAL_SIGUSR1, SIGRTMIN+1 SIGNAL_SIGRTMINPLUS1, SIGRTMAX-1
+// SIGNAL_SIGRTMAXMINUS1.
+func runtimeSignal(sig v1.Signal) (runtimeapi.Signal, bool) {
+	name := strings.NewReplacer("+", "PLUS", "-", "MINUS").Replace(string(sig))
+	v, ok := runtimeapi.Signal_value["SIGNAL_"+name]
+	if !ok || v == int32(runtimeapi.Signal_SIGNAL_RUNTIME_DEFAULT) {
+		return 0, false
+	}
+	return runtimeapi.Signal(v), true
 }
 
 // containerResources maps the container's CPU and memory limits to Linux

@@ -23,7 +23,8 @@ func TestSandboxConfig(t *testing.T) {
 		{"defaults", func(*v1.Pod) {}, "p", runtimeapi.NamespaceMode_POD},
 		{"spec hostname", func(p *v1.Pod) { p.Spec.Hostname = "host" }, "host", runtimeapi.NamespaceMode_POD},
 		{"long hostname", func(p *v1.Pod) { p.Spec.Hostname = long }, long[:63], runtimeapi.NamespaceMode_POD},
-		{"host network", func(p *v1.Pod) { p.Spec.HostNetwork = true }, "p", runtimeapi.NamespaceMode_NODE},
+		{"long name cut before a dash", func(p *v1.Pod) { p.Spec.Hostname = strings.Repeat("y", 62) + "-zz" }, strings.Repeat("y", 62), runtimeapi.NamespaceMode_POD},
+		{"host network: the node's hostname", func(p *v1.Pod) { p.Spec.HostNetwork = true }, "", runtimeapi.NamespaceMode_NODE},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})

@@ -2,6 +2,7 @@ package cri
 
 import (
 	"context"
+	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -112,6 +113,17 @@ func (r *limitedRuntime) ContainerStatus(ctx context.Context, containerID string
 	return call(ctx, r.reads, func() (*runtimeapi.ContainerStatusResponse, error) {
 		return r.rt.ContainerStatus(ctx, containerID, verbose)
 	})
+}
+
+// ExecSync runs a hook, which changes the container as a stop does, in the
+// lane of changes.
+func (r *limitedRuntime) ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
+	type out struct{ stdout, stderr []byte }
+	o, err := call(ctx, r.changes, func() (out, error) {
+		stdout, stderr, err := r.rt.ExecSync(ctx, containerID, cmd, timeout)
+		return out{stdout, stderr}, err
+	})
+	return o.stdout, o.stderr, err
 }
 
 type limitedImages struct {

@@ -26,6 +26,8 @@ type statusInput struct {
 	waits    map[string]waiting
 	// runtimeName prefixes container IDs ("containerd://...").
 	runtimeName string
+	// messages reads exited containers' termination messages.
+	messages messageReader
 }
 
 // generateStatus is the pod's API status from the runtime's view, with the
@@ -59,6 +61,7 @@ func generateStatus(in statusInput) v1.PodStatus {
 	pin.containers = st.ContainerStatuses
 	st.Phase = phase(pin)
 	st.Conditions = podConditions(in.pod, &st, pin.initialized, sandboxReady(in))
+	capPodMessages(in.pod, &st)
 	return st
 }
 
@@ -146,7 +149,7 @@ func initContainerStatus(in statusInput, c *v1.Container) v1.ContainerStatus {
 func containerStatus(in statusInput, c *v1.Container, cur, prev *runtimeapi.ContainerStatus) v1.ContainerStatus {
 	cs := v1.ContainerStatus{Name: c.Name, Image: c.Image}
 	if prev != nil {
-		cs.LastTerminationState = containerState(in, prev)
+		cs.LastTerminationState = containerState(in, c, prev)
 	}
 	if cur == nil {
 		w, ok := in.waits[c.Name]
@@ -162,7 +165,7 @@ func containerStatus(in statusInput, c *v1.Container, cur, prev *runtimeapi.Cont
 	started := cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING
 	cs.Started = &started
 	cs.Ready = started
-	cs.State = containerState(in, cur)
+	cs.State = containerState(in, c, cur)
 	if w, ok := in.waits[c.Name]; ok && !in.terminal {
 		switch cur.State {
 		case runtimeapi.ContainerState_CONTAINER_EXITED:
@@ -187,8 +190,8 @@ func defaultWaitingReason(pod *v1.Pod) string {
 	return "ContainerCreating"
 }
 
-// containerState converts one runtime container status.
-func containerState(in statusInput, c *runtimeapi.ContainerStatus) v1.ContainerState {
+// containerState converts one runtime status of spec container spec.
+func containerState(in statusInput, spec *v1.Container, c *runtimeapi.ContainerStatus) v1.ContainerState {
 	id := in.runtimeName + "://" + c.Id
 	switch c.State {
 	case runtimeapi.ContainerState_CONTAINER_RUNNING:
@@ -197,7 +200,7 @@ func containerState(in statusInput, c *runtimeapi.ContainerStatus) v1.ContainerS
 		return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
 			ExitCode:    c.ExitCode,
 			Reason:      c.Reason,
-			Message:     c.Message,
+			Message:     in.messages.message(in.pod, spec, c),
 			StartedAt:   metav1.NewTime(time.Unix(0, c.StartedAt)),
 			FinishedAt:  metav1.NewTime(time.Unix(0, c.FinishedAt)),
 			ContainerID: id,

@@ -21,6 +21,7 @@ import (
 // without holding up housekeeping, and a pod whose removal is in flight is
 // not removed twice at once.
 func (s *Syncer) RemoveDeadPod(uid types.UID) {
+	s.hooks.forgetPod(uid)
 	s.inBackground(uid, func(ctx context.Context) {
 		p, err := readPod(ctx, s.rt, uid)
 		if err != nil {
@@ -70,9 +71,10 @@ func (s *Syncer) inBackground(uid types.UID, remove func(ctx context.Context)) {
 }
 
 // remove removes the pod's containers and sandboxes, then, once the
-// runtime holds nothing of the pod, its log directory: what failed is left
-// for a later removal, and a new incarnation of the UID (its manifest came
-// back meanwhile) keeps the directory it writes to.
+// runtime holds nothing of the pod, its log directory and its pod
+// directory (hosts file, termination messages): what failed is left for a
+// later removal, and a new incarnation of the UID (its manifest came back
+// meanwhile) keeps the directories it writes to.
 func (s *Syncer) remove(ctx context.Context, p *podRuntime) {
 	removed := true
 	for _, c := range p.containers {
@@ -92,6 +94,9 @@ func (s *Syncer) remove(ctx context.Context, p *podRuntime) {
 	}
 	if rest, err := readPod(ctx, s.rt, p.uid); err == nil && len(rest.sandboxes)+len(rest.containers) == 0 {
 		s.removeLogDir(p)
+		if err := removePodDir(s.opts.PodsRoot, p.uid); err != nil {
+			s.opts.Logger.Warn("removing the pod directory failed", "uid", p.uid, "err", err)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -23,6 +24,9 @@ type Runtime interface {
 	RemoveContainer(ctx context.Context, containerID string) error
 	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
 	ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error)
+	// ExecSync runs cmd in the container (lifecycle hooks); a non-zero
+	// exit code is an error. A timeout of 0 is none.
+	ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (stdout, stderr []byte, err error)
 }
 
 // Images is the part of the CRI image service the syncer uses.

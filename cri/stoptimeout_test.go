@@ -13,10 +13,10 @@ import (
 	"github.com/podlife/podlife/cri/embedded"
 )
 
-// A grace period beyond what the CRI client can add to its timeout (it
-// would overflow time.Duration, and the stop would expire at once) is
-// clamped: the pod still stops, through the real client.
-func TestHugeGracePeriodStillStops(t *testing.T) {
+// embeddedClients starts an embedded runtime for the test and connects the
+// CRI client to it.
+func embeddedClients(t *testing.T) (Runtime, Images) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "pl") // short: a unix socket path
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,15 @@ func TestHugeGracePeriodStillStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = images.Close(ctx) })
+	return rt, images
+}
 
+// A grace period beyond what the CRI client can add to its timeout (it
+// would overflow time.Duration, and the stop would expire at once) is
+// clamped: the pod still stops, through the real client.
+func TestHugeGracePeriodStillStops(t *testing.T) {
+	rt, images := embeddedClients(t)
+	ctx := context.Background()
 	s := NewSyncer(rt, images, Options{})
 	defer s.Close()
 	for _, tc := range []struct {

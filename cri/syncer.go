@@ -2,7 +2,6 @@ package cri
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -38,6 +37,10 @@ type Options struct {
 	RuntimeName string
 	// LogRoot is where the runtime writes container logs; "" writes none.
 	LogRoot string
+	// PodsRoot holds a directory per pod (see poddir.go): the hosts file
+	// mounted at /etc/hosts and the termination message files; "" makes
+	// neither.
+	PodsRoot string
 	// RestartBackoff is the first crash-loop delay, and the first delay
 	// after a failed image pull; 0 is 10 s.
 	RestartBackoff time.Duration
@@ -68,6 +71,9 @@ type Syncer struct {
 	// removed twice at once.
 	removingMu sync.Mutex
 	removing   map[types.UID]bool
+
+	// hooks are the preStop hooks in progress.
+	hooks preStopHooks
 }
 
 var _ worker.PodSyncer = (*Syncer)(nil)
@@ -105,37 +111,17 @@ func NewSyncer(rt Runtime, images Images, opts Options) *Syncer {
 	}
 }
 
-// Close waits for background removals to end.
-func (s *Syncer) Close() { s.removals.Wait() }
+// Close waits for background removals to end, and cuts off the preStop
+// hooks still running.
+func (s *Syncer) Close() {
+	s.removals.Wait()
+	s.hooks.close()
+}
 
 type discard struct{}
 
 func (discard) SetPodStatus(*v1.Pod, v1.PodStatus)             {}
 func (discard) Eventf(*v1.Pod, string, string, string, ...any) {}
-
-// stopContainers stops containers concurrently, each within grace seconds
-// (SIGTERM, then SIGKILL at the deadline: the CRI's StopContainer). A
-// cancelled ctx (a shorter grace period arrived) ends the wait at once.
-func (s *Syncer) stopContainers(ctx context.Context, pod *v1.Pod, containers []*runtimeapi.ContainerStatus, grace int64) error {
-	errs := make([]error, len(containers))
-	var wg sync.WaitGroup
-	grace = stopTimeout(grace)
-	for i, c := range containers {
-		if pod != nil {
-			s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Killing", "Stopping container %s (grace period %ds)", c.GetMetadata().GetName(), grace)
-		}
-		wg.Go(func() {
-			if err := s.rt.StopContainer(ctx, c.Id, grace); err != nil {
-				errs[i] = fmt.Errorf("stop container %s (%s): %w", c.GetMetadata().GetName(), c.Id, err)
-			}
-		})
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return errors.Join(errs...)
-}
 
 // stopSandboxes stops every ready sandbox of the pod.
 func (s *Syncer) stopSandboxes(ctx context.Context, p *podRuntime) error {
@@ -162,9 +148,10 @@ func stopTimeout(grace int64) int64 { return min(max(grace, 0), maxStopTimeout) 
 
 // stopPod stops every container of p within grace seconds and its
 // sandboxes, then re-reads the runtime to prove nothing runs. pod, when
-// known, gets the Killing events.
+// known, gives the hooks and the order of the stops, and gets the Killing
+// events.
 func (s *Syncer) stopPod(ctx context.Context, pod *v1.Pod, p *podRuntime, grace int64, what string) (*podRuntime, error) {
-	if err := s.stopContainers(ctx, pod, p.notExited(), grace); err != nil {
+	if err := s.killContainers(ctx, pod, p, p.notExited(), grace); err != nil {
 		return nil, err
 	}
 	if err := s.stopSandboxes(ctx, p); err != nil {

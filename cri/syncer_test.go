@@ -127,6 +127,7 @@ type hookRuntime struct {
 	onStart  func(ctx context.Context, id string, next func() error) error
 	onStop   func(ctx context.Context, id string, timeout int64, next func() error) error
 	onRemove func(ctx context.Context, id string, next func() error) error
+	onExec   func(ctx context.Context, id string, cmd []string) error // instead of the fake's ExecSync
 
 	mu    sync.Mutex
 	stops []stopCall
@@ -158,6 +159,13 @@ func (r *hookRuntime) StopContainer(ctx context.Context, id string, timeout int6
 		return r.onStop(ctx, id, timeout, next)
 	}
 	return next()
+}
+
+func (r *hookRuntime) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
+	if r.onExec != nil {
+		return nil, nil, r.onExec(ctx, id, cmd)
+	}
+	return r.FakeRuntimeService.ExecSync(ctx, id, cmd, timeout)
 }
 
 func (r *hookRuntime) RemoveContainer(ctx context.Context, id string) error {

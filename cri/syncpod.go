@@ -80,6 +80,8 @@ type podSync struct {
 	sbID     string
 	sbConfig *runtimeapi.PodSandboxConfig
 	waits    map[string]waiting
+	// ips are the sandbox's IPs once asked (sandboxIPs).
+	ips []string
 }
 
 // syncContainers starts the init containers whose turn it is and, once the
@@ -124,7 +126,7 @@ func (s *Syncer) ensureSandbox(ctx context.Context, pod *v1.Pod, p *podRuntime, 
 	if err != nil {
 		return nil, "", err
 	}
-	if err := s.stopContainers(ctx, pod, p.notExited(), podGracePeriod(pod)); err != nil {
+	if err := s.killContainers(ctx, pod, p, p.notExited(), podGracePeriod(pod)); err != nil {
 		return nil, "", err
 	}
 	if err := ensureDir(cfg.LogDirectory); err != nil {
@@ -157,13 +159,13 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 	switch {
 	case cur == nil:
 	case cur.State != runtimeapi.ContainerState_CONTAINER_EXITED && specChanged(cur, c):
-		if err := s.replace(ctx, pod, c, cur); err != nil {
+		if err := s.replace(ctx, ps, c, cur); err != nil {
 			return err
 		}
 	case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
 		return nil
 	case cur.State == runtimeapi.ContainerState_CONTAINER_CREATED:
-		return s.start(ctx, pod, c, cur.Id, ps.waits)
+		return s.start(ctx, ps, c, cur.Id)
 	case !restart:
 		return nil
 	default:
@@ -180,8 +182,14 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	cfg, err := containerConfig(pod, c, ps.rt.nextAttempt(c.Name), s.opts.LogRoot != "")
+	attempt := ps.rt.nextAttempt(c.Name)
+	cfg, err := containerConfig(pod, c, attempt, s.opts.LogRoot != "")
 	if err != nil {
+		return err
+	}
+	if cfg.Mounts, err = s.podFileMounts(ctx, ps, c, attempt); err != nil {
+		ps.waits[c.Name] = waiting{reason: "CreateContainerConfigError", message: err.Error()}
+		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
 		return err
 	}
 	// The sandbox's log directory made again, should the removal of a
@@ -197,7 +205,7 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 		return fmt.Errorf("create container %s of pod %s: %w", c.Name, pod.UID, err)
 	}
 	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Created", "Created container %s", c.Name)
-	return s.start(ctx, pod, c, id, ps.waits)
+	return s.start(ctx, ps, c, id)
 }
 
 // specChanged reports whether the container instance was created from
@@ -208,30 +216,65 @@ func specChanged(cur *runtimeapi.ContainerStatus, c *v1.Container) bool {
 }
 
 // replace stops an instance whose spec changed, within the pod's grace
-// period, so that a new one is created from the new spec.
-func (s *Syncer) replace(ctx context.Context, pod *v1.Pod, c *v1.Container, cur *runtimeapi.ContainerStatus) error {
-	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Killing", "Container %s definition changed, will be restarted", c.Name)
-	if err := s.rt.StopContainer(ctx, cur.Id, stopTimeout(podGracePeriod(pod))); err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
-		}
-		return fmt.Errorf("stop changed container %s of pod %s: %w", c.Name, pod.UID, err)
+// period and after the preStop hook of the new spec (the kubelet has only
+// that one), so that a new instance is created from the new spec.
+func (s *Syncer) replace(ctx context.Context, ps *podSync, c *v1.Container, cur *runtimeapi.ContainerStatus) error {
+	err := s.killContainer(ctx, kill{pod: ps.pod, spec: c, status: cur, sbID: ps.sbID, grace: podGracePeriod(ps.pod),
+		event: fmt.Sprintf("Container %s definition changed, will be restarted", c.Name)})
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("replace changed container: %w", err)
 	}
-	return nil
+	return err
 }
 
-// start starts a created container unless termination was requested.
-func (s *Syncer) start(ctx context.Context, pod *v1.Pod, c *v1.Container, id string, waits map[string]waiting) error {
+// start starts a created container unless termination was requested, and
+// runs its postStart hook.
+func (s *Syncer) start(ctx context.Context, ps *podSync, c *v1.Container, id string) error {
+	pod := ps.pod
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if err := s.rt.StartContainer(ctx, id); err != nil {
-		waits[c.Name] = waiting{reason: "RunContainerError", message: err.Error()}
+		ps.waits[c.Name] = waiting{reason: "RunContainerError", message: err.Error()}
 		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
 		return fmt.Errorf("start container %s of pod %s: %w", c.Name, pod.UID, err)
 	}
 	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Started", "Started container %s", c.Name)
+	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
+		return s.postStart(ctx, ps, c, id)
+	}
 	return nil
+}
+
+// postStart runs the container's postStart hook right after its start and
+// before the pod's next container starts, as the kubelet does. A hook that
+// fails kills the container within the pod's grace period (after its
+// preStop hook), which is then restarted as the restart policy says, with
+// back-off. A termination requested meanwhile (ctx cancelled) ends the hook
+// and leaves the container to the termination.
+func (s *Syncer) postStart(ctx context.Context, ps *podSync, c *v1.Container, id string) error {
+	pod := ps.pod
+	err := s.runHook(ctx, pod, c, id, ps.sbID, c.Lifecycle.PostStart)
+	if err == nil {
+		return nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	s.opts.Logger.Warn("postStart hook failed", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "err", err)
+	// The kubelet leaves the hook's output out of the event: it may hold
+	// secrets. The container's status (PostStartHookError) has it.
+	s.opts.Events.Eventf(pod, v1.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed")
+	ps.waits[c.Name] = waiting{reason: "PostStartHookError", message: err.Error()}
+	running := &runtimeapi.ContainerStatus{
+		Id: id, Metadata: &runtimeapi.ContainerMetadata{Name: c.Name}, State: runtimeapi.ContainerState_CONTAINER_RUNNING,
+	}
+	kerr := s.killContainer(ctx, kill{pod: pod, spec: c, status: running, sbID: ps.sbID, grace: podGracePeriod(pod),
+		event: fmt.Sprintf("Container %s failed its postStart hook, will be killed", c.Name)})
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	return errors.Join(err, kerr)
 }
 
 // shouldRestart applies the restart policy to an exited container.
@@ -287,7 +330,7 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, 
 
 // setStatus generates and writes the pod's status.
 func (s *Syncer) setStatus(pod *v1.Pod, p *podRuntime, sbID string, terminal bool, waits map[string]waiting) {
-	in := statusInput{pod: pod, rt: p, sandboxID: sbID, terminal: terminal, waits: waits, runtimeName: s.opts.RuntimeName}
+	in := statusInput{pod: pod, rt: p, sandboxID: sbID, terminal: terminal, waits: waits, runtimeName: s.opts.RuntimeName, messages: s.messages()}
 	if sbID != "" {
 		in.podIP = s.podIP(sbID)
 	}

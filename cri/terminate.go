@@ -26,7 +26,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, _ *worker.
 	if p, err = s.stopPod(ctx, pod, p, grace, "terminating pod"); err != nil {
 		return err
 	}
-	status := generateStatus(statusInput{pod: pod, rt: p, terminal: true, runtimeName: s.opts.RuntimeName})
+	status := generateStatus(statusInput{pod: pod, rt: p, terminal: true, runtimeName: s.opts.RuntimeName, messages: s.messages()})
 	if podStatusFn != nil {
 		// The function judges the pod as it was before its kill: node
 		// shutdown keeps Succeeded only for a pod that completed by itself,
@@ -44,6 +44,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, _ *worker.
 	// any last start error) must not outlive it or delay its deletion.
 	s.backoff.forget(pod.UID)
 	s.pulls.forget(pod.UID)
+	s.hooks.forgetPod(pod.UID)
 	return nil
 }
 
@@ -88,6 +89,7 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, _ *worker.P
 	}
 	s.backoff.forget(pod.UID)
 	s.pulls.forget(pod.UID)
+	s.hooks.forgetPod(pod.UID)
 	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Terminated", "Pod terminated; its containers are kept until it is deleted")
 	return nil
 }

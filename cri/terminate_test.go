@@ -30,18 +30,20 @@ func TestSyncTerminatingPodGracePeriod(t *testing.T) {
 		name     string
 		podGrace *int64
 		grace    *int64
-		want     int64
+		want     int64 // the grace period, in the events
+		wantStop int64 // the stops' timeout: at least the 2 s minimum
 	}{
-		{"default", nil, nil, 30},
-		{"pod's own", new(int64(17)), nil, 17},
-		{"pod's own zero", new(int64(0)), nil, 0},
-		{"invalid pod grace", new(int64(-3)), nil, 30},
-		{"given", new(int64(17)), new(int64(5)), 5},
-		{"given zero", new(int64(17)), new(int64(0)), 0},
-		{"given longer", new(int64(17)), new(int64(60)), 60},
+		{"default", nil, nil, 30, 30},
+		{"pod's own", new(int64(17)), nil, 17, 17},
+		{"pod's own zero", new(int64(0)), nil, 0, minimumGracePeriod},
+		{"invalid pod grace", new(int64(-3)), nil, 30, 30},
+		{"given", new(int64(17)), new(int64(5)), 5, 5},
+		{"given zero", new(int64(17)), new(int64(0)), 0, minimumGracePeriod},
+		{"given one", new(int64(17)), new(int64(1)), 1, minimumGracePeriod},
+		{"given longer", new(int64(17)), new(int64(60)), 60, 60},
 		// Beyond what the CRI client's time.Duration can carry: clamped.
-		{"pod's own overflows", new(int64(9.3e9)), nil, maxStopTimeout},
-		{"given overflows", nil, new(int64(9.3e9)), maxStopTimeout},
+		{"pod's own overflows", new(int64(9.3e9)), nil, maxStopTimeout, maxStopTimeout},
+		{"given overflows", nil, new(int64(9.3e9)), maxStopTimeout, maxStopTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Options{}, "img")
@@ -67,7 +69,7 @@ func TestSyncTerminatingPodGracePeriod(t *testing.T) {
 				t.Fatalf("SyncTerminatingPod: %v", err)
 			}
 			// Every container that had not exited, stopped with the grace.
-			want := []stopCall{{containerID(pod, 0, "a", 0), tc.want}, {containerID(pod, 0, "b", 0), tc.want}}
+			want := []stopCall{{containerID(pod, 0, "a", 0), tc.wantStop}, {containerID(pod, 0, "b", 0), tc.wantStop}}
 			if got := h.rt.stopCalls(); !slices.Equal(got, want) {
 				t.Errorf("stops %v, want %v", got, want)
 			}
@@ -303,7 +305,7 @@ func TestSyncTerminatingPodCancelled(t *testing.T) {
 	if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, new(int64(0)), nil); err != nil {
 		t.Fatalf("retry: %v", err)
 	}
-	want := []stopCall{{containerID(pod, 0, "a", 0), 0}, {containerID(pod, 0, "b", 0), 0}}
+	want := []stopCall{{containerID(pod, 0, "a", 0), minimumGracePeriod}, {containerID(pod, 0, "b", 0), minimumGracePeriod}}
 	if got := h.rt.stopCalls(); !slices.Equal(got, want) {
 		t.Errorf("stops %v, want %v", got, want)
 	}
@@ -424,7 +426,9 @@ func TestSyncTerminatingRuntimePod(t *testing.T) {
 			}
 			var want []stopCall
 			for _, name := range tc.wantStops {
-				want = append(want, stopCall{containerID(pod, 0, name, 0), runtimeOnlyGracePeriod})
+				// The 2 s minimum applies to a runtime pod's 1 s too, as in
+				// the kubelet.
+				want = append(want, stopCall{containerID(pod, 0, name, 0), minimumGracePeriod})
 			}
 			if got := h.rt.stopCalls(); !slices.Equal(got, want) {
 				t.Errorf("stops %v, want %v", got, want)
