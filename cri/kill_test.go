@@ -403,7 +403,7 @@ func (r *orderedRuntime) StopContainer(ctx context.Context, id string, timeout i
 // preStop hook before its stop, the regular container stopped before the
 // sidecars, the later sidecar first, as the runtime's FinishedAt shows too.
 func TestEmbeddedTerminationOrder(t *testing.T) {
-	rt, images := embeddedClients(t)
+	_, rt, images := embeddedClients(t)
 	ort := &orderedRuntime{Runtime: rt}
 	s := NewSyncer(ort, images, Options{})
 	defer s.Close()

@@ -12,9 +12,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	remote "k8s.io/cri-client/pkg"
-
-	"github.com/podlife/podlife/cri/embedded"
 )
 
 // filesPod is a pod whose containers have the API's default termination
@@ -209,30 +206,10 @@ func TestPodFilesRefuseBadUID(t *testing.T) {
 // On the embedded runtime, through the real CRI client: a message written
 // before the container exits is in its status.
 func TestTerminationMessageEmbedded(t *testing.T) {
-	dir, err := os.MkdirTemp("", "pl") // short: a unix socket path
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	emb, err := embedded.Start(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = emb.Stop() })
+	emb, rt, images := embeddedClients(t)
 	ctx := context.Background()
-	rt, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(emb.Endpoint()).WithConnectionTimeout(10 * time.Second).Build(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Close(ctx) })
-	images, err := remote.NewRemoteImageServiceBuilder().WithEndpoint(emb.Endpoint()).WithConnectionTimeout(10 * time.Second).Build(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = images.Close(ctx) })
-
 	statuses := &statusLog{}
-	root := filepath.Join(dir, "pods")
+	root := t.TempDir()
 	s := NewSyncer(rt, images, Options{PodsRoot: root, Statuses: statuses})
 	defer s.Close()
 	pod := filesPod("web", v1.RestartPolicyNever)

@@ -15,7 +15,7 @@ import (
 
 // embeddedClients starts an embedded runtime for the test and connects the
 // CRI client to it.
-func embeddedClients(t *testing.T) (Runtime, Images) {
+func embeddedClients(t *testing.T) (*embedded.Runtime, Runtime, Images) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "pl") // short: a unix socket path
 	if err != nil {
@@ -38,14 +38,14 @@ func embeddedClients(t *testing.T) (Runtime, Images) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = images.Close(ctx) })
-	return rt, images
+	return emb, rt, images
 }
 
 // A grace period beyond what the CRI client can add to its timeout (it
 // would overflow time.Duration, and the stop would expire at once) is
 // clamped: the pod still stops, through the real client.
 func TestHugeGracePeriodStillStops(t *testing.T) {
-	rt, images := embeddedClients(t)
+	_, rt, images := embeddedClients(t)
 	ctx := context.Background()
 	s := NewSyncer(rt, images, Options{})
 	defer s.Close()
