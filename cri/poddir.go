@@ -18,6 +18,7 @@ import (
 //
 //	<PodsRoot>/<uid>/etc-hosts                      the pod's /etc/hosts
 //	<PodsRoot>/<uid>/containers/<name>/<attempt>    a container instance's termination message
+//	<PodsRoot>/<uid>/volumes/..., volume-subpaths/...  the pod's volumes (volumes.go)
 //
 // The directory goes with the pod: removed with its sandboxes and
 // containers (remove), never while any of them exists.
@@ -44,7 +45,9 @@ func terminationMessageFile(podsRoot string, pod *v1.Pod, name string, attempt u
 	return filepath.Join(dir, "containers", name, strconv.FormatUint(uint64(attempt), 10)), nil
 }
 
-// removePodDir removes the pod's directory under podsRoot, if any. The
+// removePodDir removes the pod's directory under podsRoot, if any, once
+// nothing is mounted in it any more (the syncer unmounts what it mounted
+// there: tmpfs, subPath bind mounts). The
 // UID comes from the runtime's labels: podDir refuses one that would lead
 // out of podsRoot, and nothing but a directory of podsRoot itself is
 // removed.
@@ -59,23 +62,34 @@ func removePodDir(podsRoot string, uid types.UID) error {
 	if filepath.Dir(dir) != filepath.Clean(podsRoot) {
 		return fmt.Errorf("pod %s: not removing %s, which is not a directory of %s", uid, dir, podsRoot)
 	}
+	// Its volumes' mounts go first: removing through one would remove
+	// what it mounts (a hostPath's files under a subPath).
+	if err := unmountAllUnder(dir); err != nil {
+		return fmt.Errorf("pod %s: not removing %s: %w", uid, dir, err)
+	}
 	return os.RemoveAll(dir)
 }
 
 // podFileMounts are the mounts of the pod's files into the attempt-th
-// instance of container c: the pod's /etc/hosts and c's termination
-// message file, made now (the kubelet's makeMounts). None without PodsRoot.
+// instance of container c: c's volumeMounts, the pod's /etc/hosts (unless
+// a volume is mounted there) and c's termination message file, made now
+// (the kubelet's makeMounts). None without PodsRoot.
 func (s *Syncer) podFileMounts(ctx context.Context, ps *podSync, c *v1.Container, attempt uint32) ([]*runtimeapi.Mount, error) {
 	if s.opts.PodsRoot == "" {
 		return nil, nil
 	}
-	var mounts []*runtimeapi.Mount
-	hosts, err := s.hostsMount(ctx, ps)
+	mounts, err := volumeMounts(s.opts.PodsRoot, ps.pod, c, ps.vols)
 	if err != nil {
 		return nil, err
 	}
-	if hosts != nil {
-		mounts = append(mounts, hosts)
+	if !mountsAt(c, etcHostsPath) {
+		hosts, err := s.hostsMount(ctx, ps)
+		if err != nil {
+			return nil, err
+		}
+		if hosts != nil {
+			mounts = append(mounts, hosts)
+		}
 	}
 	msg, err := terminationMessageMount(s.opts.PodsRoot, ps.pod, c, attempt)
 	if err != nil {

@@ -41,6 +41,11 @@ type Options struct {
 	// mounted at /etc/hosts and the termination message files; "" makes
 	// neither.
 	PodsRoot string
+	// Allocatable is the node's allocatable resources: a downwardAPI
+	// volume's value of a limit a container does not set, and the size of
+	// a Memory emptyDir without sizeLimit. nil: the machine's CPUs and
+	// memory.
+	Allocatable v1.ResourceList
 	// RestartBackoff is the first crash-loop delay, and the first delay
 	// after a failed image pull; 0 is 10 s.
 	RestartBackoff time.Duration

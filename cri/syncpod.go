@@ -49,6 +49,11 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
+	vols, err := s.volumes(pod)
+	if err != nil {
+		s.failedMount(pod, p, sb, err)
+		return false, err
+	}
 	sbConfig, sbID, err := s.ensureSandbox(ctx, pod, p, sb)
 	if err != nil {
 		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
@@ -59,7 +64,7 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 			return false, err
 		}
 	}
-	ps := &podSync{pod: pod, rt: p, sbID: sbID, sbConfig: sbConfig, waits: map[string]waiting{}}
+	ps := &podSync{pod: pod, rt: p, sbID: sbID, sbConfig: sbConfig, waits: map[string]waiting{}, vols: vols}
 	errs, err := s.syncContainers(ctx, ps)
 	if err != nil {
 		return false, err
@@ -82,6 +87,8 @@ type podSync struct {
 	waits    map[string]waiting
 	// ips are the sandbox's IPs once asked (sandboxIPs).
 	ips []string
+	// vols are the pod's volumes, set up on the node (setUpVolumes).
+	vols map[string]podVolume
 }
 
 // syncContainers starts the init containers whose turn it is and, once the
