@@ -1,0 +1,300 @@
+package agent_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/cri/critest"
+)
+
+// What the containers of a pod see of its volumes, on containerd: an
+// emptyDir one container writes and another reads (read-only: its write
+// fails), a Memory emptyDir that is a tmpfs of its sizeLimit, a subPath of
+// the emptyDir made a directory, a downwardAPI labels file, and a hostPath
+// File whose check fails (no sandbox, FailedMount, ContainerCreating)
+// until the file is there. Each container reports through its termination
+// message. The pod's directory and tmpfs go with the pod; the hostPath
+// stays.
+func TestContainerdVolumes(t *testing.T) {
+	e := newCtrdEnv(t)
+	unmountOnCleanup(t, e.dir)
+	manifests := filepath.Join(e.dir, "manifests")
+	var root string
+	a := e.startAgent(manifests, func(c *agent.Config) { root = c.RootDir })
+	uid := e.newUID()
+	hostDir := t.TempDir()
+	cfgFile := filepath.Join(hostDir, "app.conf")
+	writeManifest(t, manifests, "vols.yaml", fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: vols
+  namespace: %s
+  uid: %s
+  labels: {tier: web, release: "7"}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  volumes:
+  - name: shared
+    emptyDir: {}
+  - name: mem
+    emptyDir: {medium: Memory, sizeLimit: 8Mi}
+  - name: info
+    downwardAPI:
+      items:
+      - path: labels
+        fieldRef: {fieldPath: metadata.labels}
+  - name: cfg
+    hostPath: {path: %s, type: File}
+  containers:
+  - name: writer
+    image: %[4]s
+    imagePullPolicy: Never
+    command: [sh, -c, "echo hello > /data/msg && echo sub > /sub/f"]
+    volumeMounts:
+    - {name: shared, mountPath: /data}
+    - {name: shared, mountPath: /sub, subPath: deep/dir}
+  - name: reader
+    image: %[4]s
+    imagePullPolicy: Never
+    command: [sh, -c, "until [ -f /in/msg ]; do sleep 0.1; done; cat /in/msg > /dev/termination-log; if touch /in/mine 2>/dev/null; then echo writable; else echo read-only; fi >> /dev/termination-log"]
+    volumeMounts:
+    - {name: shared, mountPath: /in, readOnly: true}
+  - name: mem
+    image: %[4]s
+    imagePullPolicy: Never
+    command: [sh, -c, "grep ' /mem ' /proc/mounts > /dev/termination-log"]
+    volumeMounts:
+    - {name: mem, mountPath: /mem}
+  - name: info
+    image: %[4]s
+    imagePullPolicy: Never
+    command: [sh, -c, "cat /etc/podinfo/labels > /dev/termination-log"]
+    volumeMounts:
+    - {name: info, mountPath: /etc/podinfo}
+  - name: cfg
+    image: %[4]s
+    imagePullPolicy: Never
+    command: [sh, -c, "cat /etc/app.conf > /dev/termination-log"]
+    volumeMounts:
+    - {name: cfg, mountPath: /etc/app.conf, readOnly: true}
+`, ctrdNamespace, uid, cfgFile, critest.BusyboxImage))
+
+	ctrdEventually(t, "the hostPath check fails: FailedMount, the pod waits as ContainerCreating", func() (bool, string) {
+		st, ok := a.StatusOf(types.UID(uid))
+		failed := a.logs.Lines("FailedMount", cfgFile)
+		if !ok || st.Phase != v1.PodPending || len(st.ContainerStatuses) != 5 || len(failed) == 0 {
+			return false, fmt.Sprintf("%+v; FailedMount events %q", st, failed)
+		}
+		for _, cs := range st.ContainerStatuses {
+			if cs.State.Waiting == nil || cs.State.Waiting.Reason != "ContainerCreating" {
+				return false, fmt.Sprintf("%s: %+v", cs.Name, cs.State)
+			}
+		}
+		return true, ""
+	})
+	if sbs := e.sandboxes(uid); len(sbs) != 0 {
+		t.Fatalf("the pod has %d sandbox(es) while its volume check fails; want none", len(sbs))
+	}
+	if err := os.WriteFile(cfgFile, []byte("key=value"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	var st v1.PodStatus
+	ctrdEventually(t, "every container of the pod terminated", func() (bool, string) {
+		var ok bool
+		st, ok = a.StatusOf(types.UID(uid))
+		if !ok || len(st.ContainerStatuses) != 5 {
+			return false, fmt.Sprintf("%+v", st)
+		}
+		for _, cs := range st.ContainerStatuses {
+			if cs.State.Terminated == nil {
+				return false, fmt.Sprintf("%s: %+v", cs.Name, cs.State)
+			}
+		}
+		return true, ""
+	})
+	messages := map[string]string{}
+	for _, cs := range st.ContainerStatuses {
+		if cs.State.Terminated.ExitCode != 0 {
+			t.Errorf("container %s exited %d: %q", cs.Name, cs.State.Terminated.ExitCode, cs.State.Terminated.Message)
+		}
+		messages[cs.Name] = cs.State.Terminated.Message
+	}
+	if got := messages["reader"]; got != "hello\nread-only\n" {
+		t.Errorf("reader: %q; want the writer's file, and its own write refused", got)
+	}
+	if got := messages["mem"]; !strings.HasPrefix(got, "tmpfs /mem tmpfs ") || !strings.Contains(got, "size=8192k") {
+		t.Errorf("mem: /proc/mounts says %q; want a tmpfs of 8Mi", got)
+	}
+	if got := messages["info"]; got != "release=\"7\"\ntier=\"web\"" {
+		t.Errorf("info: labels file %q", got)
+	}
+	if got := messages["cfg"]; got != "key=value" {
+		t.Errorf("cfg: %q; want the hostPath file", got)
+	}
+	podDir := filepath.Join(root, "pods", uid)
+	shared := filepath.Join(podDir, "volumes", "kubernetes.io~empty-dir", "shared")
+	if got, err := os.ReadFile(filepath.Join(shared, "deep", "dir", "f")); err != nil || string(got) != "sub\n" {
+		t.Errorf("the subPath's file in the emptyDir: %q, %v", got, err)
+	}
+	tmpfs := filepath.Join(podDir, "volumes", "kubernetes.io~empty-dir", "mem")
+	if !mounted(t, tmpfs) {
+		t.Errorf("no tmpfs at %s while the pod exists", tmpfs)
+	}
+
+	if err := os.Remove(filepath.Join(manifests, "vols.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	e.waitRuntimeGone(uid)
+	ctrdEventually(t, "the pod's directory is removed", func() (bool, string) {
+		_, err := os.Stat(podDir)
+		return os.IsNotExist(err), fmt.Sprint(err)
+	})
+	if mounted(t, tmpfs) {
+		t.Errorf("the tmpfs at %s outlived the pod", tmpfs)
+	}
+	if got, err := os.ReadFile(cfgFile); err != nil || string(got) != "key=value" {
+		t.Errorf("the hostPath file after the pod: %q, %v; want it untouched", got, err)
+	}
+}
+
+// A container cannot steer a subPath mount out of its volume: an init
+// container makes two subPaths links out of it, one absolute, one through
+// ".."; the app containers are not created (CreateContainerConfigError
+// naming the escape), and the directory the links name is neither mounted
+// nor touched. (The links name a directory of the test, not /etc: a broken
+// build must not put the node's files at risk.)
+func TestContainerdSubPathSymlinkEscape(t *testing.T) {
+	e := newCtrdEnv(t)
+	unmountOnCleanup(t, e.dir)
+	manifests := filepath.Join(e.dir, "manifests")
+	var root string
+	a := e.startAgent(manifests, func(c *agent.Config) { root = c.RootDir })
+	canary := filepath.Join(e.dir, "canary")
+	writeManifestFile(t, filepath.Join(canary, "secret"), "node secret")
+	uid := e.newUID()
+	// From the emptyDir, <root>/pods/<uid>/volumes/kubernetes.io~empty-dir/shared,
+	// five ".." lead to e.dir.
+	writeManifest(t, manifests, "escape.yaml", fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: escape, namespace: %s, uid: %s}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  volumes:
+  - name: shared
+    emptyDir: {}
+  initContainers:
+  - name: plant
+    image: %[3]s
+    imagePullPolicy: Never
+    command: [sh, -c, "ln -s %[4]s /data/abs && ln -s ../../../../../canary /data/rel"]
+    volumeMounts:
+    - {name: shared, mountPath: /data}
+  containers:
+  - name: abs
+    image: %[3]s
+    imagePullPolicy: Never
+    command: [sh, -c, "cat /x/secret > /dev/termination-log"]
+    volumeMounts:
+    - {name: shared, mountPath: /x, subPath: abs}
+  - name: rel
+    image: %[3]s
+    imagePullPolicy: Never
+    command: [sh, -c, "cat /x/secret > /dev/termination-log"]
+    volumeMounts:
+    - {name: shared, mountPath: /x, subPath: rel}
+`, ctrdNamespace, uid, critest.BusyboxImage, canary))
+	ctrdEventually(t, "both app containers are refused", func() (bool, string) {
+		st, ok := a.StatusOf(types.UID(uid))
+		if !ok || len(st.ContainerStatuses) != 2 {
+			return false, fmt.Sprintf("%+v", st)
+		}
+		for _, cs := range st.ContainerStatuses {
+			w := cs.State.Waiting
+			if w == nil || w.Reason != "CreateContainerConfigError" || !strings.Contains(w.Message, fmt.Sprintf("subPath %q", cs.Name)) ||
+				!strings.Contains(w.Message, "leads out of the volume") {
+				return false, fmt.Sprintf("%s: %+v", cs.Name, cs.State)
+			}
+		}
+		return true, ""
+	})
+	for _, c := range e.containers(uid) {
+		if name := c.GetMetadata().GetName(); name != "plant" {
+			t.Errorf("container %s was created: %s", name, c.Id)
+		}
+	}
+	if got, err := os.ReadFile(filepath.Join(canary, "secret")); err != nil || string(got) != "node secret" {
+		t.Errorf("the directory the links name: %q, %v", got, err)
+	}
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), " "+filepath.Join(root, "pods", uid)+"/volume-subpaths/") {
+		t.Errorf("a subPath was mounted:\n%s", data)
+	}
+}
+
+// writeManifestFile writes content to path, its directory made.
+func writeManifestFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// unmountOnCleanup unmounts, once the agents stopped, whatever is still
+// mounted under dir (a pod the test left: a stopped agent leaves its
+// pods' mounts, as a kubelet does), before the test's directory is
+// removed: the removal would otherwise delete what the mounts show, a
+// hostPath's files (or, with a subPath escape, /etc).
+func unmountOnCleanup(t *testing.T, dir string) {
+	t.Cleanup(func() {
+		data, err := os.ReadFile("/proc/self/mountinfo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var points []string
+		for line := range strings.Lines(string(data)) {
+			if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+				points = append(points, f[4])
+			}
+		}
+		slices.SortFunc(points, func(a, b string) int { return len(b) - len(a) })
+		for _, p := range points {
+			if err := unix.Unmount(p, unix.MNT_DETACH); err != nil {
+				t.Errorf("unmount %s left by the test: %v", p, err)
+			}
+		}
+	})
+}
+
+// mounted reports whether path is a mount point of the test's mount
+// namespace (the agent's).
+func mounted(t *testing.T, path string) bool {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(data)) {
+		if f := strings.Fields(line); len(f) > 4 && f[4] == path {
+			return true
+		}
+	}
+	return false
+}
