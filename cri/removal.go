@@ -72,9 +72,10 @@ func (s *Syncer) inBackground(uid types.UID, remove func(ctx context.Context)) {
 
 // remove removes the pod's containers and sandboxes, then, once the
 // runtime holds nothing of the pod, its log directory and its pod
-// directory (hosts file, termination messages): what failed is left for a
-// later removal, and a new incarnation of the UID (its manifest came back
-// meanwhile) keeps the directories it writes to.
+// directory (hosts file, termination messages, volumes, unmounted first):
+// what failed is left for a later removal, and a new incarnation of the
+// UID (its manifest came back meanwhile) keeps the directories it writes
+// to.
 func (s *Syncer) remove(ctx context.Context, p *podRuntime) {
 	removed := true
 	for _, c := range p.containers {
