@@ -61,6 +61,9 @@ type Agent struct {
 	// control is the unix socket of the control verbs, at controlSocket.
 	control       *net.UnixListener
 	controlSocket string
+	// rotator rotates the container logs; nil on the embedded runtime,
+	// which writes none.
+	rotator *cri.LogRotator
 
 	shutdownOnce      sync.Once
 	shutdownRequested chan struct{}
@@ -134,6 +137,10 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		Statuses: a.statuses, Events: a.events, Clock: a.clock, Logger: a.log,
 		RuntimeName: conn.name, LogRoot: podLogRoot(cfg), PodsRoot: podLogRoot(cfg),
 	})
+	if root := podLogRoot(cfg); root != "" {
+		maxSize, _ := cfg.containerLogMaxSize()
+		a.rotator = cri.NewLogRotator(conn.poll, conn.service, root, a.clock, maxSize, cfg.ContainerLogMaxFiles)
+	}
 	a.cache = cri.NewCache(conn.poll, a.log)
 	a.workers = worker.New(a.syncer, worker.Options{
 		Clock: a.clock, ResyncInterval: cfg.SyncFrequency.Duration, StatusCache: a.cache,
@@ -238,6 +245,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { a.cache.Run(inner, a.cfg.RuntimePollInterval.Duration, a.clock, a.resyncChanged) })
 	wg.Go(func() { a.runHousekeeping(inner) })
+	if a.rotator != nil {
+		wg.Go(func() { a.runLogRotation(inner) })
+	}
 	a.log.Info("agent running", "node", a.cfg.NodeName, "runtime", a.conn.name, "endpoint", a.conn.endpoint,
 		"manifests", a.cfg.StaticPodPath, "kubeconfig", a.cfg.Kubeconfig, "address", a.Addr(), "control", a.controlSocket)
 

@@ -48,12 +48,12 @@ type ContainerLog struct {
 // the runtime.
 func (s *Syncer) ContainerLog(ctx context.Context, pod *v1.Pod, container string, previous bool) (*ContainerLog, error) {
 	podName := pod.Namespace + "/" + pod.Name
-	if s.opts.LogRoot == "" {
-		return nil, logNotFound("pod %s: the embedded runtime writes no container logs (its containers run no process); run the agent on a real CRI runtime (--runtime-endpoint)", podName)
-	}
 	name, err := logContainerName(pod, container)
 	if err != nil {
 		return nil, err
+	}
+	if s.opts.LogRoot == "" {
+		return nil, logNotFound("container %q of pod %s: the embedded runtime writes no container logs (its containers run no process); run the agent on a real CRI runtime (--runtime-endpoint)", name, podName)
 	}
 	listed, err := s.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: map[string]string{
 		PodUIDLabel: string(pod.UID), ContainerNameLabel: name,
