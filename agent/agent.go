@@ -216,7 +216,12 @@ func (a *Agent) Run(ctx context.Context) error {
 	inner, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	server := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 5 * time.Second}
-	control := &http.Server{Handler: a.controlHandler(), ConnContext: withPeer, ReadHeaderTimeout: 5 * time.Second}
+	// A log follow in progress ends as the control server shuts down,
+	// which would otherwise wait for it.
+	requests, endRequests := context.WithCancel(context.Background())
+	control := &http.Server{Handler: a.controlHandler(), ConnContext: withPeer, ReadHeaderTimeout: 5 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return requests }}
+	control.RegisterOnShutdown(endRequests)
 	wg.Go(func() {
 		if err := server.Serve(a.listener); !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("HTTP endpoint failed", "err", err)

@@ -236,3 +236,40 @@ func firstDiff(got, want string) string {
 	}
 	return "same"
 }
+
+// A follow in progress ends, cleanly, when the agent stops: the control
+// server ends its requests as it shuts down rather than wait for them
+// until the runtime connection is gone.
+func TestContainerdLogsFollowEndsWithAgent(t *testing.T) {
+	e := newCtrdEnv(t)
+	manifests := filepath.Join(e.dir, "manifests")
+	a := e.startAgent(manifests, nil)
+	uid := e.newUID()
+	writeManifest(t, manifests, "sleeper.yaml", logPod("sleeper", uid, "Never", "echo hello; exec sleep 3600"))
+	ctrdEventually(t, "the container printed hello", func() (bool, string) {
+		out, err := readLogs(t, a, "sleeper", nil)
+		return out == "hello\n", fmt.Sprintf("%q %v", out, err)
+	})
+	done := make(chan error, 1)
+	var out bytes.Buffer
+	go func() {
+		done <- agent.ContainerLogs(t.Context(), a.ControlSocket(), ctrdNamespace, "sleeper-"+a.node, "app", url.Values{"follow": {"true"}}, &out)
+	}()
+	ctrdEventually(t, "the agent serves the follow", func() (bool, string) {
+		return strings.Contains(a.logs.String(), "path=/containerLogs/"+ctrdNamespace+"/sleeper-"+a.node+"/app"), ""
+	})
+	if err := a.stop(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	select {
+	case err := <-done:
+		if err != nil || out.String() != "hello\n" {
+			t.Errorf("the follow ended with %v, printed %q, want hello", err, out.String())
+		}
+	case <-time.After(ctrdTimeout):
+		t.Fatal("the follow did not end with the agent")
+	}
+	if logs := a.logs.String(); strings.Contains(logs, "output ended early") {
+		t.Errorf("the follow was cut by the agent's end rather than ended by it:\n%s", logs)
+	}
+}

@@ -73,6 +73,9 @@ func (s *Syncer) ContainerLog(ctx context.Context, pod *v1.Pod, container string
 		return nil, logNotFound("container %q of pod %s has not been created yet", name, podName)
 	}
 	dir, err := podLogDir(s.opts.LogRoot, pod)
+	if err == nil {
+		err = pathElement(pod, "container name", name)
+	}
 	if err != nil {
 		return nil, err
 	}
