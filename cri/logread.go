@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -270,9 +271,13 @@ func (r *logReader) run(ctx context.Context, path string, running func(context.C
 	}
 }
 
-// readFile reads a whole rotated log.
+// readFile reads a whole rotated log; one the rotation deleted since it
+// was listed is none.
 func (r *logReader) readFile(path string) error {
 	f, err := openLog(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -203,3 +203,12 @@ func TestWriteLogFollow(t *testing.T) {
 		t.Errorf("follow wrote %q, want %q", got, want)
 	}
 }
+
+// A rotated file the rotation deleted between its listing and its
+// reading is skipped: the read goes on with the next.
+func TestReadRotatedFileGone(t *testing.T) {
+	r := &logReader{opts: LogOptions{TailLines: -1}, w: &bytes.Buffer{}}
+	if err := r.readFile(filepath.Join(t.TempDir(), "0.log.20300102-030405")); err != nil {
+		t.Errorf("readFile of a deleted rotated log: %v, want none", err)
+	}
+}
