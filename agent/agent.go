@@ -62,6 +62,9 @@ type Agent struct {
 	// control is the unix socket of the control verbs, at controlSocket.
 	control       *net.UnixListener
 	controlSocket string
+	// rotator rotates the container logs; nil on the embedded runtime,
+	// which writes none.
+	rotator *cri.LogRotator
 
 	shutdownOnce      sync.Once
 	shutdownRequested chan struct{}
@@ -139,6 +142,10 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 			v1.ResourceMemory: *resource.NewQuantity(allocatable.Memory, resource.BinarySI),
 		},
 	})
+	if root := podLogRoot(cfg); root != "" {
+		maxSize, _ := cfg.containerLogMaxSize()
+		a.rotator = cri.NewLogRotator(conn.poll, conn.service, root, a.clock, maxSize, cfg.ContainerLogMaxFiles)
+	}
 	a.cache = cri.NewCache(conn.poll, a.log)
 	a.workers = worker.New(a.syncer, worker.Options{
 		Clock: a.clock, ResyncInterval: cfg.SyncFrequency.Duration, StatusCache: a.cache,
@@ -214,7 +221,12 @@ func (a *Agent) Run(ctx context.Context) error {
 	inner, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	server := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 5 * time.Second}
-	control := &http.Server{Handler: a.controlHandler(), ConnContext: withPeer, ReadHeaderTimeout: 5 * time.Second}
+	// A log follow in progress ends as the control server shuts down,
+	// which would otherwise wait for it.
+	requests, endRequests := context.WithCancel(context.Background())
+	control := &http.Server{Handler: a.controlHandler(), ConnContext: withPeer, ReadHeaderTimeout: 5 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return requests }}
+	control.RegisterOnShutdown(endRequests)
 	wg.Go(func() {
 		if err := server.Serve(a.listener); !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("HTTP endpoint failed", "err", err)
@@ -243,6 +255,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { a.cache.Run(inner, a.cfg.RuntimePollInterval.Duration, a.clock, a.resyncChanged) })
 	wg.Go(func() { a.runHousekeeping(inner) })
+	if a.rotator != nil {
+		wg.Go(func() { a.runLogRotation(inner) })
+	}
 	a.log.Info("agent running", "node", a.cfg.NodeName, "runtime", a.conn.name, "endpoint", a.conn.endpoint,
 		"manifests", a.cfg.StaticPodPath, "kubeconfig", a.cfg.Kubeconfig, "address", a.Addr(), "control", a.controlSocket)
 

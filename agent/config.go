@@ -72,6 +72,15 @@ type Config struct {
 	// ShutdownGracePeriodByPodPriority gives explicit priority bands; it
 	// cannot be combined with the two fields above.
 	ShutdownGracePeriodByPodPriority []ShutdownGracePeriodByPodPriority `json:"shutdownGracePeriodByPodPriority,omitempty"`
+	// ContainerLogMaxSize is the size at which a container's log is
+	// rotated, a quantity ("10Mi"), as the kubelet's containerLogMaxSize.
+	ContainerLogMaxSize string `json:"containerLogMaxSize,omitempty"`
+	// ContainerLogMaxFiles is how many files of a container's log are
+	// kept, the current one included (at least 2).
+	ContainerLogMaxFiles int `json:"containerLogMaxFiles,omitempty"`
+	// ContainerLogMonitorInterval is how often the logs are checked for
+	// rotation.
+	ContainerLogMonitorInterval metav1.Duration `json:"containerLogMonitorInterval,omitzero"`
 	// LogFormat is "text" or "json".
 	LogFormat string `json:"logFormat,omitempty"`
 	// Verbosity: 0 info, 1 and more debug.
@@ -97,6 +106,10 @@ func DefaultConfig() Config {
 		SyncFrequency:        metav1.Duration{Duration: time.Minute},
 		RuntimePollInterval:  metav1.Duration{Duration: time.Second},
 		LogFormat:            "text",
+
+		ContainerLogMaxSize:         "10Mi",
+		ContainerLogMaxFiles:        5,
+		ContainerLogMonitorInterval: metav1.Duration{Duration: 10 * time.Second},
 
 		MaxConcurrentRuntimeCalls: 10,
 	}
@@ -128,8 +141,10 @@ func (c *Config) Validate() error {
 		"housekeepingInterval": c.HousekeepingInterval,
 		"syncFrequency":        c.SyncFrequency,
 		"runtimePollInterval":  c.RuntimePollInterval,
+
+		"containerLogMonitorInterval": c.ContainerLogMonitorInterval,
 	}
-	for _, name := range []string{"fileCheckFrequency", "housekeepingInterval", "syncFrequency", "runtimePollInterval"} {
+	for _, name := range []string{"fileCheckFrequency", "housekeepingInterval", "syncFrequency", "runtimePollInterval", "containerLogMonitorInterval"} {
 		if positive[name].Duration <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, positive[name].Duration))
 		}
@@ -153,6 +168,12 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("allocatable %s must be positive, got %s", name, q.String()))
 		}
 	}
+	if _, err := c.containerLogMaxSize(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.ContainerLogMaxFiles < 2 {
+		errs = append(errs, fmt.Errorf("containerLogMaxFiles must be at least 2 (the log and one rotated file), got %d", c.ContainerLogMaxFiles))
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("logFormat must be text or json, got %q", c.LogFormat))
 	}
@@ -168,4 +189,13 @@ func (c *Config) allocatableQuantity(name v1.ResourceName, def resource.Quantity
 		return q
 	}
 	return def
+}
+
+// containerLogMaxSize is ContainerLogMaxSize in bytes.
+func (c *Config) containerLogMaxSize() (int64, error) {
+	q, err := resource.ParseQuantity(c.ContainerLogMaxSize)
+	if err != nil || q.Sign() <= 0 {
+		return 0, fmt.Errorf("containerLogMaxSize must be a positive quantity such as 10Mi, got %q", c.ContainerLogMaxSize)
+	}
+	return q.Value(), nil
 }

@@ -34,6 +34,10 @@ func TestValidateNamesBadFields(t *testing.T) {
 		{"unknown allocatable resource", func(c *agent.Config) { c.Allocatable = resources("nvidia.com/gpu=1") }, []string{"allocatable", `"nvidia.com/gpu"`}},
 		{"zero allocatable", func(c *agent.Config) { c.Allocatable = resources("memory=0") }, []string{"allocatable memory"}},
 		{"bad logFormat", func(c *agent.Config) { c.LogFormat = "xml" }, []string{"logFormat", `"xml"`}},
+		{"bad containerLogMaxSize", func(c *agent.Config) { c.ContainerLogMaxSize = "ten" }, []string{"containerLogMaxSize", `"ten"`}},
+		{"zero containerLogMaxSize", func(c *agent.Config) { c.ContainerLogMaxSize = "0" }, []string{"containerLogMaxSize", `"0"`}},
+		{"one containerLogMaxFiles", func(c *agent.Config) { c.ContainerLogMaxFiles = 1 }, []string{"containerLogMaxFiles", "got 1"}},
+		{"zero containerLogMonitorInterval", func(c *agent.Config) { c.ContainerLogMonitorInterval.Duration = 0 }, []string{"containerLogMonitorInterval"}},
 		{"both shutdown forms", func(c *agent.Config) {
 			c.ShutdownGracePeriod.Duration = 30 * time.Second
 			c.ShutdownGracePeriodByPodPriority = []agent.ShutdownGracePeriodByPodPriority{{Priority: 0, ShutdownGracePeriodSeconds: 10}}

@@ -89,10 +89,13 @@ func removeStaleControlSocket(path string) error {
 	return nil
 }
 
-// controlHandler serves the control socket: POST /shutdown, and whatever
-// control verb comes next. Every request goes through peerGuard.
+// controlHandler serves the control socket: POST /shutdown, GET
+// /containerLogs (logs can hold secrets: only the agent's user and root
+// may read them), and whatever control verb comes next. Every request
+// goes through peerGuard.
 func (a *Agent) controlHandler() http.Handler {
 	mux := http.NewServeMux()
+	a.containerLogRoutes(mux)
 	mux.HandleFunc("POST /shutdown", func(w http.ResponseWriter, _ *http.Request) {
 		a.RequestShutdown()
 		w.WriteHeader(http.StatusAccepted)

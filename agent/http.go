@@ -21,11 +21,13 @@ func (a *Agent) handler() http.Handler {
 
 // readRoutes registers the routes of the TCP endpoint, reads only: a GET
 // pattern also serves HEAD, and tcpGuard lets no other method through.
+// Container logs are refused here: they are on the control socket.
 func (a *Agent) readRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{Registry: a.registry}))
 	mux.HandleFunc("GET /healthz", a.serveHealthz)
 	mux.HandleFunc("GET /pods", a.servePods)
 	mux.HandleFunc("GET /lifecycle", a.serveLifecycle)
+	mux.HandleFunc("GET /containerLogs/", refuseContainerLogs(a.controlSocket))
 }
 
 // tcpGuard lets through to next only the requests a read-only endpoint

@@ -77,26 +77,16 @@ func contentLen(records [][]byte) int {
 	return n
 }
 
-// parseCRILogLine returns the content of one line of the CRI log format,
-// "<RFC 3339 time> <stdout|stderr> <tags> <content>": the content with its
-// newline back for a full record (tag F), without for a partial one (P),
-// whose line the next record continues.
+// parseCRILogLine returns the content of one line of the CRI log format
+// (see parseCRIRecord): with its newline back for a full record (tag F),
+// without for a partial one (P), whose line the next record continues.
 func parseCRILogLine(line []byte) ([]byte, bool) {
-	_, rest, ok := bytes.Cut(line, []byte(" "))
+	r, ok := parseCRIRecord(line)
 	if !ok {
 		return nil, false
 	}
-	stream, rest, ok := bytes.Cut(rest, []byte(" "))
-	if !ok || (string(stream) != "stdout" && string(stream) != "stderr") {
-		return nil, false
+	if r.partial {
+		return r.content, true
 	}
-	tags, content, ok := bytes.Cut(rest, []byte(" "))
-	if !ok {
-		return nil, false
-	}
-	tag, _, _ := bytes.Cut(tags, []byte(":"))
-	if string(tag) == "P" {
-		return content, true
-	}
-	return append(content[:len(content):len(content)], '\n'), true
+	return append(r.content[:len(r.content):len(r.content)], '\n'), true
 }

@@ -14,7 +14,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(tableCommand(), checkCommand(), runCommand(), statusCommand(), shutdownCommand(), demoCommand())
+	root.AddCommand(tableCommand(), checkCommand(), runCommand(), statusCommand(), shutdownCommand(), logsCommand(), demoCommand())
 	if err := root.Execute(); err != nil {
 		os.Exit(1)
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podlife/podlife/agent"
 )
 
 // TestResolveConfig checks the precedence defaults < file < flags set on
@@ -25,10 +27,12 @@ allocatable: {cpu: "3"}
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name    string
-		args    []string
-		check   func(t *testing.T, node, path string, hk time.Duration, cpu string)
-		wantErr string
+		name  string
+		args  []string
+		check func(t *testing.T, node, path string, hk time.Duration, cpu string)
+		// checkConfig checks the whole configuration.
+		checkConfig func(t *testing.T, cfg agent.Config)
+		wantErr     string
 	}{
 		{name: "file over defaults", args: []string{"--config", file}, check: func(t *testing.T, node, path string, hk time.Duration, cpu string) {
 			if node != "from-file" || path != "/from/file" || hk != 5*time.Second || cpu != "3" {
@@ -40,6 +44,12 @@ allocatable: {cpu: "3"}
 				t.Errorf("got %s %s %s cpu=%s", node, path, hk, cpu)
 			}
 		}},
+		{name: "log rotation flags", args: []string{"--config", file, "--container-log-max-size", "1Ki", "--container-log-max-files", "3"}, checkConfig: func(t *testing.T, cfg agent.Config) {
+			if cfg.ContainerLogMaxSize != "1Ki" || cfg.ContainerLogMaxFiles != 3 {
+				t.Errorf("got containerLogMaxSize %q containerLogMaxFiles %d", cfg.ContainerLogMaxSize, cfg.ContainerLogMaxFiles)
+			}
+		}},
+		{name: "bad log max files", args: []string{"--container-log-max-files", "1"}, wantErr: "containerLogMaxFiles must be at least 2"},
 		{name: "invalid value", args: []string{"--housekeeping-interval", "-1s"}, wantErr: "housekeepingInterval must be positive"},
 		{name: "bad allocatable flag", args: []string{"--allocatable", "cpu"}, wantErr: "not name=quantity"},
 		{name: "unknown resource", args: []string{"--allocatable", "gpu=1"}, wantErr: `unknown resource "gpu"`},
@@ -55,6 +65,9 @@ allocatable: {cpu: "3"}
 				if err == nil && tc.check != nil {
 					cpu := cfg.Allocatable[v1.ResourceCPU]
 					tc.check(t, cfg.NodeName, cfg.StaticPodPath, cfg.HousekeepingInterval.Duration, cpu.String())
+				}
+				if err == nil && tc.checkConfig != nil {
+					tc.checkConfig(t, cfg)
 				}
 			}
 			switch {
