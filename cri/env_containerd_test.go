@@ -32,7 +32,7 @@ func newCtrdSyncerWith(t *testing.T, opts Options) (*ctrdSyncer, *statusLog) {
 
 // The container's environment has the pod's IP (its sandbox's), its name,
 // its memory limit and the node's CPU for the limit it does not set, and
-// its command line the variables expanded.
+// its command line the variables expanded; it has its oom_score_adj.
 func TestContainerdEnvironment(t *testing.T) {
 	e, _ := newCtrdSyncerWith(t, Options{Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("3")}})
 	c := busybox("app", []string{"sh", "-c", `printf '%s\n' "$0" "$@" > /tmp/args; exec sleep 3600`, "$(POD_NAME)", "at $(POD_IP)", "$$(POD_IP)"})
@@ -75,6 +75,11 @@ func TestContainerdEnvironment(t *testing.T) {
 		if env[k] != want {
 			t.Errorf("%s=%q in the container, want %q", k, env[k], want)
 		}
+	}
+	// Burstable (a limit, no request), with no memory request to weigh.
+	stdout, stderr, err = e.rt.ExecSync(t.Context(), id, []string{"cat", "/proc/1/oom_score_adj"}, 10*time.Second)
+	if err != nil || strings.TrimSpace(string(stdout)) != "999" {
+		t.Errorf("oom_score_adj %q, %v (%s); want 999", stdout, err, stderr)
 	}
 	// The shell writes its arguments as it starts: wait for them.
 	for deadline := time.Now().Add(ctrdTimeout); ; time.Sleep(100 * time.Millisecond) {
