@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/utils/clock"
@@ -137,10 +136,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 	a.syncer = cri.NewSyncer(conn.runtime, conn.images, cri.Options{
 		Statuses: a.statuses, Events: a.events, Clock: a.clock, Logger: a.log,
 		RuntimeName: conn.name, LogRoot: podLogRoot(cfg), PodsRoot: podLogRoot(cfg),
-		Allocatable: v1.ResourceList{
-			v1.ResourceCPU:    *resource.NewMilliQuantity(allocatable.MilliCPU, resource.DecimalSI),
-			v1.ResourceMemory: *resource.NewQuantity(allocatable.Memory, resource.BinarySI),
-		},
+		Allocatable: downwardAllocatable(allocatable, cfg.RootDir), HostIPs: hostIPs(), MachineMemory: machineMemoryOrZero(),
 	})
 	if root := podLogRoot(cfg); root != "" {
 		maxSize, _ := cfg.containerLogMaxSize()

@@ -8,10 +8,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/podlife/podlife/agent/admission"
 	"github.com/podlife/podlife/agent/shutdown"
@@ -80,4 +82,41 @@ func podLogRoot(c Config) string {
 		return ""
 	}
 	return filepath.Join(c.RootDir, "pods")
+}
+
+// downwardAllocatable is what a container's resourceFieldRef gets for a
+// limit it does not set, as the kubelet gives it the node's allocatable:
+// the CPU and memory pods may request, and the ephemeral storage of the
+// filesystem under rootDir (left out when it cannot be read).
+func downwardAllocatable(alloc admission.Resources, rootDir string) v1.ResourceList {
+	list := v1.ResourceList{
+		v1.ResourceCPU:    *resource.NewMilliQuantity(alloc.MilliCPU, resource.DecimalSI),
+		v1.ResourceMemory: *resource.NewQuantity(alloc.Memory, resource.BinarySI),
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(rootDir, &st); err == nil {
+		list[v1.ResourceEphemeralStorage] = *resource.NewQuantity(int64(st.Blocks)*st.Bsize, resource.BinarySI)
+	}
+	return list
+}
+
+// hostIPs are the node's IPs for status.hostIP in env, and a host-network
+// pod's IPs: the address of the default route's interface, as the kubelet
+// picks it; none when the host has no route.
+func hostIPs() []string {
+	ip, err := utilnet.ChooseHostInterface()
+	if err != nil {
+		return nil
+	}
+	return []string{ip.String()}
+}
+
+// machineMemoryOrZero is the machine's memory for the syncer's
+// oom_score_adj, 0 when unknown.
+func machineMemoryOrZero() int64 {
+	m, err := machineMemory()
+	if err != nil {
+		return 0
+	}
+	return m
 }

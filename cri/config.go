@@ -142,7 +142,6 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 			GracePeriodAnnotation:   strconv.FormatInt(podGracePeriod(pod), 10),
 		},
 		Linux: &runtimeapi.LinuxContainerConfig{
-			Resources: containerResources(c),
 			// The pod's namespaces again: the runtime reads a container's
 			// from its own config, and without them it joins the
 			// sandbox's PID namespace (NamespaceMode_POD is CRI's zero
@@ -158,11 +157,6 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 				c.Name, pod.Namespace, pod.Name, *l.StopSignal)
 		}
 		cfg.StopSignal = sig
-	}
-	for _, e := range c.Env {
-		if e.ValueFrom == nil {
-			cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
-		}
 	}
 	if withLogs {
 		if err := pathElement(pod, "container name", c.Name); err != nil {
@@ -183,24 +177,6 @@ func runtimeSignal(sig v1.Signal) (runtimeapi.Signal, bool) {
 		return 0, false
 	}
 	return runtimeapi.Signal(v), true
-}
-
-// containerResources maps the container's CPU and memory limits to Linux
-// cgroup settings the way the kubelet does (shares from the request, quota
-// from the limit, over a 100 ms period).
-func containerResources(c *v1.Container) *runtimeapi.LinuxContainerResources {
-	r := &runtimeapi.LinuxContainerResources{CpuShares: 2}
-	if cpu, ok := c.Resources.Requests[v1.ResourceCPU]; ok {
-		r.CpuShares = max(2, cpu.MilliValue()*1024/1000)
-	}
-	if cpu, ok := c.Resources.Limits[v1.ResourceCPU]; ok {
-		r.CpuPeriod = 100000
-		r.CpuQuota = max(1000, cpu.MilliValue()*100000/1000)
-	}
-	if mem, ok := c.Resources.Limits[v1.ResourceMemory]; ok {
-		r.MemoryLimitInBytes = mem.Value()
-	}
-	return r
 }
 
 // ensureDir creates a log directory; "" means no logs.

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -64,10 +63,6 @@ func TestContainerConfig(t *testing.T) {
 	pod.Spec.TerminationGracePeriodSeconds = new(int64(12))
 	c := &v1.Container{
 		Name: "app", Image: "repo/app:1", Command: []string{"/bin/app"}, Args: []string{"-v"}, WorkingDir: "/w",
-		Env: []v1.EnvVar{
-			{Name: "A", Value: "1"},
-			{Name: "FROM", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
-		},
 	}
 	cfg, err := containerConfig(pod, c, 2, true)
 	if err != nil {
@@ -76,9 +71,6 @@ func TestContainerConfig(t *testing.T) {
 	if cfg.Metadata.Name != "app" || cfg.Metadata.Attempt != 2 || cfg.Image.Image != "repo/app:1" ||
 		cfg.Command[0] != "/bin/app" || cfg.Args[0] != "-v" || cfg.WorkingDir != "/w" || cfg.LogPath != "app/2.log" {
 		t.Errorf("config %v", cfg)
-	}
-	if len(cfg.Envs) != 1 || cfg.Envs[0].Key != "A" || string(cfg.Envs[0].Value) != "1" {
-		t.Errorf("envs %v", cfg.Envs)
 	}
 	if cfg.Annotations[RestartCountAnnotation] != "2" || cfg.Annotations[GracePeriodAnnotation] != "12" {
 		t.Errorf("annotations %v", cfg.Annotations)
@@ -94,30 +86,6 @@ func TestContainerConfig(t *testing.T) {
 	}
 	if cfg, err := containerConfig(pod, c, 0, false); err != nil || cfg.LogPath != "" {
 		t.Errorf("without logs: log path %q, %v", cfg.GetLogPath(), err)
-	}
-}
-
-func TestContainerResources(t *testing.T) {
-	q := resource.MustParse
-	for _, tc := range []struct {
-		name                string
-		res                 v1.ResourceRequirements
-		shares, quota, peri int64
-		mem                 int64
-	}{
-		{"none", v1.ResourceRequirements{}, 2, 0, 0, 0},
-		{"cpu request", v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: q("500m")}}, 512, 0, 0, 0},
-		{"tiny cpu request", v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: q("1m")}}, 2, 0, 0, 0},
-		{"cpu limit", v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: q("2")}}, 2, 200000, 100000, 0},
-		{"tiny cpu limit", v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: q("1m")}}, 2, 1000, 100000, 0},
-		{"memory limit", v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceMemory: q("64Mi")}}, 2, 0, 0, 64 << 20},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := containerResources(&v1.Container{Resources: tc.res})
-			if r.CpuShares != tc.shares || r.CpuQuota != tc.quota || r.CpuPeriod != tc.peri || r.MemoryLimitInBytes != tc.mem {
-				t.Errorf("resources %v", r)
-			}
-		})
 	}
 }
 

@@ -3,11 +3,9 @@ package cri
 import (
 	"fmt"
 	"maps"
-	"math"
 	"path"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -54,7 +52,7 @@ func downwardAPIFiles(pod *v1.Pod, src *v1.DownwardAPIVolumeSource, allocatable 
 		case item.FieldRef != nil:
 			content, err = podFieldValue(pod, item.FieldRef.FieldPath)
 		case item.ResourceFieldRef != nil:
-			content, err = containerResourceValue(pod, item.ResourceFieldRef, allocatable)
+			content, err = resourceFieldValue(pod, nil, item.ResourceFieldRef, allocatable)
 		default:
 			err = fmt.Errorf("neither fieldRef nor resourceFieldRef is set")
 		}
@@ -72,36 +70,16 @@ func downwardAPIFiles(pod *v1.Pod, src *v1.DownwardAPIVolumeSource, allocatable 
 // or one by key as in metadata.labels['app']), as the kubelet writes
 // them.
 func podFieldValue(pod *v1.Pod, fieldPath string) (string, error) {
-	if field, key, ok := subscript(fieldPath); ok {
-		switch field {
-		case "metadata.labels":
-			return pod.Labels[key], nil
-		case "metadata.annotations":
-			return pod.Annotations[key], nil
-		}
+	if v, ok := metadataValue(pod, fieldPath); ok {
+		return v, nil
 	}
 	switch fieldPath {
-	case "metadata.name":
-		return pod.Name, nil
-	case "metadata.namespace":
-		return pod.Namespace, nil
-	case "metadata.uid":
-		return string(pod.UID), nil
 	case "metadata.labels":
 		return formatMap(pod.Labels), nil
 	case "metadata.annotations":
 		return formatMap(pod.Annotations), nil
 	}
 	return "", fmt.Errorf("fieldRef %q is not supported in a downwardAPI volume (metadata.name, metadata.namespace, metadata.uid, metadata.labels, metadata.annotations)", fieldPath)
-}
-
-// subscript splits "metadata.labels['key']" into its field and key.
-func subscript(fieldPath string) (field, key string, ok bool) {
-	field, rest, ok := strings.Cut(fieldPath, "['")
-	if !ok || !strings.HasSuffix(rest, "']") {
-		return "", "", false
-	}
-	return field, strings.TrimSuffix(rest, "']"), true
 }
 
 // formatMap is the kubelet's format of labels and annotations: a line
@@ -113,47 +91,6 @@ func formatMap(m map[string]string) string {
 		lines = append(lines, fmt.Sprintf("%s=%q", k, m[k]))
 	}
 	return strings.Join(lines, "\n")
-}
-
-// containerResourceValue is a container's request or limit in units of the
-// divisor (1 when not set), rounded up, as the kubelet computes it: CPU in
-// millicores, the others in bytes. A limit the container does not set is
-// the node's allocatable amount.
-func containerResourceValue(pod *v1.Pod, ref *v1.ResourceFieldSelector, allocatable v1.ResourceList) (string, error) {
-	var c *v1.Container
-	for _, cc := range allContainers(pod) {
-		if cc.Name == ref.ContainerName {
-			c = cc
-		}
-	}
-	if c == nil {
-		return "", fmt.Errorf("resourceFieldRef: the pod has no container %q", ref.ContainerName)
-	}
-	kind, name, ok := strings.Cut(ref.Resource, ".")
-	if !ok || (kind != "limits" && kind != "requests") {
-		return "", fmt.Errorf("resourceFieldRef: resource %q is not a request or limit", ref.Resource)
-	}
-	q := c.Resources.Requests[v1.ResourceName(name)]
-	if kind == "limits" {
-		var set bool
-		if q, set = c.Resources.Limits[v1.ResourceName(name)]; !set {
-			q = allocatable[v1.ResourceName(name)]
-		}
-	}
-	divisor := ref.Divisor
-	if divisor.IsZero() {
-		divisor = resource.MustParse("1")
-	}
-	if divisor.Sign() < 0 || divisor.Value() == 0 && name != string(v1.ResourceCPU) {
-		return "", fmt.Errorf("resourceFieldRef: divisor %s of %q is not a positive number of units", divisor.String(), ref.Resource)
-	}
-	switch name := v1.ResourceName(name); {
-	case name == v1.ResourceCPU:
-		return strconv.FormatInt(int64(math.Ceil(float64(q.MilliValue())/float64(divisor.MilliValue()))), 10), nil
-	case name == v1.ResourceMemory || name == v1.ResourceEphemeralStorage || strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix):
-		return strconv.FormatInt(int64(math.Ceil(float64(q.Value())/float64(divisor.Value()))), 10), nil
-	}
-	return "", fmt.Errorf("resourceFieldRef: resource %q is not supported (cpu, memory, ephemeral-storage, hugepages-*)", ref.Resource)
 }
 
 // allocatable is the node's allocatable CPU and memory: Options.Allocatable,

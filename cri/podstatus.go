@@ -165,6 +165,7 @@ func containerStatus(in statusInput, c *v1.Container, cur, prev *runtimeapi.Cont
 	started := cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING
 	cs.Started = &started
 	cs.Ready = started
+	cs.StopSignal = statusStopSignal(c, cur)
 	cs.State = containerState(in, c, cur)
 	if w, ok := in.waits[c.Name]; ok && !in.terminal {
 		switch cur.State {

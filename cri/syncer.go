@@ -41,11 +41,18 @@ type Options struct {
 	// mounted at /etc/hosts and the termination message files; "" makes
 	// neither.
 	PodsRoot string
-	// Allocatable is the node's allocatable resources: a downwardAPI
-	// volume's value of a limit a container does not set, and the size of
-	// a Memory emptyDir without sizeLimit. nil: the machine's CPUs and
-	// memory.
+	// Allocatable is the node's CPU, memory and ephemeral storage for pods:
+	// the value of a limit a container does not set (resourceFieldRef in
+	// env and downwardAPI volumes), and the size of a Memory emptyDir
+	// without sizeLimit. nil: the machine's CPUs and memory.
 	Allocatable v1.ResourceList
+	// HostIPs are the node's IPs (status.hostIP in env, and a host-network
+	// pod's IPs).
+	HostIPs []string
+	// MachineMemory is the node's memory in bytes, which weighs a
+	// burstable container's memory request in its oom_score_adj; 0 is
+	// unknown (999, the burstable maximum).
+	MachineMemory int64
 	// RestartBackoff is the first crash-loop delay, and the first delay
 	// after a failed image pull; 0 is 10 s.
 	RestartBackoff time.Duration

@@ -194,7 +194,11 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 	if err != nil {
 		return err
 	}
-	if cfg.Mounts, err = s.podFileMounts(ctx, ps, c, attempt); err != nil {
+	cfg.Linux.Resources = containerResources(pod, c, s.opts.MachineMemory)
+	if err = s.setEnv(ctx, ps, c, cfg); err == nil {
+		cfg.Mounts, err = s.podFileMounts(ctx, ps, c, attempt)
+	}
+	if err != nil {
 		ps.waits[c.Name] = waiting{reason: "CreateContainerConfigError", message: err.Error()}
 		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
 		return err
