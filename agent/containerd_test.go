@@ -123,6 +123,7 @@ func newCtrdEnv(t testing.TB) *ctrdEnv {
 	// Made first, so removed last: after the agents stopped and the pods
 	// were removed (containerd writes their logs under it).
 	dir := t.TempDir()
+	unmountOnCleanup(t, dir)
 	st, err := img.ImageStatus(t.Context(), &runtimeapi.ImageSpec{Image: critest.BusyboxImage}, false)
 	if err != nil {
 		t.Fatalf("ImageStatus(%s): %v", critest.BusyboxImage, err)

@@ -26,7 +26,6 @@ import (
 // stays.
 func TestContainerdVolumes(t *testing.T) {
 	e := newCtrdEnv(t)
-	unmountOnCleanup(t, e.dir)
 	manifests := filepath.Join(e.dir, "manifests")
 	var root string
 	a := e.startAgent(manifests, func(c *agent.Config) { root = c.RootDir })
@@ -176,7 +175,6 @@ spec:
 // build must not put the node's files at risk.)
 func TestContainerdSubPathSymlinkEscape(t *testing.T) {
 	e := newCtrdEnv(t)
-	unmountOnCleanup(t, e.dir)
 	manifests := filepath.Join(e.dir, "manifests")
 	var root string
 	a := e.startAgent(manifests, func(c *agent.Config) { root = c.RootDir })
@@ -262,7 +260,7 @@ func writeManifestFile(t *testing.T, path, content string) {
 // pods' mounts, as a kubelet does), before the test's directory is
 // removed: the removal would otherwise delete what the mounts show, a
 // hostPath's files (or, with a subPath escape, /etc).
-func unmountOnCleanup(t *testing.T, dir string) {
+func unmountOnCleanup(t testing.TB, dir string) {
 	t.Cleanup(func() {
 		data, err := os.ReadFile("/proc/self/mountinfo")
 		if err != nil {
