@@ -194,9 +194,11 @@ func (m *Manager) startLocked(cp *containerProbes, k Kind) {
 	w := &worker{m: m, kind: k, cp: cp, probe: withDefaults(probeOf(cp.target.Container, k), k)}
 	cp.workers[k] = w
 	// The first run is due initialDelaySeconds after the container
-	// started (the kubelet's workers skip the runs before it).
-	first := cp.startedAt.Add(time.Duration(w.probe.InitialDelaySeconds) * time.Second).Sub(m.cfg.Clock.Now())
-	w.schedule(max(first, 0))
+	// started (the kubelet's workers skip the runs before it). A start
+	// time ahead of the clock (the runtime's clock is not the agent's)
+	// counts as now.
+	elapsed := max(m.cfg.Clock.Since(cp.startedAt), 0)
+	w.schedule(max(time.Duration(w.probe.InitialDelaySeconds)*time.Second-elapsed, 0))
 }
 
 // dropLocked stops the container's probes and forgets their results.
