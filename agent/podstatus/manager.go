@@ -104,7 +104,7 @@ func New(cfg Config) (*Manager, error) {
 		client: cfg.Client, engine: cfg.Engine, pods: cfg.Pods,
 		clock: cfg.Clock, log: cfg.Logger, metrics: newMetrics(cfg.Registerer),
 		syncPeriod: cfg.SyncPeriod, probes: cfg.Probes,
-		entries:    map[types.UID]*entry{},
+		entries: map[types.UID]*entry{},
 	}
 	if m.clock == nil {
 		m.clock = clock.RealClock{}
