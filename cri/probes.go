@@ -48,6 +48,9 @@ func (r probeRunner) Probe(ctx context.Context, t prober.Target, p *v1.Probe) (p
 		if err != nil {
 			return prober.Unknown, "", err
 		}
+		if _, err := resolvePort(p.HTTPGet.Port, t.Container); err != nil {
+			return prober.Unknown, "", err // the probe cannot run; it did not fail
+		}
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		code, err := httpGet(ctx, t.Container, host, p.HTTPGet, probeUserAgent)
