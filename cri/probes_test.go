@@ -290,3 +290,33 @@ func TestProbeRunner(t *testing.T) {
 		t.Errorf("the last HTTP probe's header, user agent and host: %q", got)
 	}
 }
+
+// A container's probes go with it: an exit seen by a sync drops them; a
+// terminating pod's liveness failure kills nothing of its own, the
+// termination stops the container, and the pod's probes are dropped.
+func TestProbesFollowTheSyncs(t *testing.T) {
+	h := newProbeHarness(t)
+	pod := makePod("web", v1.RestartPolicyAlways, ctr{name: "app"})
+	pod.Spec.Containers[0].LivenessProbe = execCheck(1)
+	pod.Spec.Containers[0].ReadinessProbe = execCheck(1)
+	h.mustSync(pod)
+	h.probe(0, 2, 2)
+	h.exit(containerID(pod, 0, "app", 0), 1)
+	_, _ = h.syncPod(pod) // restarts it, probes the new instance
+	h.probe(0, 4, 2)
+	if n := h.calls("CreateContainer"); n != 2 {
+		t.Fatalf("%d creations, want 2", n)
+	}
+
+	h.healthy.Store(false)
+	if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.clock.Waiters(); n != 0 {
+		t.Errorf("%d probe timers after the pod terminated, want none", n)
+	}
+	h.clock.Step(time.Hour)
+	if got := h.events.messages(pod.UID, "Killing"); len(got) != 1 || strings.Contains(got[0], "probe") {
+		t.Errorf("Killing events %q: want the termination's only", got)
+	}
+}
