@@ -151,35 +151,52 @@ func running(p *podRuntime, sbID string) []prober.Running {
 	return out
 }
 
-// failedProbe names the probe ("startup", "liveness") whose recorded
-// failure condemns the running container id, "" when none did.
-func (s *Syncer) failedProbe(id string) string {
+// unhealthy reports whether a startup or liveness probe's recorded failure
+// condemns the running container id.
+func (s *Syncer) unhealthy(id string) bool {
+	_, ok := s.failedKind(id)
+	return ok
+}
+
+// failedKind is the kind of the probe whose recorded failure condemns the
+// running container id, if one did.
+func (s *Syncer) failedKind(id string) (prober.Kind, bool) {
 	results := s.opts.Probes.Results()
 	if results == nil {
-		return ""
+		return 0, false
 	}
 	for _, k := range []prober.Kind{prober.Startup, prober.Liveness} {
 		if r, ok := results.Get(k, id); ok && r == prober.Failure {
-			return strings.ToLower(k.String())
+			return k, true
 		}
 	}
-	return ""
+	return 0, false
 }
 
 // killUnhealthy kills a container whose startup or liveness probe failed,
-// within the pod's grace period and after its preStop hook, as the kubelet
-// does; the caller then restarts it unless the restart policy is Never.
-// Nothing is killed once termination was requested (ctx cancelled): the
-// termination stops the container anyway.
+// after its preStop hook, within the probe's terminationGracePeriodSeconds
+// or else the pod's, as the kubelet does; the caller then restarts it
+// unless the restart policy is Never. Nothing is killed once termination
+// was requested (ctx cancelled): the termination stops the container
+// anyway.
 func (s *Syncer) killUnhealthy(ctx context.Context, ps *podSync, c *v1.Container, cur *runtimeapi.ContainerStatus) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("Container %s failed %s probe", c.Name, s.failedProbe(cur.Id))
+	k, _ := s.failedKind(cur.Id)
+	grace := podGracePeriod(ps.pod)
+	p := c.LivenessProbe
+	if k == prober.Startup {
+		p = c.StartupProbe
+	}
+	if p != nil && p.TerminationGracePeriodSeconds != nil && *p.TerminationGracePeriodSeconds >= 0 {
+		grace = *p.TerminationGracePeriodSeconds
+	}
+	msg := fmt.Sprintf("Container %s failed %s probe", c.Name, strings.ToLower(k.String()))
 	if ps.pod.Spec.RestartPolicy != v1.RestartPolicyNever {
 		msg += ", will be restarted"
 	}
-	err := s.killContainer(ctx, kill{pod: ps.pod, spec: c, status: cur, sbID: ps.sbID, grace: podGracePeriod(ps.pod), event: msg})
+	err := s.killContainer(ctx, kill{pod: ps.pod, spec: c, status: cur, sbID: ps.sbID, grace: grace, event: msg})
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("kill unhealthy container: %w", err)
 	}

@@ -85,16 +85,19 @@ func execCheck(failureThreshold int32) *v1.Probe {
 func TestLivenessFailureRestarts(t *testing.T) {
 	for _, tc := range []struct {
 		policy      v1.RestartPolicy
+		probeGrace  *int64
 		wantRestart bool
+		wantStop    int64
 	}{
-		{v1.RestartPolicyAlways, true},
-		{v1.RestartPolicyOnFailure, true},
-		{v1.RestartPolicyNever, false},
+		{v1.RestartPolicyAlways, nil, true, 30},
+		{v1.RestartPolicyOnFailure, new(int64(7)), true, 7},
+		{v1.RestartPolicyNever, nil, false, 30},
 	} {
 		t.Run(string(tc.policy), func(t *testing.T) {
 			h := newProbeHarness(t)
 			pod := makePod("web", tc.policy, ctr{name: "app"})
 			pod.Spec.Containers[0].LivenessProbe = execCheck(2)
+			pod.Spec.Containers[0].LivenessProbe.TerminationGracePeriodSeconds = tc.probeGrace
 			h.mustSync(pod)
 			first := containerID(pod, 0, "app", 0)
 			h.probe(0, 1, 1)
@@ -120,6 +123,9 @@ func TestLivenessFailureRestarts(t *testing.T) {
 			h.mustSync(pod)
 			if st := h.containerState(first); st != runtimeapi.ContainerState_CONTAINER_EXITED {
 				t.Fatalf("unhealthy container %v after SyncPod, want exited", st)
+			}
+			if stops := h.rt.stopCalls(); len(stops) != 1 || stops[0].id != first || stops[0].timeout != tc.wantStop {
+				t.Errorf("stops %+v, want %s stopped with grace %d", stops, first, tc.wantStop)
 			}
 			wantKill := "Container app failed liveness probe"
 			if tc.wantRestart {

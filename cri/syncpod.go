@@ -162,7 +162,7 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 		if err := s.replace(ctx, ps, c, cur); err != nil {
 			return err
 		}
-	case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING && s.failedProbe(cur.Id) != "":
+	case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING && s.unhealthy(cur.Id):
 		if err := s.killUnhealthy(ctx, ps, c, cur); err != nil || pod.Spec.RestartPolicy == v1.RestartPolicyNever {
 			return err
 		}
