@@ -193,7 +193,7 @@ func (s *Syncer) killUnhealthy(ctx context.Context, ps *podSync, c *v1.Container
 		grace = *p.TerminationGracePeriodSeconds
 	}
 	msg := fmt.Sprintf("Container %s failed %s probe", c.Name, strings.ToLower(k.String()))
-	if ps.pod.Spec.RestartPolicy != v1.RestartPolicyNever {
+	if restartsUnhealthy(ps.pod, c) {
 		msg += ", will be restarted"
 	}
 	err := s.killContainer(ctx, kill{pod: ps.pod, spec: c, status: cur, sbID: ps.sbID, grace: grace, event: msg})
@@ -201,4 +201,28 @@ func (s *Syncer) killUnhealthy(ctx context.Context, ps *podSync, c *v1.Container
 		return fmt.Errorf("kill unhealthy container: %w", err)
 	}
 	return err
+}
+
+// restartsUnhealthy reports whether container c is restarted after a kill
+// for a failed probe: a sidecar always, another container unless the
+// pod's restart policy is Never (the kill's exit code is not 0).
+func restartsUnhealthy(pod *v1.Pod, c *v1.Container) bool {
+	return isSidecar(c) || pod.Spec.RestartPolicy != v1.RestartPolicyNever
+}
+
+// unhealthySidecars are the pod's running sidecars whose startup or
+// liveness probe failed: the sync kills and restarts them, as it restarts
+// the sidecars that exited.
+func (s *Syncer) unhealthySidecars(ps *podSync) []*v1.Container {
+	var out []*v1.Container
+	for i := range ps.pod.Spec.InitContainers {
+		c := &ps.pod.Spec.InitContainers[i]
+		if !isSidecar(c) {
+			continue
+		}
+		if cur, _ := ps.rt.latest(ps.sbID, c.Name); cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING && s.unhealthy(cur.Id) {
+			out = append(out, c)
+		}
+	}
+	return out
 }

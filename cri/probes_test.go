@@ -326,3 +326,31 @@ func TestProbesFollowTheSyncs(t *testing.T) {
 		t.Errorf("Killing events %q: want the termination's only", got)
 	}
 }
+
+// A sidecar whose liveness probe failed is killed and restarted, whatever
+// the pod's restart policy.
+func TestSidecarLivenessFailureRestarts(t *testing.T) {
+	h := newProbeHarness(t)
+	pod := makePod("web", v1.RestartPolicyNever, ctr{name: "app"})
+	always := v1.ContainerRestartPolicyAlways
+	pod.Spec.InitContainers = []v1.Container{{Name: "side", Image: "img", RestartPolicy: &always, LivenessProbe: execCheck(1)}}
+	h.mustSync(pod)
+	h.mustSync(pod) // the sidecar runs: the app starts
+	first := containerID(pod, 0, "side", 0)
+	h.probe(0, 1, 1)
+	h.healthy.Store(false)
+	h.probe(time.Second, 2, 0)
+	h.mustSync(pod)
+	if st := h.containerState(first); st != runtimeapi.ContainerState_CONTAINER_EXITED {
+		t.Fatalf("unhealthy sidecar %v after SyncPod, want exited", st)
+	}
+	if st := h.containerState(containerID(pod, 0, "side", 1)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		t.Fatalf("the sidecar's next instance %v, want running", st)
+	}
+	if got := h.events.messages(pod.UID, "Killing"); !slices.Equal(got, []string{"Container side failed liveness probe, will be restarted"}) {
+		t.Errorf("Killing events %q", got)
+	}
+	if st := h.containerState(containerID(pod, 0, "app", 0)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		t.Errorf("the app %v, want still running", st)
+	}
+}

@@ -89,6 +89,7 @@ type podSync struct {
 // containers' errors, or ctx's error alone once it is cancelled.
 func (s *Syncer) syncContainers(ctx context.Context, ps *podSync) ([]error, error) {
 	plan := planInit(ps.pod, ps.rt, ps.sbID)
+	plan.start = append(plan.start, s.unhealthySidecars(ps)...)
 	var errs []error
 	for _, c := range plan.start {
 		cur, _ := ps.rt.latest(ps.sbID, c.Name)
@@ -163,7 +164,7 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 			return err
 		}
 	case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING && s.unhealthy(cur.Id):
-		if err := s.killUnhealthy(ctx, ps, c, cur); err != nil || pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+		if err := s.killUnhealthy(ctx, ps, c, cur); err != nil || !restartsUnhealthy(pod, c) {
 			return err
 		}
 		if err := s.restartBackoff(ps, c, s.opts.Clock.Now()); err != nil {
