@@ -23,6 +23,7 @@ import (
 	"github.com/podlife/podlife/agent/shutdown"
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/embedded"
+	"github.com/podlife/podlife/cri/prober"
 	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/worker"
 )
@@ -55,6 +56,7 @@ type Agent struct {
 	admission *admission.Chain
 	shutdown  *shutdown.Manager
 	statuses  *podstatus.Manager
+	probes    *prober.Manager
 	events    eventLog
 	gauges    *podGauges
 	listener  net.Listener // the read-only TCP endpoint
@@ -129,13 +131,14 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		}
 		a.events.api = a.cluster.recorder(cfg.NodeName)
 	}
+	a.probes = a.newProber(conn.runtime)
 	if a.statuses, err = a.newStatusManager(); err != nil {
 		a.close()
 		return nil, err
 	}
 	a.syncer = cri.NewSyncer(conn.runtime, conn.images, cri.Options{
 		Statuses: a.statuses, Events: a.events, Clock: a.clock, Logger: a.log,
-		RuntimeName: conn.name, LogRoot: podLogRoot(cfg), PodsRoot: podLogRoot(cfg),
+		RuntimeName: conn.name, LogRoot: podLogRoot(cfg), PodsRoot: podLogRoot(cfg), Probes: a.probes,
 		Allocatable: downwardAllocatable(allocatable, cfg.RootDir), HostIPs: hostIPs(), MachineMemory: machineMemoryOrZero(),
 	})
 	if root := podLogRoot(cfg); root != "" {
@@ -272,6 +275,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	_ = control.Shutdown(shutdownCtx)
 	stop()
 	wg.Wait()
+	// The probes first: a result arriving now would ask a stopping engine
+	// for a sync.
+	a.probes.Stop()
 	a.workers.Stop()
 	a.syncer.Close()
 	if shutdown {

@@ -160,7 +160,7 @@ func (a *Agent) runCluster(ctx context.Context, wg *sync.WaitGroup) {
 // newStatusManager is the pods' status store, and in cluster mode their
 // writer to the API server.
 func (a *Agent) newStatusManager() (*podstatus.Manager, error) {
-	cfg := podstatus.Config{Clock: a.clock, Logger: a.log, Registerer: a.registry}
+	cfg := podstatus.Config{Clock: a.clock, Logger: a.log, Registerer: a.registry, Probes: a.probes}
 	if a.cluster != nil {
 		cfg.Client, cfg.Pods, cfg.Engine = a.cluster.client, a.cluster.source, engineQueries{a}
 	}

@@ -80,25 +80,43 @@ func (s *Syncer) runHook(ctx context.Context, pod *v1.Pod, c *v1.Container, cont
 // in the kubelet, only a failure to get a response fails the hook, not the
 // response's status code.
 func (s *Syncer) runHTTPHook(ctx context.Context, c *v1.Container, sbID string, g *v1.HTTPGetAction) error {
-	host := g.Host
-	if host == "" {
-		if host = s.podIP(sbID); host == "" {
-			return fmt.Errorf("the pod has no IP (sandbox %s)", sbID)
-		}
-	}
-	port, err := resolvePort(g.Port, c)
+	host, err := actionHost(ctx, s.rt, g.Host, sbID)
 	if err != nil {
 		return err
+	}
+	_, err = httpGet(ctx, c, host, g, "kube-lifecycle/podlife")
+	return err
+}
+
+// actionHost is the host a hook's or a probe's network action calls: its
+// own host field, else the pod's IP.
+func actionHost(ctx context.Context, rt Runtime, host, sbID string) (string, error) {
+	if host != "" {
+		return host, nil
+	}
+	if host = sandboxIP(ctx, rt, sbID); host == "" {
+		return "", fmt.Errorf("the pod has no IP (sandbox %s)", sbID)
+	}
+	return host, nil
+}
+
+// httpGet sends the GET of an httpGet action of container c to host, with
+// the action's headers (a Host header sets the request's host), reads at
+// most 10 KiB of the answer and returns its status code.
+func httpGet(ctx context.Context, c *v1.Container, host string, g *v1.HTTPGetAction, userAgent string) (int, error) {
+	port, err := resolvePort(g.Port, c)
+	if err != nil {
+		return 0, err
 	}
 	u, err := hookURL(g, host, port)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	req.Header.Set("User-Agent", "kube-lifecycle/podlife")
+	req.Header.Set("User-Agent", userAgent)
 	req.Header.Set("Accept", "*/*")
 	for _, h := range g.HTTPHeaders {
 		if strings.EqualFold(h.Name, "Host") {
@@ -109,10 +127,10 @@ func (s *Syncer) runHTTPHook(ctx context.Context, c *v1.Container, sbID string, 
 	}
 	resp, err := hookHTTPClient.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 10<<10))
-	return resp.Body.Close()
+	return resp.StatusCode, resp.Body.Close()
 }
 
 // hookURL is the URL of an httpGet action: scheme (HTTP when unset), host,

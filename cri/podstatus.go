@@ -7,6 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/cri/prober"
 )
 
 // waiting says why a container that does not run is not running, as the
@@ -28,6 +30,8 @@ type statusInput struct {
 	runtimeName string
 	// messages reads exited containers' termination messages.
 	messages messageReader
+	// probes, when set, decide the running containers' started and ready.
+	probes *prober.Manager
 }
 
 // generateStatus is the pod's API status from the runtime's view, with the
@@ -60,6 +64,7 @@ func generateStatus(in statusInput) v1.PodStatus {
 	}
 	pin.containers = st.ContainerStatuses
 	st.Phase = phase(pin)
+	in.probes.Apply(in.pod, &st)
 	st.Conditions = podConditions(in.pod, &st, pin.initialized, sandboxReady(in))
 	capPodMessages(in.pod, &st)
 	return st
@@ -79,15 +84,10 @@ func sandboxReady(in statusInput) bool {
 // podConditions are the pod's conditions: PodReadyToStartContainers while
 // its sandbox is ready, Initialized once its init containers had their
 // turn, ContainersReady and Ready while it runs with its regular containers
-// and sidecars all running.
+// and sidecars all ready (running, and started and ready as their probes
+// say).
 func podConditions(pod *v1.Pod, st *v1.PodStatus, initialized, sandboxReady bool) []v1.PodCondition {
-	ready := st.Phase == v1.PodRunning
-	for _, cs := range st.ContainerStatuses {
-		ready = ready && cs.Ready
-	}
-	for i := range pod.Spec.InitContainers {
-		ready = ready && (!isSidecar(&pod.Spec.InitContainers[i]) || st.InitContainerStatuses[i].Ready)
-	}
+	ready := prober.PodReady(pod, st)
 	return []v1.PodCondition{
 		{Type: v1.PodReadyToStartContainers, Status: conditionStatus(sandboxReady)},
 		{Type: v1.PodScheduled, Status: v1.ConditionTrue},

@@ -13,6 +13,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/podlife/podlife/cri/prober"
 	"github.com/podlife/podlife/worker"
 )
 
@@ -60,6 +61,9 @@ type Options struct {
 	MaxRestartBackoff time.Duration
 	// RemovalTimeout bounds each background removal; 0 is 1 min.
 	RemovalTimeout time.Duration
+	// Probes runs the containers' probes (its Runner is NewProbeRunner's);
+	// nil runs none.
+	Probes *prober.Manager
 }
 
 // runtimeOnlyGracePeriod is the grace period of a pod known only to the

@@ -96,6 +96,7 @@ type podSync struct {
 // containers' errors, or ctx's error alone once it is cancelled.
 func (s *Syncer) syncContainers(ctx context.Context, ps *podSync) ([]error, error) {
 	plan := planInit(ps.pod, ps.rt, ps.sbID)
+	plan.start = append(plan.start, s.unhealthySidecars(ps)...)
 	var errs []error
 	for _, c := range plan.start {
 		cur, _ := ps.rt.latest(ps.sbID, c.Name)
@@ -169,6 +170,13 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 		if err := s.replace(ctx, ps, c, cur); err != nil {
 			return err
 		}
+	case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING && s.unhealthy(cur.Id):
+		if err := s.killUnhealthy(ctx, ps, c, cur); err != nil || !restartsUnhealthy(pod, c) {
+			return err
+		}
+		if err := s.restartBackoff(ps, c, s.opts.Clock.Now()); err != nil {
+			return err
+		}
 	case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
 		return nil
 	case cur.State == runtimeapi.ContainerState_CONTAINER_CREATED:
@@ -176,11 +184,8 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 	case !restart:
 		return nil
 	default:
-		if wait := s.backoff.restart(pod.UID, c.Name, time.Unix(0, cur.FinishedAt)); wait > 0 {
-			msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", wait.Round(time.Second), c.Name, pod.Name)
-			ps.waits[c.Name] = waiting{reason: "CrashLoopBackOff", message: msg}
-			s.opts.Events.Eventf(pod, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", c.Name)
-			return fmt.Errorf("container %s of pod %s: %w", c.Name, pod.UID, ErrCrashLoopBackOff)
+		if err := s.restartBackoff(ps, c, time.Unix(0, cur.FinishedAt)); err != nil {
+			return err
 		}
 	}
 	if err := s.ensureImage(ctx, pod, c, ps.sbConfig, ps.waits); err != nil {
@@ -217,6 +222,19 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 	}
 	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Created", "Created container %s", c.Name)
 	return s.start(ctx, ps, c, id)
+}
+
+// restartBackoff returns ErrCrashLoopBackOff (wrapped) while container c,
+// which exited at exitedAt, must still wait for its restart.
+func (s *Syncer) restartBackoff(ps *podSync, c *v1.Container, exitedAt time.Time) error {
+	pod := ps.pod
+	if wait := s.backoff.restart(pod.UID, c.Name, exitedAt); wait > 0 {
+		msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", wait.Round(time.Second), c.Name, pod.Name)
+		ps.waits[c.Name] = waiting{reason: "CrashLoopBackOff", message: msg}
+		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", c.Name)
+		return fmt.Errorf("container %s of pod %s: %w", c.Name, pod.UID, ErrCrashLoopBackOff)
+	}
+	return nil
 }
 
 // specChanged reports whether the container instance was created from
@@ -341,18 +359,23 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, 
 
 // setStatus generates and writes the pod's status.
 func (s *Syncer) setStatus(pod *v1.Pod, p *podRuntime, sbID string, terminal bool, waits map[string]waiting) {
-	in := statusInput{pod: pod, rt: p, sandboxID: sbID, terminal: terminal, waits: waits, runtimeName: s.opts.RuntimeName, messages: s.messages()}
+	in := statusInput{pod: pod, rt: p, sandboxID: sbID, terminal: terminal, waits: waits, runtimeName: s.opts.RuntimeName, messages: s.messages(), probes: s.opts.Probes}
 	if sbID != "" {
 		in.podIP = s.podIP(sbID)
 	}
+	s.opts.Probes.UpdatePod(pod, running(p, sbID))
 	s.opts.Statuses.SetPodStatus(pod, generateStatus(in))
 }
 
 // podIP is the sandbox's IP, or "" when the runtime does not say.
-func (s *Syncer) podIP(sbID string) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+func (s *Syncer) podIP(sbID string) string { return sandboxIP(context.Background(), s.rt, sbID) }
+
+// sandboxIP is the sandbox's IP, or "" when the runtime does not say
+// within 10 s or before ctx ends.
+func sandboxIP(ctx context.Context, rt Runtime, sbID string) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	resp, err := s.rt.PodSandboxStatus(ctx, sbID, false)
+	resp, err := rt.PodSandboxStatus(ctx, sbID, false)
 	if err != nil {
 		return ""
 	}

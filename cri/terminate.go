@@ -18,6 +18,9 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, _ *worker.
 	if gracePeriod != nil {
 		grace = *gracePeriod
 	}
+	// No probe restarts a terminating pod's container; readiness goes on
+	// being probed until the containers stopped.
+	s.opts.Probes.PodTerminating(pod.UID)
 	p, err := readPod(ctx, s.rt, pod.UID)
 	if err != nil {
 		return err
@@ -40,6 +43,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, _ *worker.
 		}
 	}
 	s.opts.Statuses.SetPodStatus(pod, status)
+	s.opts.Probes.RemovePod(pod.UID)
 	// A terminating pod starts nothing again: its crash-loop state (and
 	// any last start error) must not outlive it or delay its deletion.
 	s.backoff.forget(pod.UID)
@@ -70,6 +74,7 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, runningPod *work
 	if p, err = s.stopPod(ctx, nil, p, runtimeOnlyGracePeriod, "runtime pod"); err != nil {
 		return err
 	}
+	s.opts.Probes.RemovePod(runningPod.ID)
 	s.removeInBackground(p)
 	return nil
 }
@@ -90,6 +95,7 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, _ *worker.P
 	s.backoff.forget(pod.UID)
 	s.pulls.forget(pod.UID)
 	s.hooks.forgetPod(pod.UID)
+	s.opts.Probes.RemovePod(pod.UID)
 	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Terminated", "Pod terminated; its containers are kept until it is deleted")
 	return nil
 }

@@ -49,6 +49,16 @@ type Config struct {
 	// SyncPeriod is how often every pod's API status is compared with the
 	// recorded one and rewritten if it differs; 0 is DefaultSyncPeriod.
 	SyncPeriod time.Duration
+	// Probes, when set, apply the probes' results (containers' started and
+	// ready, the pod's Ready) to every status recorded, and again at each
+	// change of a result (ProbesChanged).
+	Probes ProbeResults
+}
+
+// ProbeResults applies the current probe results to a pod's status;
+// *prober.Manager is one.
+type ProbeResults interface {
+	Apply(pod *v1.Pod, st *v1.PodStatus)
 }
 
 // Manager records pod statuses and writes them to the API server. All its
@@ -61,6 +71,7 @@ type Manager struct {
 	log        *slog.Logger
 	metrics    *metrics
 	syncPeriod time.Duration
+	probes     ProbeResults
 
 	mu      sync.RWMutex
 	entries map[types.UID]*entry
@@ -70,6 +81,9 @@ type Manager struct {
 
 // entry is what the Manager knows of one pod.
 type entry struct {
+	// pod is the one the status was last set for: its spec says which
+	// containers have probes.
+	pod             *v1.Pod
 	namespace, name string
 	static          bool
 	// generation is the metadata.generation the status was generated for.
@@ -89,8 +103,8 @@ func New(cfg Config) (*Manager, error) {
 	m := &Manager{
 		client: cfg.Client, engine: cfg.Engine, pods: cfg.Pods,
 		clock: cfg.Clock, log: cfg.Logger, metrics: newMetrics(cfg.Registerer),
-		syncPeriod: cfg.SyncPeriod,
-		entries:    map[types.UID]*entry{},
+		syncPeriod: cfg.SyncPeriod, probes: cfg.Probes,
+		entries: map[types.UID]*entry{},
 	}
 	if m.clock == nil {
 		m.clock = clock.RealClock{}
@@ -118,6 +132,9 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 		}
 	}
 	st := *status.DeepCopy()
+	if m.probes != nil {
+		m.probes.Apply(pod, &st)
+	}
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -128,14 +145,47 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 	}
 	stampTimes(prev, &st, now)
 	if known && e.generation == pod.Generation && apiequality.Semantic.DeepEqual(e.status, st) {
+		e.pod = pod
 		return
 	}
 	if !known {
 		e = &entry{namespace: pod.Namespace, name: pod.Name, static: static}
 		m.entries[pod.UID] = e
 	}
-	e.generation, e.status = pod.Generation, st
+	e.pod, e.generation, e.status = pod, pod.Generation, st
 	m.enqueueLocked(pod.UID, e)
+}
+
+// ProbesChanged applies the probe results anew to the pod's recorded
+// status, and queues its write if that changed it (the kubelet's
+// SetContainerReadiness): a readiness change reaches the status at once,
+// without a sync, also while the pod terminates and its sync is blocked in
+// a long stop.
+func (m *Manager) ProbesChanged(uid types.UID) {
+	if m.probes == nil {
+		return
+	}
+	now := metav1.NewTime(m.clock.Now())
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[uid]
+	if !ok || e.pod == nil {
+		return
+	}
+	st := *e.status.DeepCopy()
+	m.probes.Apply(e.pod, &st)
+	for i := range st.Conditions {
+		// A condition the results flipped transitions now.
+		if old, ok := findCondition(e.status.Conditions, st.Conditions[i].Type); ok && old.Status != st.Conditions[i].Status {
+			st.Conditions[i].LastTransitionTime = metav1.Time{}
+		}
+	}
+	stampTimes(&e.status, &st, now)
+	if apiequality.Semantic.DeepEqual(e.status, st) {
+		return
+	}
+	e.status = st
+	m.enqueueLocked(uid, e)
 }
 
 // Get returns the pod's recorded status and whether there is one.

@@ -1,0 +1,39 @@
+package agent
+
+import (
+	"k8s.io/utils/clock"
+
+	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/prober"
+	"github.com/podlife/podlife/worker"
+)
+
+// newProber returns the manager of the containers' probes, which runs them
+// on the agent's clock (the real one if that clock cannot run timers).
+func (a *Agent) newProber(rt cri.Runtime) *prober.Manager {
+	clk, _ := a.clock.(clock.WithDelayedExecution)
+	return prober.NewManager(prober.Config{
+		Runner: cri.NewProbeRunner(rt), Clock: clk, Events: a.events, Logger: a.log, OnChange: a.probeChanged,
+	})
+}
+
+// probeChanged acts on a changed probe result: a startup or readiness
+// result changes the pod's status at once (through the status manager,
+// whatever its sync is doing); a startup or liveness failure asks the
+// engine for a sync, in which SyncPod kills the container and restarts it
+// (the engine ignores it once termination was requested).
+func (a *Agent) probeChanged(u prober.Update) {
+	if u.Kind != prober.Liveness {
+		a.statuses.ProbesChanged(u.Pod.UID)
+	}
+	if u.Kind == prober.Readiness || u.Result != prober.Failure {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if e, ok := a.pods[u.Pod.UID]; ok && e.rejection == nil {
+		a.log.Info("probe failed: the container is restarted", "probe", u.Kind.String(),
+			"pod", e.pod.Namespace+"/"+e.pod.Name, "container", u.ContainerName)
+		a.updatePod(worker.SyncPodSync, e.pod)
+	}
+}
