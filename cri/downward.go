@@ -51,7 +51,7 @@ func subscript(path, field string) (string, bool) {
 // limit the container does not set is the node's allocatable amount.
 func resourceFieldValue(pod *v1.Pod, c *v1.Container, ref *v1.ResourceFieldSelector, allocatable v1.ResourceList) (string, error) {
 	if ref.ContainerName != "" && (c == nil || ref.ContainerName != c.Name) {
-		if c = findContainer(pod, ref.ContainerName); c == nil {
+		if c = containerSpec(pod, ref.ContainerName); c == nil {
 			return "", fmt.Errorf("resourceFieldRef names container %q, which the pod does not have", ref.ContainerName)
 		}
 	}
@@ -87,16 +87,4 @@ func resourceFieldValue(pod *v1.Pod, c *v1.Container, ref *v1.ResourceFieldSelec
 		return "", fmt.Errorf("resourceFieldRef %q: divisor %s is not a positive number of units", ref.Resource, divisor.String())
 	}
 	return strconv.FormatInt(int64(math.Ceil(float64(q.Value())/float64(divisor.Value()))), 10), nil
-}
-
-// findContainer is the pod's container or init container of that name.
-func findContainer(pod *v1.Pod, name string) *v1.Container {
-	for _, list := range [][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
 }
