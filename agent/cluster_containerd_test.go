@@ -77,7 +77,7 @@ spec:
 `, n.ns, n.node, critest.BusyboxImage))
 	pod := n.waitPhase("web", v1.PodRunning)
 	uid := string(pod.UID)
-	t.Cleanup(func() { e.removePod(uid) })
+	e.removeAtEnd(uid)
 	cs := pod.Status.ContainerStatuses
 	if len(cs) != 1 || !strings.HasPrefix(cs[0].ContainerID, "containerd://") || cs[0].State.Running == nil {
 		t.Fatalf("container statuses %+v, want main running on containerd", cs)
@@ -105,7 +105,7 @@ func TestContainerdClusterShorterSecondDelete(t *testing.T) {
 	a := e.joinContainerd(n)
 	pod := n.create(n.busyboxPod("twice", 600, ctrdIgnorer("main")))
 	uid := string(pod.UID)
-	t.Cleanup(func() { e.removePod(uid) })
+	e.removeAtEnd(uid)
 	n.waitPhase("twice", v1.PodRunning)
 	w := e.watch(uid, a.obs.poke(), "main")
 	pods := n.c.Admin.CoreV1().Pods(n.ns)
@@ -141,7 +141,7 @@ func TestContainerdClusterForceDelete(t *testing.T) {
 	e.joinContainerd(n)
 	pod := n.create(n.busyboxPod("forced", 30, ctrdIgnorer("main")))
 	uid := string(pod.UID)
-	t.Cleanup(func() { e.removePod(uid) })
+	e.removeAtEnd(uid)
 	n.waitPhase("forced", v1.PodRunning)
 	n.kubectl("delete", "pod", "forced", "-n", n.ns, "--force", "--grace-period=0")
 	if p, err := n.apiGet(context.Background(), "forced"); err != nil || p != nil {
@@ -160,7 +160,7 @@ func TestContainerdClusterAgentRestartMidTermination(t *testing.T) {
 	a := e.joinContainerd(n)
 	pod := n.create(n.busyboxPod("leaving", 600, ctrdIgnorer("main")))
 	uid := string(pod.UID)
-	t.Cleanup(func() { e.removePod(uid) })
+	e.removeAtEnd(uid)
 	n.waitPhase("leaving", v1.PodRunning)
 	original := e.runningContainers(uid)["main"]
 	grace := int64(8)

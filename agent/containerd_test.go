@@ -111,6 +111,12 @@ type ctrdEnv struct {
 	endpoint string
 	rt       internalapi.RuntimeService
 	dir      string
+
+	// uids are the pods removed from the runtime when the test ends,
+	// after every agent of the test stopped: a running agent would
+	// recreate a sandbox removed under it, and leave it to the next test.
+	uidsMu sync.Mutex
+	uids   []string
 }
 
 // newCtrdEnv skips the test without a runtime, and checks that the image
@@ -132,6 +138,14 @@ func newCtrdEnv(t testing.TB) *ctrdEnv {
 		t.Fatalf("image %s is not on the runtime; tools/containerd-up.sh imports it", critest.BusyboxImage)
 	}
 	e := &ctrdEnv{t: t, endpoint: ep, rt: rt, dir: dir}
+	// Registered before any agent is started, so run after they stopped.
+	t.Cleanup(func() {
+		e.uidsMu.Lock()
+		defer e.uidsMu.Unlock()
+		for _, uid := range e.uids {
+			e.removePod(uid)
+		}
+	})
 	e.waitNoOtherPods()
 	return e
 }
@@ -174,15 +188,22 @@ func (e *ctrdEnv) waitNoOtherPods() {
 	}
 }
 
-// newUID returns a fresh pod UID and removes every sandbox and container
-// labelled with it when the test ends (after the agents started later
-// stopped: cleanups run last-registered first).
+// newUID returns a fresh pod UID whose sandboxes and containers are
+// removed when the test ends.
 func (e *ctrdEnv) newUID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	uid := fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
-	e.t.Cleanup(func() { e.removePod(uid) })
+	e.removeAtEnd(uid)
 	return uid
+}
+
+// removeAtEnd removes every sandbox and container of uid when the test
+// ends, once its agents stopped.
+func (e *ctrdEnv) removeAtEnd(uid string) {
+	e.uidsMu.Lock()
+	defer e.uidsMu.Unlock()
+	e.uids = append(e.uids, uid)
 }
 
 // removePod stops and removes every sandbox of uid (which removes their
@@ -1228,7 +1249,7 @@ func TestContainerdReadmeExample(t *testing.T) {
 		}
 		return false, fmt.Sprint(len(a.Pods()), " pods")
 	})
-	t.Cleanup(func() { e.removePod(uid) })
+	e.removeAtEnd(uid)
 	a.waitRunning(uid, 1)
 
 	// The same pod pulling its image: the pull fails, once per back-off.
@@ -1247,7 +1268,7 @@ func TestContainerdReadmeExample(t *testing.T) {
 		}
 		return false, a.logs.Tail(3)
 	})
-	t.Cleanup(func() { e.removePod(pulledUID) })
+	e.removeAtEnd(pulledUID)
 	var failed []string
 	for line := range strings.Lines(a.logs.String()) {
 		if strings.Contains(line, "Failed to pull image") || strings.Contains(line, "PullImage from image service failed") {
