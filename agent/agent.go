@@ -119,13 +119,18 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		return nil, err
 	}
 	a.conn = conn
-	allocatable, err := cfg.allocatable()
+	machine, machineErr := machineCapacity()
+	allocatable, err := cfg.allocatable(machine, machineErr)
 	if err != nil {
 		a.close()
 		return nil, err
 	}
 	if cfg.Kubeconfig != "" {
-		if a.cluster, err = a.connectCluster(allocatable); err != nil {
+		if machineErr != nil {
+			a.close()
+			return nil, fmt.Errorf("node capacity: %w", machineErr)
+		}
+		if a.cluster, err = a.connectCluster(machine, allocatable); err != nil {
 			a.close()
 			return nil, err
 		}
@@ -139,7 +144,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 	a.syncer = cri.NewSyncer(conn.runtime, conn.images, cri.Options{
 		Statuses: a.statuses, Events: a.events, Clock: a.clock, Logger: a.log,
 		RuntimeName: conn.name, LogRoot: podLogRoot(cfg), PodsRoot: podLogRoot(cfg), Probes: a.probes,
-		Allocatable: downwardAllocatable(allocatable, cfg.RootDir), HostIPs: hostIPs(), MachineMemory: machineMemoryOrZero(),
+		Allocatable: downwardAllocatable(allocatable, cfg.RootDir), HostIPs: hostIPs(), MachineMemory: machine.Memory().Value(),
 	})
 	if root := podLogRoot(cfg); root != "" {
 		maxSize, _ := cfg.containerLogMaxSize()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -55,8 +54,9 @@ const maxPods = 110
 
 // connectCluster reads the node's kubeconfig and prepares the API pod
 // source, the event recorder, the Node and the mirror pods; nothing talks
-// to the API server until Run. allocatable is what pods may request.
-func (a *Agent) connectCluster(allocatable admission.Resources) (*cluster, error) {
+// to the API server until Run. machine is the machine's CPUs and memory,
+// allocatable what pods may request.
+func (a *Agent) connectCluster(machine v1.ResourceList, allocatable admission.Resources) (*cluster, error) {
 	cfg := a.cfg
 	restCfg, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
 	if err != nil {
@@ -73,10 +73,8 @@ func (a *Agent) connectCluster(allocatable admission.Resources) (*cluster, error
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w", cfg.Kubeconfig, err)
 	}
-	capacity, err := machineCapacity()
-	if err != nil {
-		return nil, err
-	}
+	capacity := machine.DeepCopy()
+	capacity[v1.ResourcePods] = *resource.NewQuantity(maxPods, resource.DecimalSI)
 	nm, err := node.New(node.Config{
 		Client: client, NodeName: cfg.NodeName, Clock: a.clock, Logger: a.log,
 		Capacity: capacity,
@@ -99,19 +97,6 @@ func (a *Agent) connectCluster(allocatable admission.Resources) (*cluster, error
 		events:  record.NewBroadcaster(),
 		node:    nm,
 		mirrors: mirror.New(mirror.Config{Client: client, NodeName: cfg.NodeName, Node: nm.Node, Logger: a.log}),
-	}, nil
-}
-
-// machineCapacity is the machine's CPUs and memory, and maxPods.
-func machineCapacity() (v1.ResourceList, error) {
-	mem, err := machineMemory()
-	if err != nil {
-		return nil, fmt.Errorf("node capacity: %w", err)
-	}
-	return v1.ResourceList{
-		v1.ResourceCPU:    *resource.NewQuantity(int64(runtime.NumCPU()), resource.DecimalSI),
-		v1.ResourceMemory: *resource.NewQuantity(mem, resource.BinarySI),
-		v1.ResourcePods:   *resource.NewQuantity(maxPods, resource.DecimalSI),
 	}, nil
 }
 

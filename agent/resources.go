@@ -19,17 +19,29 @@ import (
 	"github.com/podlife/podlife/agent/shutdown"
 )
 
+// machineCapacity is the machine's CPUs and memory (MemTotal): the Node's
+// capacity, and allocatable where none is configured. Without a readable
+// /proc/meminfo the memory is left out and err says why.
+func machineCapacity() (v1.ResourceList, error) {
+	capacity := v1.ResourceList{v1.ResourceCPU: *resource.NewQuantity(int64(runtime.NumCPU()), resource.DecimalSI)}
+	mem, err := machineMemory()
+	if err != nil {
+		return capacity, fmt.Errorf("the machine's memory is unknown: %w", err)
+	}
+	capacity[v1.ResourceMemory] = *resource.NewQuantity(mem, resource.BinarySI)
+	return capacity, nil
+}
+
 // allocatable is the CPU and memory pods may request: the configured
-// amounts, or the machine's.
-func (c *Config) allocatable() (admission.Resources, error) {
-	cpu := c.allocatableQuantity(v1.ResourceCPU, *resource.NewQuantity(int64(runtime.NumCPU()), resource.DecimalSI))
+// amounts, or the machine's (machineErr: why its memory is unknown).
+func (c *Config) allocatable(machine v1.ResourceList, machineErr error) (admission.Resources, error) {
+	cpu := c.allocatableQuantity(v1.ResourceCPU, machine[v1.ResourceCPU])
 	mem, ok := c.Allocatable[v1.ResourceMemory]
 	if !ok {
-		total, err := machineMemory()
-		if err != nil {
-			return admission.Resources{}, fmt.Errorf("allocatable memory is not set and the machine's is unknown: %w", err)
+		if machineErr != nil {
+			return admission.Resources{}, fmt.Errorf("allocatable memory is not set and %w", machineErr)
 		}
-		mem = *resource.NewQuantity(total, resource.BinarySI)
+		mem = machine[v1.ResourceMemory]
 	}
 	return admission.Resources{MilliCPU: cpu.MilliValue(), Memory: mem.Value()}, nil
 }
@@ -109,14 +121,4 @@ func hostIPs() []string {
 		return nil
 	}
 	return []string{ip.String()}
-}
-
-// machineMemoryOrZero is the machine's memory for the syncer's
-// oom_score_adj, 0 when unknown.
-func machineMemoryOrZero() int64 {
-	m, err := machineMemory()
-	if err != nil {
-		return 0
-	}
-	return m
 }
