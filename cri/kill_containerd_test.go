@@ -14,6 +14,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -233,9 +234,9 @@ func TestContainerdStopSignal(t *testing.T) {
 			}
 			want, _ := runtimeSignal(tc.sig)
 			if got := p.containers[0].GetStopSignal(); got != want {
-				// containerd honours ContainerConfig.StopSignal from 2.1 on;
+				// containerd honours ContainerConfig.StopSignal from 2.3 on;
 				// an older one uses the image's and does not report it.
-				t.Skipf("the runtime reports stop signal %v for a container created with %v: it does not support lifecycle.stopSignal", got, want)
+				critest.Unsupported(t, critest.FeatureStopSignal, fmt.Sprintf("it reports stop signal %v for a container created with %v", got, want))
 			}
 			e.terminate(pod, nil)
 			if st := e.exited(pod)["app"]; st.ExitCode != tc.want {

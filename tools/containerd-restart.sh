@@ -11,9 +11,9 @@
 #
 # containerd is stopped by the PID in DIR/containerd.pid (only if that
 # process runs DIR's config; if none runs, it is just started), then started
-# as containerd-up.sh starts it: setsid, DIR/config.toml, the log level the
-# old process had (else $PODLIFE_CONTAINERD_LOG_LEVEL, else info), log
-# appended to DIR/containerd.log. DIR/containerd.pid and the PID= line of
+# as containerd-up.sh starts it: the same binaries, setsid, DIR/config.toml,
+# the log level the old process had (else $PODLIFE_CONTAINERD_LOG_LEVEL, else
+# info), log appended to DIR/containerd.log. DIR/containerd.pid and the PID= line of
 # DIR/podlife-containerd.env then name the new process, so that
 # tools/containerd-down.sh stops it. Returns once containerd answers on its
 # socket (ctr version) and, at log levels that show it, its CRI plugin has
@@ -35,6 +35,9 @@ env_file="$DIR/podlife-containerd.env"
 getenv() { sed -n "s/^$1=//p" "$env_file" | tail -n 1; }
 SOCK="$(getenv SOCK)"
 SOCK="${SOCK:-$DIR/containerd.sock}"
+# The binaries containerd-up.sh started (PODLIFE_CONTAINERD_BIN), if not PATH's.
+bin="$(getenv CONTAINERD_BIN)"
+[[ -z "$bin" ]] || export PATH="$bin:$PATH"
 
 # cmdline PID: the process's command line, each argument followed by a space.
 cmdline() {

@@ -32,6 +32,10 @@
 #                                   if an overlay mount works in DIR, else native)
 #   PODLIFE_CONTAINERD_LOG_LEVEL    containerd's --log-level (default: info)
 #   PODLIFE_CONTAINERD_KEEP=1       on failure, leave DIR and its log in place
+#   PODLIFE_CONTAINERD_BIN          a directory whose containerd, ctr and
+#                                   containerd-shim-runc-v2 are used instead of
+#                                   those on PATH (tools/containerd-build.sh);
+#                                   containerd-restart.sh uses it too
 set -euo pipefail
 
 start=$SECONDS
@@ -41,6 +45,12 @@ tools="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TOOL=containerd-up
 # shellcheck source=tools/containerd-lib.sh
 source "$tools/containerd-lib.sh"
+if [[ -n "${PODLIFE_CONTAINERD_BIN:-}" ]]; then
+  [[ -x "$PODLIFE_CONTAINERD_BIN/containerd" ]] || die "PODLIFE_CONTAINERD_BIN=$PODLIFE_CONTAINERD_BIN has no containerd"
+  PODLIFE_CONTAINERD_BIN="$(cd "$PODLIFE_CONTAINERD_BIN" && pwd -P)"
+  # containerd finds its shim on the PATH it passes on.
+  export PATH="$PODLIFE_CONTAINERD_BIN:$PATH"
+fi
 
 # Names shared with the Go side (cri/critest): keep them in sync.
 BUSYBOX_IMAGE=localhost/podlife/busybox:latest
@@ -196,6 +206,7 @@ BRIDGE=$BRIDGE
 CNI_NET=$CNI_NET
 CNI_BIN_DIR=$CNI_BIN_DIR
 SUBNET=$subnet
+CONTAINERD_BIN=${PODLIFE_CONTAINERD_BIN:-}
 EOF
 
 # --- config.toml --------------------------------------------------------------

@@ -27,6 +27,8 @@ package critest
 import (
 	"context"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,6 +39,16 @@ import (
 // EndpointEnv names the environment variable holding the CRI endpoint, e.g.
 // unix:///tmp/podlife-containerd.XXXXXX/containerd.sock.
 const EndpointEnv = "PODLIFE_CRI_ENDPOINT"
+
+// FeaturesEnv names the environment variable listing, comma-separated, the
+// optional runtime features the runtime at EndpointEnv must have: a test of
+// such a feature skips when the runtime lacks it, unless it is listed here,
+// where it fails. CI lists what the containerd it built has.
+const FeaturesEnv = "PODLIFE_CRI_FEATURES"
+
+// FeatureStopSignal is ContainerConfig.StopSignal honoured and reported
+// (containerd 2.3 and later; 1.6 ignores it).
+const FeatureStopSignal = "stop-signal"
 
 // Images that tools/containerd-up.sh imports into the runtime; keep them in
 // sync with BUSYBOX_IMAGE and PAUSE_IMAGE there. Nothing can be pulled in
@@ -69,6 +81,17 @@ func Endpoint(t testing.TB) string {
 		t.Skip("needs a CRI runtime: set " + EndpointEnv + "; tools/containerd-up.sh (root, containerd) prints one")
 	}
 	return ep
+}
+
+// Unsupported reports that the runtime lacks feature (one of the Feature
+// constants), as seen: it skips the test, or fails it when FeaturesEnv
+// lists feature.
+func Unsupported(t testing.TB, feature, seen string) {
+	t.Helper()
+	if slices.Contains(strings.Split(os.Getenv(FeaturesEnv), ","), feature) {
+		t.Fatalf("%s=%s, but the runtime lacks %s: %s", FeaturesEnv, os.Getenv(FeaturesEnv), feature, seen)
+	}
+	t.Skipf("SKIPPED: the runtime lacks %s: %s", feature, seen)
 }
 
 // Connect dials the runtime and image services at Endpoint (skipping the
