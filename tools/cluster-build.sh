@@ -49,7 +49,6 @@ kube_minor="$(cut -d. -f2 <<<"$KUBE_VERSION")"
 
 CACHE="${PODLIFE_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podlife/cluster}"
 BIN="$CACHE/kube-$KUBE_VERSION-etcd-$ETCD_VERSION/bin"
-STAMP="$BIN/.stamp"
 
 # The version kube-apiserver reports (and kubectl checks for skew) is set at
 # link time, as Kubernetes' own build does (hack/lib/version.sh).
@@ -67,22 +66,15 @@ stamp="$(
 )"
 binaries=(etcd kube-apiserver kube-scheduler kubectl)
 
-up_to_date() {
-  [[ -f "$STAMP" && "$(cat "$STAMP")" == "$stamp" ]] || return 1
-  local b
-  for b in "${binaries[@]}"; do
-    [[ -x "$BIN/$b" ]] || return 1
-  done
-}
-
-if up_to_date; then
+# shellcheck source=tools/build-cache.sh
+source "$tools/build-cache.sh"
+if cache_up_to_date "$BIN" "$stamp" "${binaries[@]}"; then
   log "up to date: Kubernetes $KUBE_VERSION and etcd $ETCD_VERSION in $BIN"
   echo "$BIN"
   exit 0
 fi
 
-mkdir -p "$BIN"
-rm -f "$STAMP"
+cache_begin "$BIN"
 # build_one DIR OUT PACKAGE LDFLAGS builds PACKAGE in wrapper module DIR.
 build_one() {
   local dir="$1" out="$2" pkg="$3" ldflags="$4" t0=$SECONDS
@@ -98,6 +90,6 @@ build_one "$tools/cluster/etcd" etcd go.etcd.io/etcd/server/v3 "-s -w"
 build_one "$tools/cluster/kube" kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$kube_ldflags"
 build_one "$tools/cluster/kube" kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "$kube_ldflags"
 build_one "$tools/cluster/kube" kubectl k8s.io/kubernetes/cmd/kubectl "$kube_ldflags"
-echo "$stamp" >"$STAMP"
+cache_done "$BIN" "$stamp"
 log "built Kubernetes $KUBE_VERSION and etcd $ETCD_VERSION in $((SECONDS - total))s into $BIN"
 echo "$BIN"

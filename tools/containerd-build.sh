@@ -20,11 +20,10 @@ set -euo pipefail
 
 tools="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TOOL=containerd-build
-log() { echo "$TOOL: $*" >&2; }
-die() {
-  log "ERROR: $*"
-  exit 1
-}
+# shellcheck source=tools/containerd-lib.sh
+source "$tools/containerd-lib.sh"
+# shellcheck source=tools/build-cache.sh
+source "$tools/build-cache.sh"
 
 command -v go >/dev/null || die "go is not on PATH"
 module=github.com/containerd/containerd/v2
@@ -33,7 +32,6 @@ VERSION="$(awk -v m="$module" '$1 == "require" && $2 == m { print $3; exit }' "$
 
 CACHE="${PODLIFE_CONTAINERD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podlife}"
 BIN="$CACHE/containerd-$VERSION/bin"
-STAMP="$BIN/.stamp"
 # The snapshotters that need C libraries or kernel features the tests do not
 # use are left out (containerd-up.sh disables them in its config too).
 TAGS=no_btrfs,no_devmapper,no_zfs
@@ -45,22 +43,13 @@ stamp="$(
   echo "$TAGS $LDFLAGS"
   cat "$tools/containerd/go.mod" "$tools/containerd/go.sum" | sha256sum
 )"
-up_to_date() {
-  [[ -f "$STAMP" && "$(cat "$STAMP")" == "$stamp" ]] || return 1
-  local b
-  for b in "${binaries[@]}"; do
-    [[ -x "$BIN/$b" ]] || return 1
-  done
-}
-
-if up_to_date; then
+if cache_up_to_date "$BIN" "$stamp" "${binaries[@]}"; then
   log "up to date: containerd $VERSION in $BIN"
   echo "$BIN"
   exit 0
 fi
 
-mkdir -p "$BIN"
-rm -f "$STAMP"
+cache_begin "$BIN"
 t0=$SECONDS
 pkgs=()
 for b in "${binaries[@]}"; do
@@ -75,6 +64,6 @@ trap 'rm -rf "$tmp"' EXIT
 for b in "${binaries[@]}"; do
   mv "$tmp/$b" "$BIN/$b"
 done
-echo "$stamp" >"$STAMP"
+cache_done "$BIN" "$stamp"
 log "built containerd $VERSION in $((SECONDS - t0))s into $BIN"
 echo "$BIN"
