@@ -218,10 +218,10 @@ func (e *ctrdEnv) removePod(uid string) {
 		return
 	}
 	for _, sb := range sbs {
-		if err := e.rt.StopPodSandbox(ctx, sb.Id); err != nil && status.Code(err) != codes.NotFound {
+		if err := untilGone(ctx, func() error { return e.rt.StopPodSandbox(ctx, sb.Id) }); err != nil {
 			e.t.Errorf("cleanup of pod %s: StopPodSandbox(%.12s): %v", uid, sb.Id, err)
 		}
-		if err := e.rt.RemovePodSandbox(ctx, sb.Id); err != nil && status.Code(err) != codes.NotFound {
+		if err := untilGone(ctx, func() error { return e.rt.RemovePodSandbox(ctx, sb.Id) }); err != nil {
 			e.t.Errorf("cleanup of pod %s: RemovePodSandbox(%.12s): %v", uid, sb.Id, err)
 		}
 	}
@@ -231,8 +231,26 @@ func (e *ctrdEnv) removePod(uid string) {
 		return
 	}
 	for _, c := range cs {
-		if err := e.rt.RemoveContainer(ctx, c.Id); err != nil && status.Code(err) != codes.NotFound {
+		if err := untilGone(ctx, func() error { return e.rt.RemoveContainer(ctx, c.Id) }); err != nil {
 			e.t.Errorf("cleanup of pod %s: RemoveContainer(%.12s): %v", uid, c.Id, err)
+		}
+	}
+}
+
+// untilGone calls a CRI stop or remove until it succeeds or finds nothing,
+// for as long as ctx allows: a sandbox the stopped agent was still stopping
+// can fail a second stop for a moment (containerd 1.6: "ttrpc: closed",
+// its shim going away).
+func untilGone(ctx context.Context, call func() error) error {
+	for {
+		err := call()
+		if err == nil || status.Code(err) == codes.NotFound {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
