@@ -13,8 +13,8 @@
 # process runs DIR's config; if none runs, it is just started), then started
 # as containerd-up.sh starts it: the same binaries, setsid, DIR/config.toml,
 # the log level the old process had (else $PODLIFE_CONTAINERD_LOG_LEVEL, else
-# info), log appended to DIR/containerd.log. DIR/containerd.pid and the PID= line of
-# DIR/podlife-containerd.env then name the new process, so that
+# info), log appended to DIR/containerd.log. DIR/containerd.pid and the PID=
+# line of DIR/podlife-containerd.env then name the new process, so that
 # tools/containerd-down.sh stops it. Returns once containerd answers on its
 # socket (ctr version) and, at log levels that show it, its CRI plugin has
 # finished starting. Needs root.
