@@ -23,7 +23,7 @@ import (
 	"github.com/podlife/podlife/agent/mirror"
 	"github.com/podlife/podlife/agent/node"
 	"github.com/podlife/podlife/agent/podstatus"
-	"github.com/podlife/podlife/worker"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 // cluster is what the agent holds in cluster mode (Config.Kubeconfig set).
@@ -172,7 +172,7 @@ func (a *Agent) syncMirrors(ctx context.Context) int {
 	a.mu.Lock()
 	var statics []*v1.Pod
 	for _, pod := range a.desiredLocked() {
-		if worker.IsStatic(pod) && !a.workers.IsPodTerminationRequested(pod.UID) {
+		if kubetypes.IsStatic(pod) && !a.workers.IsPodTerminationRequested(pod.UID) {
 			statics = append(statics, pod)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podlife/podlife/kubetypes"
 	"github.com/podlife/podlife/worker"
 )
 
@@ -88,7 +89,7 @@ func (a *Agent) syncKnownLocked() {
 		if _, ok := working[pod.UID]; !ok {
 			a.log.Info("housekeeping: starting a desired pod the engine does not know", "pod", pod.Namespace+"/"+pod.Name, "uid", pod.UID)
 			a.updatePod(worker.SyncPodCreate, pod)
-			working[pod.UID] = worker.PodWorkerSync{HasConfig: true, Static: worker.IsStatic(pod)}
+			working[pod.UID] = worker.PodWorkerSync{HasConfig: true, Static: kubetypes.IsStatic(pod)}
 		}
 	}
 	a.working = working

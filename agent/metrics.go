@@ -4,7 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/podlife/podlife/worker"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 // podGauges are the pod counts housekeeping sets (semantics §5).
@@ -41,7 +41,7 @@ func (g *podGauges) set(desired, active []*v1.Pod) {
 	}{{g.desired, desired}, {g.active, active}} {
 		var static, other float64
 		for _, p := range c.pods {
-			if worker.IsStatic(p) {
+			if kubetypes.IsStatic(p) {
 				static++
 			} else {
 				other++

@@ -8,6 +8,7 @@ import (
 
 	"github.com/podlife/podlife/agent/admission"
 	"github.com/podlife/podlife/agent/manifests"
+	"github.com/podlife/podlife/kubetypes"
 	"github.com/podlife/podlife/worker"
 )
 
@@ -53,7 +54,7 @@ func (a *Agent) handleChange(ch manifests.Change) {
 			// The engine holds the pod until it finished: Pods reports it as
 			// an orphan from now on, not only once housekeeping has seen it.
 			if _, ok := a.working[ch.Pod.UID]; !ok {
-				a.working[ch.Pod.UID] = worker.PodWorkerSync{State: worker.TerminatingPod, HasConfig: true, Static: worker.IsStatic(e.pod), Orphan: true}
+				a.working[ch.Pod.UID] = worker.PodWorkerSync{State: worker.TerminatingPod, HasConfig: true, Static: kubetypes.IsStatic(e.pod), Orphan: true}
 			}
 		}
 	}

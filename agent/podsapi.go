@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podlife/podlife/kubetypes"
 	"github.com/podlife/podlife/worker"
 )
 
@@ -58,7 +59,7 @@ func (a *Agent) PodList() *v1.PodList {
 		}
 		if h := a.waitingForLocked(uid); h != nil {
 			pod.Status.Reason = "WaitingForFullName"
-			pod.Status.Message = fmt.Sprintf("waiting for its full name %s, held by pod %s %s", worker.FullName(pod.Name, pod.Namespace), h.UID, h.from())
+			pod.Status.Message = fmt.Sprintf("waiting for its full name %s, held by pod %s %s", kubetypes.FullName(pod.Name, pod.Namespace), h.UID, h.from())
 		}
 		list.Items = append(list.Items, *pod)
 	}
@@ -108,7 +109,7 @@ func (a *Agent) Pods() []PodInfo {
 	defer a.mu.Unlock()
 	var out []PodInfo
 	for uid, e := range a.pods {
-		info := PodInfo{UID: uid, Namespace: e.pod.Namespace, Name: e.pod.Name, Static: worker.IsStatic(e.pod), Manifest: e.path, Config: "desired"}
+		info := PodInfo{UID: uid, Namespace: e.pod.Namespace, Name: e.pod.Name, Static: kubetypes.IsStatic(e.pod), Manifest: e.path, Config: "desired"}
 		if e.rejection != nil {
 			info.Config = "rejected"
 		}

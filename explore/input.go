@@ -11,6 +11,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/kubetypes"
 	"github.com/podlife/podlife/worker"
 )
 
@@ -162,11 +163,11 @@ func (w *world) pod(i int, uid types.UID, deleting, terminalPhase bool, grace in
 	spec := w.cfg.SpecGrace
 	p := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{UID: uid, Name: podName, Namespace: podNamespace,
-			Annotations: map[string]string{worker.ConfigSourceAnnotation: "api"}},
+			Annotations: map[string]string{kubetypes.ConfigSourceAnnotation: "api"}},
 		Spec: v1.PodSpec{TerminationGracePeriodSeconds: &spec},
 	}
 	if w.cfg.isStatic(i) {
-		p.Annotations[worker.ConfigSourceAnnotation] = "file"
+		p.Annotations[kubetypes.ConfigSourceAnnotation] = "file"
 	} else {
 		p.Name = string(uid) // ordinary pods need no shared full name
 	}

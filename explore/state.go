@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/podlife/podlife/fsm"
-	"github.com/podlife/podlife/worker"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 // podState is one pod's part of a spec state: rec[p] and the pod's shell
@@ -42,7 +42,7 @@ func (w *world) project(s *sim) snapshot {
 		out.pods[i].shell = s.shell[i]
 		out.pods[i].Channels = len(s.open[i])
 	}
-	for _, uid := range s.core.Waiting(worker.FullName(podName, podNamespace)) {
+	for _, uid := range s.core.Waiting(kubetypes.FullName(podName, podNamespace)) {
 		for i, p := range w.cfg.Pods {
 			if p == uid {
 				out.waiting = append(out.waiting, i)

@@ -21,6 +21,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/kubetypes"
 	"github.com/podlife/podlife/trace"
 	"github.com/podlife/podlife/worker"
 )
@@ -494,6 +495,6 @@ func newPod(uid, name string) *v1.Pod {
 func newStaticPod(uid, name string) *v1.Pod {
 	p := newPod(uid, name)
 	p.Namespace = "kube-system"
-	p.Annotations = map[string]string{worker.ConfigSourceAnnotation: "file"}
+	p.Annotations = map[string]string{kubetypes.ConfigSourceAnnotation: "file"}
 	return p
 }

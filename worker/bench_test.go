@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 // Benchmarks of the live engine (PodWorkers with the real clock and default
@@ -57,7 +58,7 @@ func benchPods(prefix string, n int) []*v1.Pod {
 				UID:         types.UID(fmt.Sprintf("%08x-%04x-4000-8000-%012x", tag, i>>16&0xffff, i)),
 				Name:        fmt.Sprintf("%s-%d", prefix, i),
 				Namespace:   "default",
-				Annotations: map[string]string{ConfigSourceAnnotation: "api"},
+				Annotations: map[string]string{kubetypes.ConfigSourceAnnotation: "api"},
 			},
 			Spec: v1.PodSpec{TerminationGracePeriodSeconds: &grace},
 		}

@@ -9,25 +9,13 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 // ErrInvalidUpdate is wrapped by every error UpdatePod returns for bad
 // input. Nothing is changed by such a call (a completion channel it carries
 // is closed, so no caller waits forever).
 var ErrInvalidUpdate = errors.New("invalid UpdatePod")
-
-// ConfigSourceAnnotation names the source a pod came from; a pod is static
-// when it is present and not "api", as in the kubelet.
-const ConfigSourceAnnotation = "kubernetes.io/config.source"
-
-// IsStatic reports whether the pod comes from a non-apiserver source.
-func IsStatic(pod *v1.Pod) bool {
-	src, ok := pod.Annotations[ConfigSourceAnnotation]
-	return ok && src != "api"
-}
-
-// FullName is the kubelet's name for a pod: name_namespace.
-func FullName(name, namespace string) string { return name + "_" + namespace }
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidUpdate}, args...)...)
@@ -98,7 +86,7 @@ func configParams(o *UpdatePodOptions) fsm.Params {
 	pod := o.Pod
 	override, spec := graceFacts(pod, o.KillPodOptions)
 	p := fsm.Params{
-		Static:        IsStatic(pod),
+		Static:        kubetypes.IsStatic(pod),
 		Deleting:      pod.DeletionTimestamp != nil,
 		TerminalPhase: pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed,
 		GraceOverride: override,

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 // TestOneCallPerPodPodsInParallel: two pods' SyncPods run at the same time;
@@ -113,7 +114,7 @@ func TestConcurrentUpdatesStress(t *testing.T) {
 			e.w.SyncKnownPods(pods)
 			for _, p := range pods {
 				e.w.ShouldPodContentBeRemoved(p.UID)
-				e.w.IsPodForMirrorPodTerminatingByFullName(FullName(p.Name, p.Namespace))
+				e.w.IsPodForMirrorPodTerminatingByFullName(kubetypes.FullName(p.Name, p.Namespace))
 			}
 		}
 	}()
@@ -127,7 +128,7 @@ func TestConcurrentUpdatesStress(t *testing.T) {
 		}
 		// A static pod killed before its worker took the create never runs;
 		// any other pod must have stopped its containers.
-		if !IsStatic(p) && !strings.Contains(got, "SyncTerminatingPod SyncTerminatedPod") {
+		if !kubetypes.IsStatic(p) && !strings.Contains(got, "SyncTerminatingPod SyncTerminatedPod") {
 			t.Errorf("pod %s: call order %q has no termination", p.UID, got)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 // Core is the engine's synchronous heart, in the manner of etcd's RawNode:
@@ -88,7 +89,7 @@ func (c *Core) UpdatePod(o UpdatePodOptions) error {
 		o.RunningPod = nil
 		ev, p = updateEvents[o.UpdateType], configParams(&o)
 		if p.Static {
-			fullName = FullName(o.Pod.Name, o.Pod.Namespace)
+			fullName = kubetypes.FullName(o.Pod.Name, o.Pod.Namespace)
 		}
 		if _, known := c.machine.Get(uid); !known && p.TerminalPhase {
 			p.RuntimeTerminal = c.cachedTerminal(uid)

@@ -14,6 +14,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 // call is one sync call the recording syncer saw.
@@ -177,7 +178,7 @@ func newPod(uid, name string, static bool) *v1.Pod {
 		Spec:       v1.PodSpec{TerminationGracePeriodSeconds: &grace},
 	}
 	if static {
-		p.Annotations = map[string]string{ConfigSourceAnnotation: "file"}
+		p.Annotations = map[string]string{kubetypes.ConfigSourceAnnotation: "file"}
 	}
 	return p
 }

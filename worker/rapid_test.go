@@ -21,6 +21,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/kubetypes"
 	"github.com/podlife/podlife/spec"
 	"github.com/podlife/podlife/trace"
 )
@@ -78,7 +79,7 @@ func rapidPodOf(uid types.UID) rapidPod {
 // fullName is the pod's static full name ("" for an ordinary pod).
 func (p rapidPod) fullName() string {
 	if p.static {
-		return FullName(p.name, "default")
+		return kubetypes.FullName(p.name, "default")
 	}
 	return ""
 }
@@ -714,7 +715,7 @@ func (h *coreHarness) checkState() {
 	if got := h.core.Synced(); got != h.synced {
 		h.t.Fatalf("Core.Synced() = %v, the replay says %v", got, h.synced)
 	}
-	for _, f := range []string{FullName("etcd", "default"), FullName("dns", "default")} {
+	for _, f := range []string{kubetypes.FullName("etcd", "default"), kubetypes.FullName("dns", "default")} {
 		if got := h.core.Waiting(f); !slices.Equal(got, h.waiting[f]) {
 			h.t.Fatalf("Core.Waiting(%s) = %v, the replay says %v", f, got, h.waiting[f])
 		}
@@ -1266,7 +1267,7 @@ func plainPod(uid types.UID) *v1.Pod {
 	if rp.static {
 		source = "file"
 	}
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid, Name: rp.name, Namespace: "default", Annotations: map[string]string{ConfigSourceAnnotation: source}}}
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid, Name: rp.name, Namespace: "default", Annotations: map[string]string{kubetypes.ConfigSourceAnnotation: source}}}
 }
 
 func (h *coreHarness) actCancelAll(*rapid.T) {

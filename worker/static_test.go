@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 // TestStaticPodsRunOneAtATimeInOrder: static pods with one full name run one
@@ -31,7 +32,7 @@ func TestStaticPodsRunOneAtATimeInOrder(t *testing.T) {
 		}
 		e.wantState(holder, fsm.Running)
 		e.wantFns(holder, "SyncPod")
-		if got, _ := e.w.core.machine.SlotHolder(FullName("kube-apiserver", "default")); got != holder {
+		if got, _ := e.w.core.machine.SlotHolder(kubetypes.FullName("kube-apiserver", "default")); got != holder {
 			t.Fatalf("slot held by %q, want %q", got, holder)
 		}
 		e.update(killOp(pods[holder], nil))
@@ -42,7 +43,7 @@ func TestStaticPodsRunOneAtATimeInOrder(t *testing.T) {
 		}
 		e.advance(e.backoff() * 3 / 2)
 	}
-	if _, held := e.w.core.machine.SlotHolder(FullName("kube-apiserver", "default")); held {
+	if _, held := e.w.core.machine.SlotHolder(kubetypes.FullName("kube-apiserver", "default")); held {
 		t.Fatal("the slot is still held after every pod finished")
 	}
 }
@@ -92,7 +93,7 @@ func TestStaticPodKilledBeforeStart(t *testing.T) {
 	if !e.w.ShouldPodContainersBeTerminating("b") || !e.w.IsPodKnownTerminated("b") {
 		t.Fatal("a static pod that never started is terminated")
 	}
-	if got := e.w.core.machine.Waiting(FullName("etcd", "default")); len(got) != 0 {
+	if got := e.w.core.machine.Waiting(kubetypes.FullName("etcd", "default")); len(got) != 0 {
 		t.Fatalf("waiting list %v after the waiter finished", got)
 	}
 	e.wantState("a", fsm.Running)
@@ -138,7 +139,7 @@ func TestPreTerminatedStaticPodRunsNothing(t *testing.T) {
 // its life.
 func TestIsPodForMirrorPodTerminatingByFullName(t *testing.T) {
 	e := start(t, Options{})
-	full := FullName("etcd", "default")
+	full := kubetypes.FullName("etcd", "default")
 	a := newPod("a", "etcd", true)
 	query := func(want bool, when string) {
 		t.Helper()
@@ -211,7 +212,7 @@ func TestStaticPodRestartWithSameUID(t *testing.T) {
 	e.update(createOp(a))
 	e.wantState("a", fsm.Running)
 	e.wantFns("a", "SyncPod", "SyncTerminatingPod", "SyncTerminatedPod", "SyncPod")
-	if got, _ := e.w.core.machine.SlotHolder(FullName("etcd", "default")); got != "a" {
+	if got, _ := e.w.core.machine.SlotHolder(kubetypes.FullName("etcd", "default")); got != "a" {
 		t.Fatalf("slot held by %q after the restart", got)
 	}
 }
@@ -242,7 +243,7 @@ func TestRuntimeFirstStaticPodHoldsNoSlot(t *testing.T) {
 	e.send(createOp(next))
 	<-started // SyncPod of "new" runs while "old" still terminates
 	e.wantState("new", fsm.Running)
-	if e.w.IsPodForMirrorPodTerminatingByFullName(FullName("etcd", "default")) {
+	if e.w.IsPodForMirrorPodTerminatingByFullName(kubetypes.FullName("etcd", "default")) {
 		t.Fatal("the slot holder is the new, running pod")
 	}
 	g.release()

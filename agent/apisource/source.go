@@ -17,13 +17,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/podlife/podlife/agent/manifests"
-	"github.com/podlife/podlife/agent/mirror"
-	"github.com/podlife/podlife/worker"
+	"github.com/podlife/podlife/kubetypes"
 )
-
-// SourceAPI is the kubernetes.io/config.source annotation of a pod from
-// the API server, as the kubelet sets it in memory (it is never written).
-const SourceAPI = "api"
 
 // Handler receives the source's changes, one at a time, in the order the
 // informer saw them.
@@ -61,7 +56,7 @@ func (s *Source) Run(ctx context.Context, h Handler) error {
 		AddFunc: func(obj any) {
 			if pod, ok := obj.(*v1.Pod); ok {
 				h.Seen(pod)
-				if !mirror.IsMirrorPod(pod) {
+				if !kubetypes.IsMirror(pod) {
 					h.Change(manifests.Change{Op: manifests.Add, Pod: annotated(pod)})
 				}
 			}
@@ -73,7 +68,7 @@ func (s *Source) Run(ctx context.Context, h Handler) error {
 				return
 			}
 			h.Seen(pod)
-			if !mirror.IsMirrorPod(pod) && LifecycleChanged(old, pod) {
+			if !kubetypes.IsMirror(pod) && LifecycleChanged(old, pod) {
 				h.Change(manifests.Change{Op: manifests.Update, Pod: annotated(pod)})
 			}
 		},
@@ -82,7 +77,7 @@ func (s *Source) Run(ctx context.Context, h Handler) error {
 				obj = t.Obj
 			}
 			if pod, ok := obj.(*v1.Pod); ok {
-				if !mirror.IsMirrorPod(pod) {
+				if !kubetypes.IsMirror(pod) {
 					h.Change(manifests.Change{Op: manifests.Remove, Pod: annotated(pod)})
 				}
 			}
@@ -119,7 +114,7 @@ func (s *Source) Mirrors() []*v1.Pod {
 	all, _ := s.lister.List(labels.Everything())
 	var out []*v1.Pod
 	for _, p := range all {
-		if mirror.IsMirrorPod(p) {
+		if kubetypes.IsMirror(p) {
 			out = append(out, p)
 		}
 	}
@@ -139,13 +134,13 @@ func LifecycleChanged(old, pod *v1.Pod) bool {
 }
 
 // annotated is a copy of an API pod marked as coming from the API server,
-// so worker.IsStatic never takes it for a static pod whose annotations it
+// so kubetypes.IsStatic never takes it for a static pod whose annotations it
 // copied.
 func annotated(pod *v1.Pod) *v1.Pod {
 	pod = pod.DeepCopy()
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
-	pod.Annotations[worker.ConfigSourceAnnotation] = SourceAPI
+	pod.Annotations[kubetypes.ConfigSourceAnnotation] = kubetypes.SourceAPI
 	return pod
 }

@@ -6,7 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/podlife/podlife/worker"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 func TestLifecycleChanged(t *testing.T) {
@@ -48,15 +48,15 @@ func TestLifecycleChanged(t *testing.T) {
 // when it copied a static pod's annotations, and the informer's copy is
 // left alone.
 func TestAnnotatedIsNeverStatic(t *testing.T) {
-	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{worker.ConfigSourceAnnotation: "file"}}}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kubetypes.ConfigSourceAnnotation: "file"}}}
 	got := annotated(pod)
-	if worker.IsStatic(got) {
+	if kubetypes.IsStatic(got) {
 		t.Errorf("annotated pod is static: %v", got.Annotations)
 	}
-	if pod.Annotations[worker.ConfigSourceAnnotation] != "file" {
+	if pod.Annotations[kubetypes.ConfigSourceAnnotation] != "file" {
 		t.Errorf("the informer's copy was changed: %v", pod.Annotations)
 	}
-	if worker.IsStatic(annotated(&v1.Pod{})) {
+	if kubetypes.IsStatic(annotated(&v1.Pod{})) {
 		t.Error("a pod without annotations is static once annotated")
 	}
 }

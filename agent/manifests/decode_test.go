@@ -10,7 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 
-	"github.com/podlife/podlife/worker"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 const node = "Node-1" // mixed case: the pod name gets it lower-cased
@@ -49,8 +49,8 @@ func TestDecodeDefaults(t *testing.T) {
 	want.Name, want.Namespace, want.UID = "nginx-node-1", "default", pod.UID
 	want.Labels = map[string]string{"app": "nginx"}
 	want.Annotations = map[string]string{
-		worker.ConfigSourceAnnotation: "file",
-		ConfigHashAnnotation:          string(pod.UID),
+		kubetypes.ConfigSourceAnnotation: "file",
+		kubetypes.ConfigHashAnnotation:   string(pod.UID),
 	}
 	want.Spec = v1.PodSpec{
 		NodeName:                      node,
@@ -75,10 +75,10 @@ func TestDecodeDefaults(t *testing.T) {
 	if !equality.Semantic.DeepEqual(pod, want) {
 		t.Errorf("Decode:\n got %+v\nwant %+v", pod, want)
 	}
-	if _, ok := pod.Annotations[ConfigSeenAnnotation]; ok {
+	if _, ok := pod.Annotations[kubetypes.ConfigSeenAnnotation]; ok {
 		t.Error("Decode set config.seen; Source sets it")
 	}
-	if !worker.IsStatic(pod) {
+	if !kubetypes.IsStatic(pod) {
 		t.Error("decoded pod is not static for the pod workers")
 	}
 }
@@ -95,8 +95,8 @@ func TestDecodeKeepsExplicitValues(t *testing.T) {
 		{"name", pod.Name, "etcd-n1"},
 		{"namespace", pod.Namespace, "kube-system"},
 		{"uid", string(pod.UID), "2f7a3c1e-0000-4000-8000-000000000001"},
-		{"config.hash", pod.Annotations[ConfigHashAnnotation], "2f7a3c1e-0000-4000-8000-000000000001"},
-		{"config.source", pod.Annotations[worker.ConfigSourceAnnotation], "file"},
+		{"config.hash", pod.Annotations[kubetypes.ConfigHashAnnotation], "2f7a3c1e-0000-4000-8000-000000000001"},
+		{"config.source", pod.Annotations[kubetypes.ConfigSourceAnnotation], "file"},
 		{"other annotation", pod.Annotations["example.com/owner"], "ops"},
 		{"nodeName", s.NodeName, "n1"},
 		{"restartPolicy", s.RestartPolicy, v1.RestartPolicyOnFailure},
@@ -158,8 +158,8 @@ func TestDecodeUID(t *testing.T) {
 			if got := pod.UID == base; got != c.wantEqual {
 				t.Errorf("UID %s vs %s: equal = %v, want %v", pod.UID, base, got, c.wantEqual)
 			}
-			if pod.Annotations[ConfigHashAnnotation] != string(pod.UID) {
-				t.Errorf("config.hash %q != UID %q", pod.Annotations[ConfigHashAnnotation], pod.UID)
+			if pod.Annotations[kubetypes.ConfigHashAnnotation] != string(pod.UID) {
+				t.Errorf("config.hash %q != UID %q", pod.Annotations[kubetypes.ConfigHashAnnotation], pod.UID)
 			}
 		})
 	}

@@ -11,19 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podlife/podlife/worker"
-)
-
-// Annotations the kubelet's config sources put on a static pod, besides
-// worker.ConfigSourceAnnotation.
-const (
-	// ConfigHashAnnotation holds the pod's UID: for a pod without one in its
-	// manifest, the hash of the manifest.
-	ConfigHashAnnotation = "kubernetes.io/config.hash"
-	// ConfigSeenAnnotation is when the pod was first reported (RFC 3339).
-	ConfigSeenAnnotation = "kubernetes.io/config.seen"
-	// SourceFile is the config source of a pod from a manifest file.
-	SourceFile = "file"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 // contentUID derives a UID from the pod as written, the node and the path,
@@ -58,8 +46,8 @@ func applyDefaults(pod *v1.Pod, nodeName string) {
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
-	pod.Annotations[worker.ConfigSourceAnnotation] = SourceFile
-	pod.Annotations[ConfigHashAnnotation] = string(pod.UID)
+	pod.Annotations[kubetypes.ConfigSourceAnnotation] = kubetypes.SourceFile
+	pod.Annotations[kubetypes.ConfigHashAnnotation] = string(pod.UID)
 	// A static pod must not be evicted by NoExecute taints (node problems).
 	addToleration(pod, v1.Toleration{Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute})
 	// Status is the agent's to compute; a manifest copied from

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podlife/podlife/worker"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 // candidate is a pod a file provides this scan (its last good decode).
@@ -109,7 +109,7 @@ func (s *Source) claimants(paths []string, byPath map[string]*reported) []candid
 	return out
 }
 
-func fullName(pod *v1.Pod) string { return worker.FullName(pod.Name, pod.Namespace) }
+func fullName(pod *v1.Pod) string { return kubetypes.FullName(pod.Name, pod.Namespace) }
 
 // diff reports how accepted differs from the pods reported so far, and
 // makes accepted the reported pods. Pods are matched by UID, their identity
@@ -139,7 +139,7 @@ func (s *Source) diff(accepted map[types.UID]candidate) []Change {
 			old.decoded = c.pod // e.g. only comments changed
 		default:
 			// config.seen is when the pod was first seen, as in the kubelet.
-			r := &reported{path: c.path, decoded: c.pod, pod: withSeen(c.pod, old.pod.Annotations[ConfigSeenAnnotation])}
+			r := &reported{path: c.path, decoded: c.pod, pod: withSeen(c.pod, old.pod.Annotations[kubetypes.ConfigSeenAnnotation])}
 			s.reported[uid] = r
 			changes = append(changes, Change{Op: Update, Pod: r.pod, Path: r.path})
 		}
@@ -150,7 +150,7 @@ func (s *Source) diff(accepted map[types.UID]candidate) []Change {
 
 func withSeen(pod *v1.Pod, seen string) *v1.Pod {
 	pod = pod.DeepCopy()
-	pod.Annotations[ConfigSeenAnnotation] = seen
+	pod.Annotations[kubetypes.ConfigSeenAnnotation] = seen
 	return pod
 }
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/podlife/podlife/worker"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 // FuzzDecode feeds arbitrary bytes to Decode: it never panics, every error
@@ -40,7 +40,7 @@ func FuzzDecode(f *testing.F) {
 		if pod.UID == "" || !strings.HasSuffix(pod.Name, "-node-1") || pod.Namespace == "" || len(pod.Spec.Containers) == 0 {
 			t.Fatalf("accepted an incomplete pod: uid %q name %q namespace %q containers %d", pod.UID, pod.Name, pod.Namespace, len(pod.Spec.Containers))
 		}
-		if !worker.IsStatic(pod) || pod.Annotations[ConfigHashAnnotation] != string(pod.UID) {
+		if !kubetypes.IsStatic(pod) || pod.Annotations[kubetypes.ConfigHashAnnotation] != string(pod.UID) {
 			t.Fatalf("accepted pod lacks the static-pod annotations: %v", pod.Annotations)
 		}
 		if g := pod.Spec.TerminationGracePeriodSeconds; g == nil || *g < 0 || *g > maxDurationSeconds {

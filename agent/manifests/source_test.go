@@ -13,6 +13,8 @@ import (
 	"time"
 
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/podlife/podlife/kubetypes"
 )
 
 var start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -338,7 +340,7 @@ func TestScanIdentity(t *testing.T) {
 	added, addedU := first[0].Pod, first[1].Pod
 	seen := start.Format(time.RFC3339Nano)
 	for _, p := range []*Change{&first[0], &first[1]} {
-		if got := p.Pod.Annotations[ConfigSeenAnnotation]; got != seen {
+		if got := p.Pod.Annotations[kubetypes.ConfigSeenAnnotation]; got != seen {
 			t.Errorf("%s: config.seen = %q, want %q", p.Path, got, seen)
 		}
 	}
@@ -357,14 +359,14 @@ func TestScanIdentity(t *testing.T) {
 	if up.Op != Update || up.Pod.UID != addedU.UID || up.Pod.Spec.Containers[0].Image != "img:2" {
 		t.Errorf("Update %v: want UID %s with img:2", up.Pod, addedU.UID)
 	}
-	if got := up.Pod.Annotations[ConfigSeenAnnotation]; got != seen {
+	if got := up.Pod.Annotations[kubetypes.ConfigSeenAnnotation]; got != seen {
 		t.Errorf("Update: config.seen = %q, want the first seen %q", got, seen)
 	}
 	add := second[2]
 	if add.Op != Add || add.Pod.UID == added.UID {
 		t.Errorf("Add %v: want a new UID", add.Pod)
 	}
-	if got, want := add.Pod.Annotations[ConfigSeenAnnotation], start.Add(time.Minute).Format(time.RFC3339Nano); got != want {
+	if got, want := add.Pod.Annotations[kubetypes.ConfigSeenAnnotation], start.Add(time.Minute).Format(time.RFC3339Nano); got != want {
 		t.Errorf("Add: config.seen = %q, want %q", got, want)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/podlife/podlife/agent/manifests"
 	"github.com/podlife/podlife/internal/clustertest"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 // fixture is a node (created by the admin), a namespace, and a Manager
@@ -120,8 +121,8 @@ func TestSyncCreatesAndRecreatesOnChange(t *testing.T) {
 	if mirror.UID == static.UID {
 		t.Errorf("the mirror has the static pod's UID %s", static.UID)
 	}
-	if got := mirror.Annotations[v1.MirrorPodAnnotationKey]; got != static.Annotations[manifests.ConfigHashAnnotation] {
-		t.Errorf("mirror annotation %q, want the static pod's hash %q", got, static.Annotations[manifests.ConfigHashAnnotation])
+	if got := mirror.Annotations[v1.MirrorPodAnnotationKey]; got != static.Annotations[kubetypes.ConfigHashAnnotation] {
+		t.Errorf("mirror annotation %q, want the static pod's hash %q", got, static.Annotations[kubetypes.ConfigHashAnnotation])
 	}
 	if mirror.Spec.NodeName != f.node.Name || mirror.Labels["app"] != "web" || mirror.Annotations["kubernetes.io/config.source"] != "file" {
 		t.Errorf("mirror %+v does not copy the static pod", mirror.ObjectMeta)
@@ -136,13 +137,13 @@ func TestSyncCreatesAndRecreatesOnChange(t *testing.T) {
 	}
 
 	changed := f.static("web", "registry.k8s.io/pause:3.9")
-	if changed.Annotations[manifests.ConfigHashAnnotation] == static.Annotations[manifests.ConfigHashAnnotation] {
+	if changed.Annotations[kubetypes.ConfigHashAnnotation] == static.Annotations[kubetypes.ConfigHashAnnotation] {
 		t.Fatal("the changed manifest has the same hash")
 	}
 	f.sync([]*v1.Pod{changed}, nil)
 	f.gone(changed.Name, mirror.UID)
 	recreated := f.get(changed.Name)
-	if recreated == nil || recreated.Annotations[v1.MirrorPodAnnotationKey] != changed.Annotations[manifests.ConfigHashAnnotation] ||
+	if recreated == nil || recreated.Annotations[v1.MirrorPodAnnotationKey] != changed.Annotations[kubetypes.ConfigHashAnnotation] ||
 		recreated.Spec.Containers[0].Image != "registry.k8s.io/pause:3.9" {
 		t.Fatalf("mirror after the change: %+v", recreated)
 	}
@@ -258,7 +259,7 @@ func TestSyncWithoutANodeCreatesNothing(t *testing.T) {
 func TestSyncStaticWithoutHash(t *testing.T) {
 	f := newFixture(t)
 	static := f.static("nohash", "registry.k8s.io/pause:3.10")
-	delete(static.Annotations, manifests.ConfigHashAnnotation)
+	delete(static.Annotations, kubetypes.ConfigHashAnnotation)
 	err := f.m.Sync(context.Background(), []*v1.Pod{static}, f.mirrors(), nil)
 	if err == nil || !strings.Contains(err.Error(), f.ns+"/"+static.Name) {
 		t.Errorf("Sync: %v, want an error naming the pod", err)

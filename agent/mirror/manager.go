@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/podlife/podlife/worker"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 // Config configures a Manager.
@@ -53,15 +53,15 @@ func New(cfg Config) *Manager {
 func (m *Manager) Sync(ctx context.Context, statics, mirrors []*v1.Pod, keep func(fullName string) bool) error {
 	existing := make(map[string]*v1.Pod, len(mirrors))
 	for _, p := range mirrors {
-		if IsMirrorPod(p) && p.Spec.NodeName == m.cfg.NodeName {
-			existing[worker.FullName(p.Name, p.Namespace)] = p
+		if kubetypes.IsMirror(p) && p.Spec.NodeName == m.cfg.NodeName {
+			existing[kubetypes.FullName(p.Name, p.Namespace)] = p
 		}
 	}
 	var errs []error
 	node, registered := m.cfg.Node()
 	wanted := make(map[string]bool, len(statics))
 	for _, static := range statics {
-		fullName := worker.FullName(static.Name, static.Namespace)
+		fullName := kubetypes.FullName(static.Name, static.Namespace)
 		wanted[fullName] = true
 		if !registered || node.DeletionTimestamp != nil {
 			continue // the kubelet's rule: no mirror without a live Node
@@ -117,7 +117,7 @@ func (m *Manager) create(ctx context.Context, static *v1.Pod, hash string, node 
 		if getErr == nil && isMirrorOf(there, hash, node.UID) {
 			return nil
 		}
-		if getErr == nil && !IsMirrorPod(there) {
+		if getErr == nil && !kubetypes.IsMirror(there) {
 			return fmt.Errorf("mirror pod %s/%s of static pod UID %s: a pod that is not a mirror (UID %s) has its name",
 				static.Namespace, static.Name, static.UID, there.UID)
 		}

@@ -8,23 +8,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podlife/podlife/agent/manifests"
+	"github.com/podlife/podlife/kubetypes"
 )
-
-// IsMirrorPod reports whether pod is a mirror pod: it has the
-// kubernetes.io/config.mirror annotation.
-func IsMirrorPod(pod *v1.Pod) bool {
-	_, ok := pod.Annotations[v1.MirrorPodAnnotationKey]
-	return ok
-}
 
 // staticHash is the static pod's kubernetes.io/config.hash, which its
 // mirror carries as kubernetes.io/config.mirror.
 func staticHash(static *v1.Pod) (string, error) {
-	hash := static.Annotations[manifests.ConfigHashAnnotation]
+	hash := static.Annotations[kubetypes.ConfigHashAnnotation]
 	if hash == "" {
 		return "", fmt.Errorf("static pod %s/%s (UID %s) has no %s annotation: no mirror pod for it",
-			static.Namespace, static.Name, static.UID, manifests.ConfigHashAnnotation)
+			static.Namespace, static.Name, static.UID, kubetypes.ConfigHashAnnotation)
 	}
 	return hash, nil
 }

@@ -8,8 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podlife/podlife/agent/manifests"
-	"github.com/podlife/podlife/worker"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 func testStatic(hash string) *v1.Pod {
@@ -17,7 +16,7 @@ func testStatic(hash string) *v1.Pod {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "web-n1", Namespace: "default", UID: "static-uid", ResourceVersion: "7",
 			Labels:      map[string]string{"app": "web"},
-			Annotations: map[string]string{manifests.ConfigHashAnnotation: hash, worker.ConfigSourceAnnotation: manifests.SourceFile},
+			Annotations: map[string]string{kubetypes.ConfigHashAnnotation: hash, kubetypes.ConfigSourceAnnotation: kubetypes.SourceFile},
 		},
 		Spec:   v1.PodSpec{NodeName: "n1", Containers: []v1.Container{{Name: "c", Image: "busybox"}}},
 		Status: v1.PodStatus{Phase: v1.PodRunning},
@@ -34,7 +33,7 @@ func TestNewMirrorPod(t *testing.T) {
 	if m.Name != "web-n1" || m.Namespace != "default" || m.Labels["app"] != "web" || m.Spec.NodeName != "n1" {
 		t.Errorf("metadata or spec not copied: %+v", m)
 	}
-	if m.Annotations[v1.MirrorPodAnnotationKey] != "h1" || m.Annotations[worker.ConfigSourceAnnotation] != manifests.SourceFile {
+	if m.Annotations[v1.MirrorPodAnnotationKey] != "h1" || m.Annotations[kubetypes.ConfigSourceAnnotation] != kubetypes.SourceFile {
 		t.Errorf("annotations %v", m.Annotations)
 	}
 	if _, ok := static.Annotations[v1.MirrorPodAnnotationKey]; ok {
@@ -47,7 +46,7 @@ func TestNewMirrorPod(t *testing.T) {
 	if m.Status.Phase != "" {
 		t.Errorf("status copied: %+v", m.Status)
 	}
-	if !IsMirrorPod(m) || IsMirrorPod(static) {
+	if !kubetypes.IsMirror(m) || kubetypes.IsMirror(static) {
 		t.Error("IsMirrorPod")
 	}
 }

@@ -15,8 +15,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
-	"github.com/podlife/podlife/agent/mirror"
-	"github.com/podlife/podlife/worker"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 // DefaultSyncPeriod is how often every pod's API status is re-checked.
@@ -124,10 +123,10 @@ func New(cfg Config) (*Manager, error) {
 // seen.
 func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 	now := metav1.NewTime(m.clock.Now())
-	static := worker.IsStatic(pod)
+	static := kubetypes.IsStatic(pod)
 	apiStatus := &pod.Status
 	if static && m.pods != nil {
-		if mp, ok := m.pods.Get(pod.Namespace, pod.Name); ok && mirror.IsMirrorPod(mp) {
+		if mp, ok := m.pods.Get(pod.Namespace, pod.Name); ok && kubetypes.IsMirror(mp) {
 			apiStatus = &mp.Status
 		}
 	}
@@ -226,7 +225,7 @@ func (m *Manager) Retain(keep func(types.UID) bool) {
 func (m *Manager) PodChanged(pod *v1.Pod) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !mirror.IsMirrorPod(pod) {
+	if !kubetypes.IsMirror(pod) {
 		if e, ok := m.entries[pod.UID]; ok && !e.static {
 			m.enqueueLocked(pod.UID, e)
 		}

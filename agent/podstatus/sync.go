@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/podlife/podlife/agent/mirror"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 // syncPod brings the API status of the pod with uid in line with the
@@ -60,7 +60,7 @@ func (m *Manager) entryToSync(uid types.UID) (entry, bool) {
 // is gone.
 func (m *Manager) apiPod(ctx context.Context, uid types.UID, e entry) (*v1.Pod, error) {
 	if e.static {
-		if mp, ok := m.pods.Get(e.namespace, e.name); ok && mirror.IsMirrorPod(mp) {
+		if mp, ok := m.pods.Get(e.namespace, e.name); ok && kubetypes.IsMirror(mp) {
 			return mp, nil
 		}
 		m.log.Debug("static pod has no mirror pod yet; its status waits", "pod", e.namespace+"/"+e.name, "uid", uid)
@@ -153,7 +153,7 @@ func (m *Manager) logOutcome(uid types.UID, apiPod *v1.Pod, local v1.PodPhase, o
 // its deletion was requested, it is not a mirror pod (those belong to the
 // static pod's lifecycle), and its status is terminal or it never ran here.
 func deletionWanted(apiPod *v1.Pod, local v1.PodStatus) bool {
-	return apiPod.DeletionTimestamp != nil && !mirror.IsMirrorPod(apiPod) &&
+	return apiPod.DeletionTimestamp != nil && !kubetypes.IsMirror(apiPod) &&
 		(isTerminal(apiPod.Status.Phase) || neverRan(local))
 }
 
