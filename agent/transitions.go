@@ -6,7 +6,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/fsm"
-	"github.com/podlife/podlife/spec"
 )
 
 // engineObserver is the engine's observer: the embedder's, and at
@@ -25,23 +24,11 @@ func engineObserver(given fsm.Observer, log *slog.Logger, verbosity int) fsm.Obs
 // transitionLog logs transitions; states, events and rows are logged as
 // their names, in text and JSON logs alike. Rows that change nothing (a
 // record ignoring an event, as every housekeeping's SyncKnownPods does
-// for a desired pod) are left out, as `podlife table` leaves them out.
+// for a desired pod) are left out, as `podlife-dev table` leaves them out.
 type transitionLog struct{ log *slog.Logger }
 
-// ignoringRows are the IDs of the lifecycle table's rows that change
-// nothing.
-var ignoringRows = func() map[string]bool {
-	ids := map[string]bool{}
-	for _, r := range spec.Table {
-		if r.Ignores() {
-			ids[r.ID] = true
-		}
-	}
-	return ids
-}()
-
 func (l transitionLog) Transition(t fsm.Transition) {
-	if ignoringRows[t.Row] {
+	if t.Ignores {
 		return
 	}
 	attrs := []any{"uid", t.Pod, "event", t.Event.String(), "from", t.From.String(), "to", t.To.String(), "row", t.Ref + " " + t.Row}

@@ -23,7 +23,7 @@ var shippedStates = map[string]int{
 }
 
 // TestExploreShippedConfigs drives the engine's core through the shipped
-// configurations of up to 200,000 states (`podlife check` in CI explores
+// configurations of up to 200,000 states (`podlife-dev check` in CI explores
 // them all): none of their properties is violated, and the distinct-state
 // counts are the ones tla/README.md quotes.
 func TestExploreShippedConfigs(t *testing.T) {
@@ -82,7 +82,7 @@ func TestStrictAgrees(t *testing.T) {
 // TestBrokenGuardIsCaught copies the repository, breaks one guard of the
 // table so that a static pod may start while another holds its full name's
 // slot (the table stays deterministic and total, so Validate accepts it),
-// regenerates the code, and runs `podlife check`: it must report a violation
+// regenerates the code, and runs `podlife-dev check`: it must report a violation
 // of Inv38 with a behaviour, and write a counterexample that replays to it.
 func TestBrokenGuardIsCaught(t *testing.T) {
 	if testing.Short() || raceDetector {
@@ -109,14 +109,14 @@ func TestBrokenGuardIsCaught(t *testing.T) {
 	if out, err := run("generate", "./fsm"); err != nil {
 		t.Fatalf("go generate: %v\n%s", err, out)
 	}
-	out, err := run("run", "./cmd/podlife", "check", "--config", "MCPodLifecycle", "--no-liveness", "--counterexample", "ce.json")
+	out, err := run("run", "./cmd/podlife-dev", "check", "--config", "MCPodLifecycle", "--no-liveness", "--counterexample", "ce.json")
 	if err == nil || !strings.Contains(out, "VIOLATION Inv38") {
 		t.Fatalf("the explorer did not report the broken guard:\n%s", out)
 	}
 	if !strings.Contains(out, "p2 Dequeue()") && !strings.Contains(out, "p1 Dequeue()") {
 		t.Errorf("the report shows no behaviour:\n%s", out)
 	}
-	replay, err := run("run", "./cmd/podlife", "check", "--config", "MCPodLifecycle", "--replay", "ce.json")
+	replay, err := run("run", "./cmd/podlife-dev", "check", "--config", "MCPodLifecycle", "--replay", "ce.json")
 	if err == nil || !strings.Contains(replay, "Inv38") {
 		t.Errorf("the counterexample does not replay to the violation:\n%s", replay)
 	}

@@ -76,7 +76,7 @@ func checkLasso(t *testing.T, res *Result, cfg Config) {
 }
 
 // TestSourceMutants breaks the engine's source code in a copy of the
-// repository, as each source mutant says, and runs `podlife check` there on
+// repository, as each source mutant says, and runs `podlife-dev check` there on
 // the mutant's configuration and property: it must report a violation of
 // that property with a shortest behaviour. (Among them: a Close of a kill
 // completion channel dropped from the core, and a worker loop that is never
@@ -109,11 +109,11 @@ func TestSourceMutants(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			cmd := exec.Command("go", "run", "./cmd/podlife", "check", "--config", m.Config, "--property", m.Property, "--counterexample", "ce.json")
+			cmd := exec.Command("go", "run", "./cmd/podlife-dev", "check", "--config", m.Config, "--property", m.Property, "--counterexample", "ce.json")
 			cmd.Dir = dir
 			out, err := cmd.CombinedOutput()
 			if err == nil || !strings.Contains(string(out), "VIOLATION "+m.Property) {
-				t.Fatalf("%s: podlife check did not report %s:\n%s", m.What, m.Property, out)
+				t.Fatalf("%s: podlife-dev check did not report %s:\n%s", m.What, m.Property, out)
 			}
 			if !strings.Contains(string(out), "behaviour (") {
 				t.Errorf("the report shows no behaviour:\n%s", out)

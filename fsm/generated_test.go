@@ -109,6 +109,8 @@ func TestGeneratedCodeMatchesTheTable(t *testing.T) {
 					t.Fatalf("%s %s %v: table fires %v, generated code %v", snap.State, ev, env.Params, rowName(want), got)
 				case want.ID != got.id || State(want.To) != got.to:
 					t.Fatalf("%s %s: table fires %s, generated code %s", snap.State, ev, want.ID, got.id)
+				case want.Ignores() != got.ignores:
+					t.Fatalf("row %s: the table says it ignores the event: %v, the generated code %v", want.ID, want.Ignores(), got.ignores)
 				default:
 					if gotVars, wantVars := fromVars(got.apply(v, p)), want.Apply(env); !reflect.DeepEqual(gotVars, wantVars) {
 						t.Fatalf("row %s: generated update gives %v, the table %v", want.ID, gotVars, wantVars)

@@ -107,7 +107,7 @@ func (m *Machine) Fire(uid types.UID, fullName string, ev Event, p Params) (Tran
 		next.fullName = fullName
 	}
 	m.store(uid, rec, next)
-	t := Transition{Pod: uid, Row: r.id, Ref: r.ref, Event: ev, From: rec.state, To: r.to, Vars: next.vars, Params: p, Effects: r.effects, FullName: next.fullName}
+	t := Transition{Pod: uid, Row: r.id, Ref: r.ref, Event: ev, From: rec.state, To: r.to, Vars: next.vars, Params: p, Effects: r.effects, Ignores: r.ignores, FullName: next.fullName}
 	if ev == SyncKnownPods {
 		t.Batch = m.syncs
 	}

@@ -14,6 +14,9 @@ type Transition struct {
 	Vars    Vars   // the record's variables after the row
 	Params  Params // the event's parameters, world facts included
 	Effects Effect
+	// Ignores: the row changes nothing (state, variables and effects), as
+	// every housekeeping's SyncKnownPods does for a desired pod.
+	Ignores bool
 	// FullName is the static pod's full name (empty for other pods).
 	FullName string
 	// Batch numbers the SyncKnownPods call a SyncKnownPods transition

@@ -35,7 +35,7 @@ func UseTable(table []spec.Row) (restore func(), err error) {
 			rows = saved
 			return nil, fmt.Errorf("fsm: row %s moved to another (state, event)", r.ID)
 		}
-		rows[i].to, rows[i].effects = State(r.To), Effect(r.Effects)
+		rows[i].to, rows[i].effects, rows[i].ignores = State(r.To), Effect(r.Effects), r.Ignores()
 		rows[i].guard = func(v Vars, p Params) bool { return r.Guard.Eval(env(v, p)) == 1 }
 		rows[i].apply = func(v Vars, p Params) Vars { return varsOf(r.Apply(env(v, p))) }
 	}

@@ -210,6 +210,9 @@ type row struct {
 	event   Event
 	to      State
 	effects Effect
+	// ignores: the row keeps the state and every variable and has no
+	// effect (the record ignores the event).
+	ignores bool
 	guard   func(v Vars, p Params) bool
 	apply   func(v Vars, p Params) Vars
 }
@@ -217,7 +220,7 @@ type row struct {
 // rows is the lifecycle table, in table order.
 var rows = [...]row{
 {{- range .Rows}}
-	{id: "{{.ID}}", ref: "{{.Ref}}", from: {{.From}}, event: {{.Event}}, to: {{.To}}, effects: {{effects .Effects}}, guard: guard{{.ID}}, apply: apply{{.ID}}},
+	{id: "{{.ID}}", ref: "{{.Ref}}", from: {{.From}}, event: {{.Event}}, to: {{.To}}, effects: {{effects .Effects}}, {{if .Ignores}}ignores: true, {{end}}guard: guard{{.ID}}, apply: apply{{.ID}}},
 {{- end}}
 }
 

@@ -1,4 +1,4 @@
-// Package demo is `podlife demo`: a scripted scenario that drives the node
+// Package demo is `podlife-dev demo`: a scripted scenario that drives the node
 // agent end to end on its embedded runtime, prints what happens, and
 // validates the engine's trace against the lifecycle table.
 package demo

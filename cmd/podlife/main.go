@@ -1,4 +1,6 @@
-// Command podlife is the podlife node agent and its tools.
+// Command podlife is the podlife node agent (run) and its operator verbs
+// (status, shutdown, logs). The developer verbs (check, table, demo) are in
+// cmd/podlife-dev, so this binary links no model or trace checker.
 package main
 
 import (
@@ -10,11 +12,11 @@ import (
 func main() {
 	root := &cobra.Command{
 		Use:           "podlife",
-		Short:         "A pod lifecycle engine for node agents, with a formal model it cannot drift from",
+		Short:         "The podlife node agent: a pod lifecycle engine with a formal model it cannot drift from",
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(tableCommand(), checkCommand(), runCommand(), statusCommand(), shutdownCommand(), logsCommand(), demoCommand())
+	root.AddCommand(runCommand(), statusCommand(), shutdownCommand(), logsCommand())
 	if err := root.Execute(); err != nil {
 		os.Exit(1)
 	}

@@ -1,6 +1,6 @@
 // Command dumpdiff compares two sets of states: a TLC state dump (written
 // by `tlc2.TLC -dump FILE`, see tools/tlc.sh --dump) and the explorer's
-// dump (`podlife check --dump FILE`). The sets must be equal, state for
+// dump (`podlife-dev check --dump FILE`). The sets must be equal, state for
 // state; where they differ it prints the first states found in only one.
 // Values compare as TLA+ values (explore.Value): a record and a function
 // over the same strings (TLC prints the latter as the former) are equal,

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestCheckFromTLC runs `podlife check --from-tlc` on a real TLC error trace
+// TestCheckFromTLC runs `podlife-dev check --from-tlc` on a real TLC error trace
 // (explore/testdata/tlc-trace.txt, TLC's output on p1 static, p2 not,
 // grace overrides {1}, spec grace 2; see explore/testdata/README.md): the
 // command turns it into engine inputs, writes them and replays them.
@@ -22,7 +22,7 @@ func TestCheckFromTLC(t *testing.T) {
 	cmd.SetArgs([]string{"--pods", "2", "--static", "1", "--grace-overrides", "1", "--spec-grace", "2",
 		"--from-tlc", filepath.Join("..", "..", "explore", "testdata", "tlc-trace.txt"), "--counterexample", out})
 	if err := cmd.Execute(); err != nil {
-		t.Fatalf("podlife check --from-tlc: %v\n%s", err, stdout.String())
+		t.Fatalf("podlife-dev check --from-tlc: %v\n%s", err, stdout.String())
 	}
 	for _, want := range []string{"TLC's 4 states are 3 engine steps", "replayed 3 steps"} {
 		if !strings.Contains(stdout.String(), want) {

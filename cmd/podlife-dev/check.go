@@ -179,7 +179,7 @@ func reportViolation(out io.Writer, cfg explore.Config, v *explore.Violation, pa
 	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "wrote the counterexample to %s (replay: podlife check --config %s --replay %s)\n", path, cfg.Name, path)
+	fmt.Fprintf(out, "wrote the counterexample to %s (replay: podlife-dev check --config %s --replay %s)\n", path, cfg.Name, path)
 	return nil
 }
 
