@@ -7,7 +7,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// The rules the fake lacks and a real runtime keeps.
+// The rules a real runtime keeps, so that the agent's mistakes show here too.
 func TestConform(t *testing.T) {
 	c := start(t)
 	ctx := t.Context()

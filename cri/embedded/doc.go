@@ -1,46 +1,53 @@
 // Package embedded is the agent's default container runtime when no
 // --runtime-endpoint is given: an in-process CRI server on a unix socket, so
-// the agent runs anywhere, without containerd or root.
+// the agent runs anywhere, without containerd or root. The kubelet has no
+// counterpart: this stands in for the CRI runtime (containerd, CRI-O) that a
+// kubelet talks to.
 //
-// It serves the fake runtime and image services of k8s.io/cri-client/pkg/fake
-// (k8s.io/cri-api/pkg/apis/testing) on a gRPC server of its own, whose
-// interceptors make the fake fit for a long-running agent and for scripting:
+// It is podlife's own implementation of the CRI runtime and image services
+// (k8s.io/cri-api/pkg/apis/runtime/v1), with its state in memory, served on
+// a gRPC server of its own:
 //
-//   - Calls are serialised, so each check below and the fake's own action are
-//     one step.
-//   - The fake records every call in Called forever (and PullImage in a
-//     private list): a leak for an agent. The record is cleared after every
-//     call, and pulls are answered here, so nothing grows with time.
-//   - A panic of the fake (it dereferences nil configs and image specs) becomes
-//     an Internal error instead of ending the agent.
+//   - Calls are serialised: each runs alone, with its checks, and holds no
+//     record of earlier calls.
+//   - A panic in a call becomes an Internal error instead of ending the
+//     agent.
 //   - InjectError makes the next call of any CRI method fail once;
 //     ExitContainer makes a running container end by itself.
-//   - Lifecycle rules the fake lacks but a real runtime (containerd) enforces,
-//     so the agent's mistakes show here too: a sandbox or container name
-//     (metadata name and attempt) is used once (the fake would silently
-//     replace the old one); a container is created in an existing sandbox
-//     and started once, from CREATED, in a READY sandbox; unknown IDs are
-//     NotFound; stopping a container that does not run is a no-op;
-//     StopPodSandbox kills the sandbox's running containers (exit code 137)
-//     and RemovePodSandbox removes its containers.
+//   - Lifecycle rules a real runtime (containerd) enforces, so the agent's
+//     mistakes show here too: a sandbox or container name (metadata name
+//     and attempt) is used once; a container is created in an existing
+//     sandbox and started once, from CREATED, in a READY sandbox; unknown
+//     IDs are NotFound; stopping a container that does not run is a no-op;
+//     StopPodSandbox kills the sandbox's running containers (exit code 137,
+//     reason "Error") and RemovePodSandbox removes its containers.
+//   - Version names it podlife-embedded; Status reports RuntimeReady and
+//     NetworkReady.
 //
 // What it does not do:
 //
 //   - Containers do not really run: no process, image, filesystem, network,
-//     log, exec, attach, port-forward or probe. Start is instant and a
-//     container runs until it is stopped or ExitContainer ends it.
+//     log, attach or port-forward. Start is instant and a container runs
+//     until it is stopped or ExitContainer ends it. ExecSync in a running
+//     container succeeds at once with exit code 0 and no output, so exec
+//     hooks and probes pass.
 //   - Stops are instant: StopContainer ignores the timeout and the container
 //     exits with code 0, reason "Completed", as if it honoured SIGTERM.
 //   - Images: no image is present at first; PullImage succeeds at once for
 //     any name and makes it present (ImageStatus, ListImages), 1 MiB in
-//     size. Creating a container does not check its image. Pull failures
-//     are scripted with InjectError("PullImage", ...).
+//     size, until RemoveImage. Creating a container does not check its
+//     image. ImageFsInfo reports no filesystem. Pull failures are scripted
+//     with InjectError("PullImage", ...).
 //   - No container events: GetContainerEvents ends at once, so clients poll.
-//   - Stats and metrics are empty; every sandbox has the IP 192.168.192.168.
+//   - Every sandbox has the IP 192.168.192.168; container statuses have no
+//     log path or mounts.
 //   - State is in memory: it is lost on Stop, and a restarted agent finds no
 //     pods of its previous run.
 //   - Sandbox and container IDs are not random but derived from their
 //     metadata (name_namespace_uid_attempt and sandboxID_name_attempt).
-//   - The fake's package imports "testing" and testify, which the agent's
-//     binary therefore carries.
+//   - What the agent does not call and a runtime without processes cannot
+//     honour fails with Unimplemented, naming the method: Exec, Attach,
+//     PortForward, ReopenContainerLog, UpdateContainerResources,
+//     UpdatePodSandboxResources, UpdateRuntimeConfig, RuntimeConfig, stats
+//     and metrics, checkpoint and restore.
 package embedded

@@ -2,13 +2,11 @@ package embedded
 
 import (
 	"fmt"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	apitest "k8s.io/cri-api/pkg/apis/testing"
 )
 
 // InjectError makes the next call of the CRI method (its gRPC name, as
@@ -23,9 +21,9 @@ func (r *Runtime) InjectError(method string, err error) error {
 	if err == nil {
 		return fmt.Errorf("embedded runtime: nil error injected for %s", method)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.injected[method] = append(r.injected[method], err)
+	r.svc.mu.Lock()
+	defer r.svc.mu.Unlock()
+	r.svc.injected[method] = append(r.svc.injected[method], err)
 	return nil
 }
 
@@ -49,29 +47,15 @@ func isMethod(name string) bool {
 // its process would: EXITED, FinishedAt now, reason "Completed" for 0 and
 // "Error" otherwise. It fails for an unknown container or one not running.
 func (r *Runtime) ExitContainer(id string, exitCode int32) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rs := r.fake.RuntimeService
-	rs.Lock()
-	defer rs.Unlock()
-	c, ok := rs.Containers[id]
-	if !ok {
-		return status.Errorf(codes.NotFound, "container %q not found", id)
+	r.svc.mu.Lock()
+	defer r.svc.mu.Unlock()
+	c, err := r.svc.findContainer(id)
+	if err != nil {
+		return err
 	}
-	if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
-		return status.Errorf(codes.FailedPrecondition, "container %q is %s, not running", id, c.State)
+	if c.status.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return status.Errorf(codes.FailedPrecondition, "container %q is %s, not running", id, c.status.State)
 	}
-	exit(c, exitCode)
+	c.exit(exitCode)
 	return nil
-}
-
-// exit ends c as a real runtime reports it; the caller holds the fake's lock.
-func exit(c *apitest.FakeContainer, exitCode int32) {
-	c.State = runtimeapi.ContainerState_CONTAINER_EXITED
-	c.FinishedAt = time.Now().UnixNano()
-	c.ExitCode = exitCode
-	c.Reason = "Completed"
-	if exitCode != 0 {
-		c.Reason = "Error"
-	}
 }

@@ -1,40 +1,36 @@
 package embedded
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	"k8s.io/cri-client/pkg/fake"
 )
 
 // SocketName is the socket's name in the directory given to Start; short,
 // because a unix socket path has at most maxSocketPath bytes.
 const SocketName = "cri.sock"
 
-// imageSize is the size every image reports.
-const imageSize = 1 << 20
-
 // maxSocketPath is the room in sun_path (108 bytes on Linux) less the NUL.
 const maxSocketPath = 107
 
 // Runtime is a running embedded CRI server.
 type Runtime struct {
-	fake   *fake.RemoteRuntime
+	svc    *service
 	server *grpc.Server
 	path   string
 	served chan error // Serve's result, once it returned
-
-	// mu serialises the calls, the hooks and the injected errors.
-	mu       sync.Mutex
-	injected map[string][]error
 
 	stopOnce sync.Once
 	stopErr  error
@@ -63,31 +59,14 @@ func Start(dir string) (*Runtime, error) {
 		return nil, fmt.Errorf("embedded runtime: %w", err)
 	}
 
-	r := &Runtime{
-		fake:     fake.NewFakeRemoteRuntime(),
-		path:     path,
-		served:   make(chan error, 1),
-		injected: map[string][]error{},
-	}
-	// The fake's Start would set this after serving began, unlocked.
-	r.fake.RuntimeService.Lock()
-	r.fake.RuntimeService.FakeStatus = &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
-		{Type: runtimeapi.RuntimeReady, Status: true},
-		{Type: runtimeapi.NetworkReady, Status: true},
-	}}
-	r.fake.RuntimeService.Unlock()
-	// The CRI client rejects an image status of size 0, the fake's default.
-	r.fake.ImageService.SetFakeImageSize(imageSize)
-
-	// Our own server rather than the fake's Start: the fake's server takes
-	// no interceptor, and its listener leaves the socket file behind.
+	r := &Runtime{svc: newService(), path: path, served: make(chan error, 1)}
 	r.server = grpc.NewServer(
 		grpc.ChainUnaryInterceptor(r.unary),
 		grpc.ChainStreamInterceptor(r.stream),
 		grpc.WaitForHandlers(true),
 	)
-	runtimeapi.RegisterRuntimeServiceServer(r.server, r.fake)
-	runtimeapi.RegisterImageServiceServer(r.server, r.fake)
+	runtimeapi.RegisterRuntimeServiceServer(r.server, r.svc)
+	runtimeapi.RegisterImageServiceServer(r.server, r.svc)
 	go func() { r.served <- r.server.Serve(l) }()
 	return r, nil
 }
@@ -120,10 +99,47 @@ func (r *Runtime) Endpoint() string { return "unix://" + r.path }
 func (r *Runtime) Stop() error {
 	r.stopOnce.Do(func() {
 		r.server.Stop() // closes the listener, which removes the socket file
-		r.fake.Stop()   // its own server never served; this releases it
 		if err := <-r.served; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			r.stopErr = fmt.Errorf("embedded runtime: serve: %w", err)
 		}
 	})
 	return r.stopErr
+}
+
+// unary and stream run every call of the server through guard.
+func (r *Runtime) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	return r.guard(info.FullMethod, func() (any, error) { return handler(ctx, req) })
+}
+
+func (r *Runtime) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	_, err := r.guard(info.FullMethod, func() (any, error) { return nil, handler(srv, ss) })
+	return err
+}
+
+// guard runs one call alone: it fails the call if an error was injected
+// for the method, words an unimplemented method's error, and turns a panic
+// into an Internal error rather than the end of the agent.
+func (r *Runtime) guard(fullMethod string, call func() (any, error)) (resp any, err error) {
+	method := path.Base(fullMethod)
+	s := r.svc
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			resp, err = nil, status.Errorf(codes.Internal, "embedded runtime: %s: %v", method, p)
+		}
+	}()
+	if errs := s.injected[method]; len(errs) > 0 {
+		if len(errs) == 1 {
+			delete(s.injected, method)
+		} else {
+			s.injected[method] = errs[1:]
+		}
+		return nil, errs[0]
+	}
+	resp, err = call()
+	if status.Code(err) == codes.Unimplemented {
+		err = unimplemented(method)
+	}
+	return resp, err
 }
