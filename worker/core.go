@@ -30,10 +30,12 @@ type Core struct {
 	// pods has an entry for every record that is neither Finished nor
 	// Removed: a finished record needs nothing but its lifecycle state.
 	pods map[types.UID]*podData
-	// loops counts, per UID, the worker loops running: a RunLoop effect
-	// was recorded and Next has not yet returned false. It outlives a
-	// record, so a loop of a removed incarnation is still counted.
-	loops map[types.UID]int
+	// unendedLoops counts, per UID, the worker loops the Core asked for
+	// (a RunLoop effect) whose Next has not yet returned false; the Core
+	// asks for another only at 0. It outlives a record, so a loop of a
+	// removed incarnation is still counted. A shell that drops a RunLoop
+	// (PodWorkers after Stop) leaves its count above 0 for good.
+	unendedLoops map[types.UID]int
 	// effects are the effects recorded and not yet taken (TakeEffects).
 	effects []Effect
 	clock   clock.PassiveClock
@@ -157,8 +159,8 @@ func (c *Core) apply(t fsm.Transition, incoming *UpdatePodOptions) {
 	case e.Has(fsm.Backoff) && !queued:
 		c.armTimer(uid, c.backoff)
 	}
-	if queued && t.Vars.InFlight == fsm.InFlightNone && c.loops[uid] == 0 {
-		c.loops[uid]++
+	if queued && t.Vars.InFlight == fsm.InFlightNone && c.unendedLoops[uid] == 0 {
+		c.unendedLoops[uid]++
 		c.emit(Effect{Kind: RunLoop, UID: uid})
 	}
 }
@@ -270,8 +272,8 @@ type Work struct {
 func (c *Core) Next(uid types.UID) (Work, bool) {
 	w, ok := c.next(uid)
 	if !ok {
-		if c.loops[uid]--; c.loops[uid] <= 0 {
-			delete(c.loops, uid)
+		if c.unendedLoops[uid]--; c.unendedLoops[uid] <= 0 {
+			delete(c.unendedLoops, uid)
 		}
 	}
 	return w, ok

@@ -269,11 +269,11 @@ func start(t *testing.T, opts Options) *tenv {
 	return &tenv{env: e, p: p}
 }
 
-// waitIdle blocks until no worker loop runs (w.loops is 0): every update
+// waitIdle blocks until no worker loop runs (w.runningLoops is 0): every update
 // given so far was taken and every sync call it caused returned.
 func (w *PodWorkers) waitIdle() {
 	w.mu.Lock()
-	for w.loops > 0 {
+	for w.runningLoops > 0 {
 		w.idle.Wait()
 	}
 	w.mu.Unlock()

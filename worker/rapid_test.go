@@ -1326,8 +1326,8 @@ func (h *coreHarness) windDown() {
 			h.t.Fatalf("channel %d of %s (handed over in step %d) was never closed", c.id, c.uid, c.handed)
 		}
 	}
-	if len(h.core.pods) != 0 || len(h.core.loops) != 0 {
-		h.t.Fatalf("every record is gone, but the Core keeps data for %v and loops for %v", slices.Collect(maps.Keys(h.core.pods)), h.core.loops)
+	if len(h.core.pods) != 0 || len(h.core.unendedLoops) != 0 {
+		h.t.Fatalf("every record is gone, but the Core keeps data for %v and loops for %v", slices.Collect(maps.Keys(h.core.pods)), h.core.unendedLoops)
 	}
 }
 

@@ -48,7 +48,7 @@ import (
 //   - no hang: Stop returns (also a second time); after Stop every pending
 //     KillPod returns (ErrStopped, or nil if its kill was released), a new
 //     KillPod or UpdatePod returns ErrStopped at once, and no goroutine of
-//     the engine remains (goleak, and w.loops is 0).
+//     the engine remains (goleak, and w.runningLoops is 0).
 //
 // A hang shows up as the test binary's -timeout panic, with the stack of
 // every goroutine.
@@ -271,7 +271,7 @@ func (h *shellHarness) quiesce() {
 				live++
 			}
 		}
-		return h.w.loops == live
+		return h.w.runningLoops == live
 	})
 }
 
@@ -493,7 +493,7 @@ func (h *shellHarness) stop() {
 	h.w.Stop() // a hang here fails the test at -timeout
 	h.w.mu.Lock()
 	h.stopped = true
-	loops := h.w.loops
+	loops := h.w.runningLoops
 	h.w.mu.Unlock()
 	if loops != 0 {
 		h.t.Fatalf("Stop returned with %d worker loops running", loops)
@@ -605,7 +605,7 @@ func TestStopAfterCreate(t *testing.T) {
 				}
 				w.Stop()
 				w.mu.Lock()
-				loops := w.loops
+				loops := w.runningLoops
 				w.mu.Unlock()
 				if loops != 0 || !isClosed(w.done) || s.active.Load() != 0 {
 					t.Fatalf("iteration %d: after Stop, %d loops run, timer goroutine ended %v, %d sync calls in progress", i, loops, isClosed(w.done), s.active.Load())

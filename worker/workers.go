@@ -35,16 +35,17 @@ type PodWorkers struct {
 
 	// Guarded by mu:
 	//   - timers holds each pod's armed timer (ArmTimer, StopTimer).
-	//   - loops counts the worker loops running, on their own goroutine or
-	//     on a KillPod caller's; idle is broadcast whenever one ends.
+	//   - runningLoops counts, over all pods, the worker loops started (a
+	//     goroutine spawned, or a run handed to a KillPod caller) whose
+	//     runLoop has not returned; idle is broadcast whenever one returns.
 	//   - stopped is set by Stop; from then on no loop starts and running
 	//     ones end before their next sync call.
 	//   - taken holds the Core's effects while settle sorts them.
-	timers  *timerQueue
-	loops   int
-	idle    *sync.Cond
-	stopped bool
-	taken   []Effect
+	timers       *timerQueue
+	runningLoops int
+	idle         *sync.Cond
+	stopped      bool
+	taken        []Effect
 
 	rearm  chan struct{} // the earliest timer changed; capacity 1
 	stopCh chan struct{} // closed by Stop
@@ -165,7 +166,7 @@ func (w *PodWorkers) Stop() {
 	finish(later)
 	<-w.done
 	w.mu.Lock()
-	for w.loops > 0 {
+	for w.runningLoops > 0 {
 		w.idle.Wait()
 	}
 	w.mu.Unlock()
@@ -184,7 +185,7 @@ func (w *PodWorkers) settle(later []Effect, inline types.UID) (_ []Effect, runIn
 			if w.stopped {
 				continue
 			}
-			w.loops++
+			w.runningLoops++
 			if inline != "" && e.UID == inline {
 				runInline = true
 				continue
@@ -233,13 +234,13 @@ func (w *PodWorkers) loop(uid types.UID) {
 // closed.
 func (w *PodWorkers) runLoop(uid types.UID, until <-chan struct{}) {
 	defer func() {
-		w.loops--
+		w.runningLoops--
 		w.idle.Broadcast() // Stop and tests wait for no loop to run
 	}()
 	var buf [4]Effect
 	for !w.stopped {
 		if until != nil && isClosed(until) {
-			w.loops++
+			w.runningLoops++
 			go w.loop(uid) // the loop goes on elsewhere
 			return
 		}
