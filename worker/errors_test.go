@@ -99,7 +99,7 @@ func TestStopCancelsSyncsInFlight(t *testing.T) {
 	gb.wait()
 	e.w.Stop()
 	for _, uid := range []string{"a", "b"} {
-		calls := e.p.calls(types.UID(uid))
+		calls := e.syncer.calls(types.UID(uid))
 		if len(calls) != 1 || !calls[0].ctxDone || !errors.Is(calls[0].err, context.Canceled) {
 			t.Fatalf("pod %s: calls %+v, want one cancelled call", uid, calls)
 		}
@@ -131,7 +131,7 @@ func TestKillPodBlocksUntilTerminated(t *testing.T) {
 	e.settle()
 	e.wantState("a", fsm.Finished)
 	e.wantGraces("a", 3)
-	if c := e.p.calls("a")[1]; c.reason != "Evicted" {
+	if c := e.syncer.calls("a")[1]; c.reason != "Evicted" {
 		t.Fatalf("status function not passed: %+v", c)
 	}
 	if !e.w.ShouldPodContentBeRemoved("a") {
@@ -206,7 +206,7 @@ func TestPanickingSyncerIsRetried(t *testing.T) {
 	sink := &logSink{}
 	e := start(t, Options{Logger: slog.New(sink)})
 	pod := newPod("a", "web", false)
-	e.p.panicNext("a", "SyncPod", 1)
+	e.syncer.panicNext("a", "SyncPod", 1)
 	e.update(createOp(pod))
 	e.wantState("a", fsm.Running)
 	e.wantFns("a", "SyncPod")
@@ -216,7 +216,7 @@ func TestPanickingSyncerIsRetried(t *testing.T) {
 	e.advance(e.backoff() * 3 / 2)
 	e.wantFns("a", "SyncPod", "SyncPod")
 	for _, fn := range []string{"SyncTerminatingPod", "SyncTerminatedPod"} {
-		e.p.panicNext("a", fn, 1)
+		e.syncer.panicNext("a", fn, 1)
 	}
 	e.update(killOp(pod, nil))
 	e.wantState("a", fsm.Terminating)
@@ -226,7 +226,7 @@ func TestPanickingSyncerIsRetried(t *testing.T) {
 	e.wantState("a", fsm.Finished)
 	e.wantFns("a", "SyncPod", "SyncPod", "SyncTerminatingPod", "SyncTerminatingPod", "SyncTerminatedPod", "SyncTerminatedPod")
 
-	e.p.panicNext("r", "SyncTerminatingRuntimePod", 1)
+	e.syncer.panicNext("r", "SyncTerminatingRuntimePod", 1)
 	e.update(runtimeKillOp("r", "ghost", nil))
 	e.wantState("r", fsm.Terminating)
 	e.advance(e.backoff() * 3 / 2)
@@ -240,7 +240,7 @@ func TestPanickingSyncerIsRetried(t *testing.T) {
 func TestRetryAndResyncTiming(t *testing.T) {
 	const backoff, resync = 4 * time.Second, 20 * time.Second
 	e := start(t, Options{BackOffPeriod: backoff, ResyncInterval: resync})
-	e.rec.script("a", "SyncPod", outcome{err: errSync})
+	e.syncer.script("a", "SyncPod", outcome{err: errSync})
 	e.update(createOp(newPod("a", "web", false)))
 	e.advance(backoff - time.Nanosecond)
 	e.wantFns("a", "SyncPod")
@@ -250,7 +250,7 @@ func TestRetryAndResyncTiming(t *testing.T) {
 	e.wantFns("a", "SyncPod", "SyncPod")
 	e.advance(resync/2 + time.Nanosecond)
 	e.wantFns("a", "SyncPod", "SyncPod", "SyncPod")
-	if c := e.p.calls("a")[2]; c.updateType != SyncPodSync {
+	if c := e.syncer.calls("a")[2]; c.updateType != SyncPodSync {
 		t.Fatalf("resync ran %s, want sync", c.updateType)
 	}
 	// An idle running pod keeps resyncing.
@@ -263,7 +263,7 @@ func TestRetryAndResyncTiming(t *testing.T) {
 func TestCanceledIsNotAnError(t *testing.T) {
 	sink := &logSink{}
 	e := start(t, Options{Logger: slog.New(sink)})
-	e.rec.script("a", "SyncPod", outcome{err: context.Canceled}, outcome{err: fmt.Errorf("runtime: %w", context.Canceled)}, outcome{err: errSync})
+	e.syncer.script("a", "SyncPod", outcome{err: context.Canceled}, outcome{err: fmt.Errorf("runtime: %w", context.Canceled)}, outcome{err: errSync})
 	e.update(createOp(newPod("a", "web", false)))
 	e.advance(e.backoff() * 3 / 2)
 	if n := sink.count("sync failed"); n != 0 {
@@ -303,7 +303,7 @@ func TestStatusCacheError(t *testing.T) {
 func TestNoStatusCache(t *testing.T) {
 	e := start(t, Options{})
 	e.update(createOp(newPod("a", "web", false)))
-	s := e.p.calls("a")[0].status
+	s := e.syncer.calls("a")[0].status
 	if s == nil || s.ID != "a" || s.Name != "web" || s.Namespace != "default" {
 		t.Fatalf("status %+v, want the pod's identity", s)
 	}

@@ -691,7 +691,7 @@ func TestKillPodReturnsAfterStop(t *testing.T) {
 			if err := e.w.KillPod(ctx, pod, false, nil, nil); !errors.Is(err, ErrStopped) {
 				t.Fatalf("KillPod after Stop returned %v, want ErrStopped", err)
 			}
-			if c := e.p.calls("a"); len(c) == 0 || !errors.Is(c[len(c)-1].err, context.Canceled) {
+			if c := e.syncer.calls("a"); len(c) == 0 || !errors.Is(c[len(c)-1].err, context.Canceled) {
 				t.Fatalf("the blocked SyncTerminatingPod returned %+v, want its context cancelled", c)
 			}
 		})
@@ -705,7 +705,7 @@ func TestKillPodReturnsAfterStop(t *testing.T) {
 func TestStopWhileAKillIsReleased(t *testing.T) {
 	e := start(t, Options{})
 	pod := newPod("a", "web", false)
-	pz := e.p.pauseNext("a") // the call ignores its context until resumed
+	pz := e.syncer.pauseNext("a") // the call ignores its context until resumed
 	res := make(chan error, 1)
 	go func() { res <- e.w.KillPod(context.Background(), pod, false, nil, nil) }()
 	<-pz.entered
