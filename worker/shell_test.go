@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -696,6 +697,89 @@ func TestKillPodReturnsAfterStop(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestKillPodRunsTheLoopInline: a KillPod whose context cannot end and
+// whose kill starts the pod's worker loop runs the terminating sync on its
+// caller's goroutine (documented on KillPod), and hands the cleanup to a
+// goroutine of the engine; with a context that can end, or when the pod's
+// loop already runs, a goroutine of the engine runs the terminating sync.
+func TestKillPodRunsTheLoopInline(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		cancellable bool
+		busy        bool // a SyncPod of the pod runs when the kill comes
+		inline      bool
+	}{
+		{"background context, idle pod", false, false, true},
+		{"cancellable context, idle pod", true, false, false},
+		{"background context, busy pod", false, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := start(t, Options{})
+			pod := newPod("a", "web", false)
+			var syncing *gate
+			if c.busy {
+				syncing = e.hold("a", "SyncPod", outcome{})
+				e.send(createOp(pod))
+				syncing.wait()
+			} else {
+				e.update(createOp(pod))
+			}
+			ctx := context.Background()
+			if c.cancellable {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				defer cancel()
+			}
+			terminating := e.syncer.pauseNext("a")
+			resumeTerminating := sync.OnceFunc(func() { close(terminating.resume) })
+			defer resumeTerminating() // a failed check must not leave Stop waiting for the call
+			res := make(chan error, 1)
+			go func() { res <- e.w.KillPod(ctx, pod, false, nil, nil) }()
+			<-terminating.entered // a busy pod's SyncPod returned: the kill cancelled it
+			stack := stackOf(t, "(*fakeSyncer).SyncTerminatingPod(")
+			if onCaller := strings.Contains(stack, "(*PodWorkers).KillPod("); onCaller != c.inline {
+				t.Fatalf("SyncTerminatingPod ran on the KillPod caller's goroutine: %v, want %v:\n%s", onCaller, c.inline, stack)
+			}
+			cleanup := e.syncer.pauseNext("a")
+			resumeCleanup := sync.OnceFunc(func() { close(cleanup.resume) })
+			defer resumeCleanup()
+			resumeTerminating()
+			<-cleanup.entered
+			if stack := stackOf(t, "(*fakeSyncer).SyncTerminatedPod("); strings.Contains(stack, "(*PodWorkers).KillPod(") {
+				t.Fatalf("the cleanup ran on the KillPod caller's goroutine:\n%s", stack)
+			}
+			resumeCleanup()
+			if err := <-res; err != nil {
+				t.Fatalf("KillPod: %v", err)
+			}
+			e.settle()
+			e.wantState("a", fsm.Finished)
+			e.wantFns("a", "SyncPod", "SyncTerminatingPod", "SyncTerminatedPod")
+		})
+	}
+}
+
+// stackOf returns the stack of the goroutine whose stack shows frame.
+func stackOf(t *testing.T, frame string) string {
+	t.Helper()
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	for g := range strings.SplitSeq(string(buf), "\n\n") {
+		if strings.Contains(g, frame) {
+			return g
+		}
+	}
+	t.Fatalf("no goroutine shows %s", frame)
+	return ""
 }
 
 // TestStopWhileAKillIsReleased: the kill's terminating sync ignores its

@@ -105,10 +105,17 @@ func (w *PodWorkers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSyn
 
 // KillPod asks for the pod's termination and blocks until no container of
 // it runs, ctx ends, or the engine stops (it then returns an error wrapping
-// ErrStopped). A nil gracePeriodOverride keeps the pod's own. When ctx
-// cannot end and the kill starts the pod's worker loop, the caller's
-// goroutine runs the loop itself until the pod terminated: it would only
-// wait for it anyway. A nil ctx is invalid input (ErrInvalidUpdate).
+// ErrStopped). A nil gracePeriodOverride keeps the pod's own. A nil ctx is
+// invalid input (ErrInvalidUpdate).
+//
+// When ctx cannot end (its Done returns nil, as context.Background's does)
+// and the kill starts the pod's worker loop, the caller's goroutine runs
+// that loop itself, so the syncer's terminating calls run on it: the
+// caller would only wait anyway, and sparing the hand-off to a new
+// goroutine halves the median kill latency (BenchmarkKillToTerminated).
+// Once the pod terminated, the rest of the loop (the cleanup) goes on on a
+// goroutine of the engine and KillPod returns. With a context that can
+// end, or when the pod's loop already runs, an engine goroutine runs it.
 func (w *PodWorkers) KillPod(ctx context.Context, pod *v1.Pod, evict bool, gracePeriodOverride *int64, statusFn func(*v1.PodStatus)) error {
 	if ctx == nil {
 		return invalid("KillPod with a nil context")
