@@ -67,6 +67,9 @@ type podData struct {
 	cancel context.CancelFunc
 	// identity is the status handed to syncers without a StatusCache.
 	identity *PodStatus
+	// panics counts the pod's consecutive sync calls that panicked; a call
+	// that returns sets it back to 0. It lengthens the back-off (backOff).
+	panics int
 }
 
 // UpdatePod delivers an update (semantics 1.4). It returns an error only for
@@ -157,12 +160,29 @@ func (c *Core) apply(t fsm.Transition, incoming *UpdatePodOptions) {
 	case e.Has(fsm.Resync) && !queued:
 		c.armTimer(uid, c.resync)
 	case e.Has(fsm.Backoff) && !queued:
-		c.armTimer(uid, c.backoff)
+		c.armTimer(uid, c.backOff(pd))
 	}
 	if queued && t.Vars.InFlight == fsm.InFlightNone && c.unendedLoops[uid] == 0 {
 		c.unendedLoops[uid]++
 		c.emit(Effect{Kind: RunLoop, UID: uid})
 	}
+}
+
+// maxPanicBackOff caps the back-off of a pod whose syncs keep panicking
+// (unless BackOffPeriod is longer).
+const maxPanicBackOff = 5 * time.Minute
+
+// backOff is the delay before the pod is retried after a failed sync or a
+// parking (jittered, as every delay): BackOffPeriod, doubled for each
+// consecutive panic after the first, up to maxPanicBackOff, so that a
+// syncer that panics every time is not called at the rate of an ordinary
+// failure forever.
+func (c *Core) backOff(pd *podData) time.Duration {
+	d := c.backoff
+	for n := 1; n < pd.panics && d < maxPanicBackOff; n++ {
+		d *= 2
+	}
+	return max(c.backoff, min(d, maxPanicBackOff))
 }
 
 // armTimer asks for Timer(uid) after d, jittered.
@@ -364,8 +384,20 @@ var resultEvents = map[fsm.InFlight][2]fsm.Event{
 
 // Done reports the outcome of a Work's sync call (semantics 1.5 step 4). A
 // context.Canceled error is not a failure to back off from: the update that
-// cancelled the call is already queued.
+// cancelled the call is already queued. A *PanicError is a failure that is
+// counted, and the pod's back-off grows with each consecutive one.
 func (c *Core) Done(w Work, isTerminal bool, err error) {
+	panicked := isPanic(err)
+	if panicked {
+		c.metrics.syncPanicked(w.Func)
+	}
+	if pd := c.pods[w.UID]; pd != nil {
+		if panicked {
+			pd.panics++
+		} else {
+			pd.panics = 0
+		}
+	}
 	events := resultEvents[w.Func]
 	ev := events[0]
 	switch {
@@ -388,6 +420,15 @@ func (c *Core) Done(w Work, isTerminal bool, err error) {
 	}
 	c.metrics.observeDuration(op, w.StartTime, c.clock)
 	c.apply(t, nil)
+}
+
+// isPanic reports whether a sync call's error is (or wraps) a *PanicError.
+func isPanic(err error) bool {
+	if err == nil {
+		return false // first: p below is moved to the heap, and most calls succeed
+	}
+	var p *PanicError
+	return errors.As(err, &p)
 }
 
 // Timer is the pod's retry, resync or back-off timer firing.

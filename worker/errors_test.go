@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -232,6 +234,89 @@ func TestPanickingSyncerIsRetried(t *testing.T) {
 	e.advance(e.backoff() * 3 / 2)
 	e.wantState("r", fsm.Absent)
 	e.wantFns("r", "SyncTerminatingRuntimePod", "SyncTerminatingRuntimePod")
+}
+
+// TestSyncPanicsBackOffGrows: a pod whose sync function panics N times
+// then succeeds is retried after a back-off that doubles from BackOffPeriod
+// with each consecutive panic, up to 5 minutes; each panic is counted by
+// function and recorded as a Warning event on the pod (none for a
+// runtime-only pod, which has no object); a call that returns resets the
+// back-off.
+func TestSyncPanicsBackOffGrows(t *testing.T) {
+	const backoff = 40 * time.Second
+	reg := prometheus.NewPedanticRegistry()
+	events := &eventSink{}
+	e := start(t, Options{BackOffPeriod: backoff, Registerer: reg, Recorder: events})
+	armed := func(uid types.UID) time.Duration {
+		t.Helper()
+		e.w.mu.Lock()
+		defer e.w.mu.Unlock()
+		it, ok := e.w.timers.byUID[uid]
+		if !ok {
+			t.Fatalf("pod %s has no timer armed", uid)
+		}
+		return it.due.Sub(e.clock.Now())
+	}
+	wantBackOff := func(what string, d time.Duration) {
+		t.Helper()
+		if got := armed("a"); got < d || got >= d*3/2 {
+			t.Fatalf("%s: the retry is due in %v, want [%v, %v)", what, got, d, d*3/2)
+		}
+	}
+	delays := []time.Duration{backoff, 2 * backoff, 4 * backoff, 5 * time.Minute, 5 * time.Minute}
+	e.syncer.panicNext("a", "SyncPod", len(delays))
+	e.update(createOp(newPod("a", "web", false)))
+	for i, d := range delays {
+		wantBackOff(fmt.Sprintf("after panic %d", i+1), d)
+		e.advance(armed("a"))
+		if n := len(e.syncer.fns("a")); n != i+2 {
+			t.Fatalf("after retry %d: %d calls, want %d", i+1, n, i+2)
+		}
+	}
+	e.wantState("a", fsm.Running)
+	if got := armed("a"); got < e.resync() {
+		t.Fatalf("after the call that returned, the pod is due in %v, want its resync (%v)", got, e.resync())
+	}
+	e.syncer.panicNext("a", "SyncPod", 1)
+	e.advance(armed("a")) // the resync panics: the back-off starts over
+	wantBackOff("after a panic that follows a call that returned", backoff)
+
+	e.syncer.panicNext("r", "SyncTerminatingRuntimePod", 1)
+	e.update(runtimeKillOp("r", "ghost", nil))
+
+	want := `
+# HELP podlife_sync_panics_total Sync calls that panicked, by sync function (each is retried as a failed sync, after a growing back-off).
+# TYPE podlife_sync_panics_total counter
+podlife_sync_panics_total{function="SyncPod"} 6
+podlife_sync_panics_total{function="SyncTerminatingRuntimePod"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "podlife_sync_panics_total"); err != nil {
+		t.Error(err)
+	}
+	got := events.all()
+	if len(got) != 6 {
+		t.Fatalf("%d events, want 6 (one per panic of a): %q", len(got), got)
+	}
+	for _, ev := range got {
+		if ev != "a Warning SyncPanic: SyncPod panicked: injected panic in SyncPod" {
+			t.Fatalf("event %q, want a Warning SyncPanic naming the function and the panic value", ev)
+		}
+	}
+}
+
+// TestTruncate: a SyncPanic event quotes at most maxEventValue bytes of the
+// panic value, cut on a rune boundary and marked.
+func TestTruncate(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"short", "short"},
+		{strings.Repeat("x", maxEventValue), strings.Repeat("x", maxEventValue)},
+		{strings.Repeat("x", maxEventValue+1), strings.Repeat("x", maxEventValue) + "…"},
+		{strings.Repeat("x", maxEventValue-1) + "é", strings.Repeat("x", maxEventValue-1) + "…"}, // é is 2 bytes
+	} {
+		if got := truncate(c.in, maxEventValue); got != c.want {
+			t.Errorf("truncate(%d bytes) = %q (%d bytes), want %d bytes", len(c.in), got, len(got), len(c.want))
+		}
+	}
 }
 
 // TestRetryAndResyncTiming: a failed sync is retried after BackOffPeriod

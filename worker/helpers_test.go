@@ -19,7 +19,7 @@ import (
 )
 
 // Helpers of the engine tests besides the harness (harness_test.go): pods
-// and updates, a status cache, an observer and a log sink.
+// and updates, a status cache, an observer, an event sink and a log sink.
 
 func wantClosed(t *testing.T, ch <-chan struct{}, what string) {
 	t.Helper()
@@ -181,6 +181,25 @@ func (l *rowLog) fired() map[string]bool {
 		out[r] = true
 	}
 	return out
+}
+
+// eventSink is an EventRecorder that keeps the events recorded, as
+// "uid type reason: message".
+type eventSink struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (s *eventSink) Eventf(pod *v1.Pod, eventType, reason, messageFmt string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = append(s.events, fmt.Sprintf("%s %s %s: %s", pod.UID, eventType, reason, fmt.Sprintf(messageFmt, args...)))
+}
+
+func (s *eventSink) all() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.events)
 }
 
 // logSink is a slog handler that keeps the messages logged.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,11 +28,12 @@ var ErrStopped = errors.New("pod workers stopped")
 // or finished pod has none), and one goroutine runs every timer. All
 // methods are safe for concurrent use.
 type PodWorkers struct {
-	mu     sync.Mutex
-	core   *Core
-	syncer PodSyncer
-	clock  clock.WithTicker
-	log    *slog.Logger
+	mu       sync.Mutex
+	core     *Core
+	syncer   PodSyncer
+	clock    clock.WithTicker
+	log      *slog.Logger
+	recorder EventRecorder // nil: no events
 
 	// Guarded by mu:
 	//   - timers holds each pod's armed timer (ArmTimer, StopTimer).
@@ -56,7 +58,7 @@ type PodWorkers struct {
 func New(syncer PodSyncer, opts Options) *PodWorkers {
 	opts = opts.withDefaults()
 	w := &PodWorkers{
-		syncer: syncer, clock: opts.Clock, log: opts.Logger, timers: newTimerQueue(),
+		syncer: syncer, clock: opts.Clock, log: opts.Logger, recorder: opts.Recorder, timers: newTimerQueue(),
 		rearm: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
 	}
 	w.idle = sync.NewCond(&w.mu)
@@ -287,15 +289,20 @@ func isClosed(ch <-chan struct{}) bool {
 	}
 }
 
-// call makes one sync call; a panic in the syncer is a failed sync.
+// call makes one sync call. A panic in the syncer is a failed sync whose
+// error is a *PanicError (the Core counts it and backs off longer); it is
+// logged and, for a pod with a config, recorded as a Warning event.
 func (w *PodWorkers) call(work Work) (isTerminal bool, err error) {
 	if work.Err != nil {
 		return false, work.Err
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%s panicked: %v", work.Func, r)
+			err = &PanicError{Func: work.Func, Value: r}
 			w.log.Error("sync function panicked", "pod", work.UID, "err", err)
+			if w.recorder != nil && work.Pod != nil { // a runtime-only pod has no object to hold an event
+				w.recorder.Eventf(work.Pod, v1.EventTypeWarning, SyncPanicReason, "%s panicked: %s", work.Func, truncate(fmt.Sprint(r), maxEventValue))
+			}
 		}
 	}()
 	switch work.Func {
@@ -309,6 +316,22 @@ func (w *PodWorkers) call(work Work) (isTerminal bool, err error) {
 		return false, w.syncer.SyncTerminatedPod(work.Ctx, work.Pod, work.Status)
 	}
 	return false, fmt.Errorf("unknown sync function %s", work.Func)
+}
+
+// maxEventValue bounds the panic value a SyncPanic event quotes: a panic
+// may carry a whole object, and an event is read at a glance (the log has
+// it all).
+const maxEventValue = 256
+
+// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // schedule is the engine's one timer goroutine: it waits for the earliest
