@@ -153,7 +153,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 	a.cache = cri.NewCache(conn.poll, a.log)
 	a.workers = worker.New(a.syncer, worker.Options{
 		Clock: a.clock, ResyncInterval: cfg.SyncFrequency.Duration, StatusCache: a.cache,
-		Registerer: a.registry, Observer: engineObserver(opts.Observer, a.log, cfg.Verbosity), Logger: a.log, BackOffPeriod: opts.SyncBackOff,
+		Registerer: a.registry, Observer: engineObserver(opts.Observer, a.log, cfg.Verbosity), Logger: a.log, BackOffPeriod: opts.SyncBackOff, Recorder: a.events,
 	})
 	a.shutdown, err = shutdown.NewManager(shutdown.Config{
 		Bands: bands, Killer: a.workers, Clock: a.clock, Recorder: a.events, Logger: a.log, Registerer: a.registry,

@@ -82,15 +82,8 @@ func checkTypes(r *Row, fail func(string, ...any)) {
 	for _, p := range r.Event.Info().Params {
 		allowed[p] = true
 	}
-	vars, params := map[*Var]bool{}, map[*Param]bool{}
-	r.Guard.Reads(vars, params)
-	written := map[*Var]bool{}
+	_, params := rowReads(r, fail)
 	for _, a := range r.Set {
-		if written[a.Var] {
-			fail("row %s: writes %s twice", r.ID, a.Var.Name)
-		}
-		written[a.Var] = true
-		a.Value.Reads(vars, params)
 		k, d, err := a.Value.typeOf()
 		switch {
 		case err != nil:
@@ -121,6 +114,22 @@ func checkShape(r *Row, fail func(string, ...any)) {
 	case r.Effects.Has(TakeUpdate) != (r.Event.IsUpdatePod() && writes(r, Pending)):
 		fail("row %s: TakeUpdate must mark exactly the UpdatePod rows that queue the update", r.ID)
 	}
+}
+
+// rowReads collects what a row's guard and updates read, and reports a
+// variable the row writes twice (one update would silently win).
+func rowReads(r *Row, fail func(string, ...any)) (map[*Var]bool, map[*Param]bool) {
+	vars, params := map[*Var]bool{}, map[*Param]bool{}
+	r.Guard.Reads(vars, params)
+	written := map[*Var]bool{}
+	for _, a := range r.Set {
+		if written[a.Var] {
+			fail("row %s: writes %s twice", r.ID, a.Var.Name)
+		}
+		written[a.Var] = true
+		a.Value.Reads(vars, params)
+	}
+	return vars, params
 }
 
 func assigned(r *Row) []Expr {
@@ -229,16 +238,7 @@ func checkTotal(ix *Index, records []Snapshot, s State, e Event, fail func(strin
 }
 
 func checkUpdates(r *Row, fail func(string, ...any)) {
-	vars, params := map[*Var]bool{}, map[*Param]bool{}
-	r.Guard.Reads(vars, params)
-	written := map[*Var]bool{}
-	for _, a := range r.Set {
-		if written[a.Var] {
-			fail("row %s: writes %s twice", r.ID, a.Var.Name)
-		}
-		written[a.Var] = true
-		a.Value.Reads(vars, params)
-	}
+	vars, params := rowReads(r, fail)
 	vs, ps := sortedVars(vars), sortedParams(params)
 	if !r.From.HasRecord() {
 		vs = nil

@@ -199,7 +199,8 @@ func BenchmarkUpdatePodIdleRunning(b *testing.B) {
 
 // BenchmarkKillToTerminated kills Running, idle pods one at a time with
 // KillPod, which blocks until the kill's CompletedCh closes (the pod's
-// SyncTerminatingPod returned). One op is one KillPod; each latency is
+// SyncTerminatingPod returned); its context is context.Background, so the
+// caller's goroutine runs the pod's loop (see KillPod). One op is one KillPod; each latency is
 // sampled with time.Now and p50/p99 are reported in ns. Kills follow each
 // other at once, so the previous pod's SyncTerminatedPod may still run on
 // the other core, as in a kubelet. Every K kills the pods are removed and

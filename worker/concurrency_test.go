@@ -26,7 +26,7 @@ func TestOneCallPerPodPodsInParallel(t *testing.T) {
 	e.send(createOp(b))
 	ga.wait()
 	gb.wait() // both in flight at once
-	next := e.p.entered("a", "SyncPod")
+	next := e.syncer.entered("a", "SyncPod")
 	e.send(updateOp(withVersion(a, "2")))
 	e.send(syncOp(withVersion(a, "3")))
 	select {
@@ -40,12 +40,12 @@ func TestOneCallPerPodPodsInParallel(t *testing.T) {
 	e.settle()
 	e.wantFns("a", "SyncPod", "SyncPod")
 	e.wantFns("b", "SyncPod")
-	if c := e.p.calls("a")[1]; c.version != "3" {
+	if c := e.syncer.calls("a")[1]; c.version != "3" {
 		t.Fatalf("a's second SyncPod got version %q, want the latest (3)", c.version)
 	}
-	e.p.mu.Lock()
-	maxFlight := e.p.maxFlight
-	e.p.mu.Unlock()
+	e.syncer.mu.Lock()
+	maxFlight := e.syncer.maxFlight
+	e.syncer.mu.Unlock()
 	if maxFlight != 2 {
 		t.Fatalf("at most %d calls ran at once, want 2", maxFlight)
 	}
@@ -69,7 +69,7 @@ var callLanguage = regexp.MustCompile(`^((SyncPod )*(SyncTerminatingPod )+(SyncT
 // TestConcurrentUpdatesStress: many goroutines update, resync and kill many
 // pods at once while SyncKnownPods and the queries run. Every pod ends
 // finished, its calls follow the reference's order and never overlap (the
-// probe checks), every KillPod returns, and the race detector stays quiet.
+// fake syncer checks), every KillPod returns, and the race detector stays quiet.
 func TestConcurrentUpdatesStress(t *testing.T) {
 	e := start(t, Options{})
 	const n, updates = 24, 12
@@ -122,7 +122,7 @@ func TestConcurrentUpdatesStress(t *testing.T) {
 	e.settle()
 	for _, p := range pods {
 		e.wantState(p.UID, fsm.Finished)
-		got := strings.Join(append(e.rec.fns(p.UID), ""), " ")
+		got := strings.Join(append(e.syncer.fns(p.UID), ""), " ")
 		if !callLanguage.MatchString(got) {
 			t.Errorf("pod %s: call order %q", p.UID, got)
 		}
@@ -146,25 +146,25 @@ func TestCallLanguageOfScenarios(t *testing.T) {
 	cases := []struct {
 		name string
 		uid  types.UID
-		run  func(e *tenv)
+		run  func(e *env)
 		want string
 	}{
-		{"killed before it ever synced", "a", func(e *tenv) {
+		{"killed before it ever synced", "a", func(e *env) {
 			e.update(killOp(newPod("a", "web", false), nil))
 		}, "SyncTerminatingPod SyncTerminatedPod "},
-		{"runtime-only orphan with a failure", "r", func(e *tenv) {
-			e.rec.script("r", "SyncTerminatingRuntimePod", outcome{err: errSync})
+		{"runtime-only orphan with a failure", "r", func(e *env) {
+			e.syncer.script("r", "SyncTerminatingRuntimePod", outcome{err: errSync})
 			e.update(runtimeKillOp("r", "ghost", nil))
 			e.advance(e.backoff() * 3 / 2)
 		}, "SyncTerminatingRuntimePod SyncTerminatingRuntimePod "},
-		{"pre-terminated pod", "a", func(e *tenv) {
+		{"pre-terminated pod", "a", func(e *env) {
 			e.w.core.cache.(*fakeCache).set("a", exitedStatus("a"))
 			e.update(createOp(inPhase(newPod("a", "web", false), v1.PodFailed)))
 		}, "SyncTerminatedPod "},
-		{"failures in every phase", "a", func(e *tenv) {
+		{"failures in every phase", "a", func(e *env) {
 			pod := newPod("a", "web", false)
 			for _, fn := range []string{"SyncPod", "SyncTerminatingPod", "SyncTerminatedPod"} {
-				e.rec.script("a", fn, outcome{err: errSync})
+				e.syncer.script("a", fn, outcome{err: errSync})
 			}
 			e.update(createOp(pod))
 			e.advance(e.backoff() * 3 / 2)
@@ -177,7 +177,7 @@ func TestCallLanguageOfScenarios(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e := start(t, Options{StatusCache: newFakeCache()})
 			c.run(e)
-			got := strings.Join(append(e.rec.fns(c.uid), ""), " ")
+			got := strings.Join(append(e.syncer.fns(c.uid), ""), " ")
 			if got != c.want || !callLanguage.MatchString(got) {
 				t.Fatalf("calls %q, want %q (in the reference's language)", got, c.want)
 			}

@@ -31,10 +31,12 @@ type Core struct {
 	// pods has an entry for every record that is neither Finished nor
 	// Removed: a finished record needs nothing but its lifecycle state.
 	pods map[types.UID]*podData
-	// loops counts, per UID, the worker loops running: a RunLoop effect
-	// was recorded and Next has not yet returned false. It outlives a
-	// record, so a loop of a removed incarnation is still counted.
-	loops map[types.UID]int
+	// unendedLoops counts, per UID, the worker loops the Core asked for
+	// (a RunLoop effect) whose Next has not yet returned false; the Core
+	// asks for another only at 0. It outlives a record, so a loop of a
+	// removed incarnation is still counted. A shell that drops a RunLoop
+	// (PodWorkers after Stop) leaves its count above 0 for good.
+	unendedLoops map[types.UID]int
 	// effects are the effects recorded and not yet taken (TakeEffects).
 	effects []Effect
 	clock   clock.PassiveClock
@@ -66,6 +68,9 @@ type podData struct {
 	cancel context.CancelFunc
 	// identity is the status handed to syncers without a StatusCache.
 	identity *PodStatus
+	// panics counts the pod's consecutive sync calls that panicked; a call
+	// that returns sets it back to 0. It lengthens the back-off (backOff).
+	panics int
 }
 
 // UpdatePod delivers an update (semantics 1.4). It returns an error only for
@@ -156,12 +161,29 @@ func (c *Core) apply(t fsm.Transition, incoming *UpdatePodOptions) {
 	case e.Has(fsm.Resync) && !queued:
 		c.armTimer(uid, c.resync)
 	case e.Has(fsm.Backoff) && !queued:
-		c.armTimer(uid, c.backoff)
+		c.armTimer(uid, c.backOff(pd))
 	}
-	if queued && t.Vars.InFlight == fsm.InFlightNone && c.loops[uid] == 0 {
-		c.loops[uid]++
+	if queued && t.Vars.InFlight == fsm.InFlightNone && c.unendedLoops[uid] == 0 {
+		c.unendedLoops[uid]++
 		c.emit(Effect{Kind: RunLoop, UID: uid})
 	}
+}
+
+// maxPanicBackOff caps the back-off of a pod whose syncs keep panicking
+// (unless BackOffPeriod is longer).
+const maxPanicBackOff = 5 * time.Minute
+
+// backOff is the delay before the pod is retried after a failed sync or a
+// parking (jittered, as every delay): BackOffPeriod, doubled for each
+// consecutive panic after the first, up to maxPanicBackOff, so that a
+// syncer that panics every time is not called at the rate of an ordinary
+// failure forever.
+func (c *Core) backOff(pd *podData) time.Duration {
+	d := c.backoff
+	for n := 1; n < pd.panics && d < maxPanicBackOff; n++ {
+		d *= 2
+	}
+	return max(c.backoff, min(d, maxPanicBackOff))
 }
 
 // armTimer asks for Timer(uid) after d, jittered.
@@ -271,8 +293,8 @@ type Work struct {
 func (c *Core) Next(uid types.UID) (Work, bool) {
 	w, ok := c.next(uid)
 	if !ok {
-		if c.loops[uid]--; c.loops[uid] <= 0 {
-			delete(c.loops, uid)
+		if c.unendedLoops[uid]--; c.unendedLoops[uid] <= 0 {
+			delete(c.unendedLoops, uid)
 		}
 	}
 	return w, ok
@@ -363,8 +385,20 @@ var resultEvents = map[fsm.InFlight][2]fsm.Event{
 
 // Done reports the outcome of a Work's sync call (semantics 1.5 step 4). A
 // context.Canceled error is not a failure to back off from: the update that
-// cancelled the call is already queued.
+// cancelled the call is already queued. A *PanicError is a failure that is
+// counted, and the pod's back-off grows with each consecutive one.
 func (c *Core) Done(w Work, isTerminal bool, err error) {
+	panicked := isPanic(err)
+	if panicked {
+		c.metrics.syncPanicked(w.Func)
+	}
+	if pd := c.pods[w.UID]; pd != nil {
+		if panicked {
+			pd.panics++
+		} else {
+			pd.panics = 0
+		}
+	}
 	events := resultEvents[w.Func]
 	ev := events[0]
 	switch {
@@ -387,6 +421,15 @@ func (c *Core) Done(w Work, isTerminal bool, err error) {
 	}
 	c.metrics.observeDuration(op, w.StartTime, c.clock)
 	c.apply(t, nil)
+}
+
+// isPanic reports whether a sync call's error is (or wraps) a *PanicError.
+func isPanic(err error) bool {
+	if err == nil {
+		return false // first: p below is moved to the heap, and most calls succeed
+	}
+	var p *PanicError
+	return errors.As(err, &p)
 }
 
 // Timer is the pod's retry, resync or back-off timer firing.

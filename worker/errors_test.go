@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -99,7 +101,7 @@ func TestStopCancelsSyncsInFlight(t *testing.T) {
 	gb.wait()
 	e.w.Stop()
 	for _, uid := range []string{"a", "b"} {
-		calls := e.p.calls(types.UID(uid))
+		calls := e.syncer.calls(types.UID(uid))
 		if len(calls) != 1 || !calls[0].ctxDone || !errors.Is(calls[0].err, context.Canceled) {
 			t.Fatalf("pod %s: calls %+v, want one cancelled call", uid, calls)
 		}
@@ -131,7 +133,7 @@ func TestKillPodBlocksUntilTerminated(t *testing.T) {
 	e.settle()
 	e.wantState("a", fsm.Finished)
 	e.wantGraces("a", 3)
-	if c := e.p.calls("a")[1]; c.reason != "Evicted" {
+	if c := e.syncer.calls("a")[1]; c.reason != "Evicted" {
 		t.Fatalf("status function not passed: %+v", c)
 	}
 	if !e.w.ShouldPodContentBeRemoved("a") {
@@ -206,7 +208,7 @@ func TestPanickingSyncerIsRetried(t *testing.T) {
 	sink := &logSink{}
 	e := start(t, Options{Logger: slog.New(sink)})
 	pod := newPod("a", "web", false)
-	e.p.panicNext("a", "SyncPod", 1)
+	e.syncer.panicNext("a", "SyncPod", 1)
 	e.update(createOp(pod))
 	e.wantState("a", fsm.Running)
 	e.wantFns("a", "SyncPod")
@@ -216,7 +218,7 @@ func TestPanickingSyncerIsRetried(t *testing.T) {
 	e.advance(e.backoff() * 3 / 2)
 	e.wantFns("a", "SyncPod", "SyncPod")
 	for _, fn := range []string{"SyncTerminatingPod", "SyncTerminatedPod"} {
-		e.p.panicNext("a", fn, 1)
+		e.syncer.panicNext("a", fn, 1)
 	}
 	e.update(killOp(pod, nil))
 	e.wantState("a", fsm.Terminating)
@@ -226,12 +228,95 @@ func TestPanickingSyncerIsRetried(t *testing.T) {
 	e.wantState("a", fsm.Finished)
 	e.wantFns("a", "SyncPod", "SyncPod", "SyncTerminatingPod", "SyncTerminatingPod", "SyncTerminatedPod", "SyncTerminatedPod")
 
-	e.p.panicNext("r", "SyncTerminatingRuntimePod", 1)
+	e.syncer.panicNext("r", "SyncTerminatingRuntimePod", 1)
 	e.update(runtimeKillOp("r", "ghost", nil))
 	e.wantState("r", fsm.Terminating)
 	e.advance(e.backoff() * 3 / 2)
 	e.wantState("r", fsm.Absent)
 	e.wantFns("r", "SyncTerminatingRuntimePod", "SyncTerminatingRuntimePod")
+}
+
+// TestSyncPanicsBackOffGrows: a pod whose sync function panics N times
+// then succeeds is retried after a back-off that doubles from BackOffPeriod
+// with each consecutive panic, up to 5 minutes; each panic is counted by
+// function and recorded as a Warning event on the pod (none for a
+// runtime-only pod, which has no object); a call that returns resets the
+// back-off.
+func TestSyncPanicsBackOffGrows(t *testing.T) {
+	const backoff = 40 * time.Second
+	reg := prometheus.NewPedanticRegistry()
+	events := &eventSink{}
+	e := start(t, Options{BackOffPeriod: backoff, Registerer: reg, Recorder: events})
+	armed := func(uid types.UID) time.Duration {
+		t.Helper()
+		e.w.mu.Lock()
+		defer e.w.mu.Unlock()
+		it, ok := e.w.timers.byUID[uid]
+		if !ok {
+			t.Fatalf("pod %s has no timer armed", uid)
+		}
+		return it.due.Sub(e.clock.Now())
+	}
+	wantBackOff := func(what string, d time.Duration) {
+		t.Helper()
+		if got := armed("a"); got < d || got >= d*3/2 {
+			t.Fatalf("%s: the retry is due in %v, want [%v, %v)", what, got, d, d*3/2)
+		}
+	}
+	delays := []time.Duration{backoff, 2 * backoff, 4 * backoff, 5 * time.Minute, 5 * time.Minute}
+	e.syncer.panicNext("a", "SyncPod", len(delays))
+	e.update(createOp(newPod("a", "web", false)))
+	for i, d := range delays {
+		wantBackOff(fmt.Sprintf("after panic %d", i+1), d)
+		e.advance(armed("a"))
+		if n := len(e.syncer.fns("a")); n != i+2 {
+			t.Fatalf("after retry %d: %d calls, want %d", i+1, n, i+2)
+		}
+	}
+	e.wantState("a", fsm.Running)
+	if got := armed("a"); got < e.resync() {
+		t.Fatalf("after the call that returned, the pod is due in %v, want its resync (%v)", got, e.resync())
+	}
+	e.syncer.panicNext("a", "SyncPod", 1)
+	e.advance(armed("a")) // the resync panics: the back-off starts over
+	wantBackOff("after a panic that follows a call that returned", backoff)
+
+	e.syncer.panicNext("r", "SyncTerminatingRuntimePod", 1)
+	e.update(runtimeKillOp("r", "ghost", nil))
+
+	want := `
+# HELP podlife_sync_panics_total Sync calls that panicked, by sync function (each is retried as a failed sync, after a growing back-off).
+# TYPE podlife_sync_panics_total counter
+podlife_sync_panics_total{function="SyncPod"} 6
+podlife_sync_panics_total{function="SyncTerminatingRuntimePod"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "podlife_sync_panics_total"); err != nil {
+		t.Error(err)
+	}
+	got := events.all()
+	if len(got) != 6 {
+		t.Fatalf("%d events, want 6 (one per panic of a): %q", len(got), got)
+	}
+	for _, ev := range got {
+		if ev != "a Warning SyncPanic: SyncPod panicked: injected panic in SyncPod" {
+			t.Fatalf("event %q, want a Warning SyncPanic naming the function and the panic value", ev)
+		}
+	}
+}
+
+// TestTruncate: a SyncPanic event quotes at most maxEventValue bytes of the
+// panic value, cut on a rune boundary and marked.
+func TestTruncate(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"short", "short"},
+		{strings.Repeat("x", maxEventValue), strings.Repeat("x", maxEventValue)},
+		{strings.Repeat("x", maxEventValue+1), strings.Repeat("x", maxEventValue) + "…"},
+		{strings.Repeat("x", maxEventValue-1) + "é", strings.Repeat("x", maxEventValue-1) + "…"}, // é is 2 bytes
+	} {
+		if got := truncate(c.in, maxEventValue); got != c.want {
+			t.Errorf("truncate(%d bytes) = %q (%d bytes), want %d bytes", len(c.in), got, len(got), len(c.want))
+		}
+	}
 }
 
 // TestRetryAndResyncTiming: a failed sync is retried after BackOffPeriod
@@ -240,7 +325,7 @@ func TestPanickingSyncerIsRetried(t *testing.T) {
 func TestRetryAndResyncTiming(t *testing.T) {
 	const backoff, resync = 4 * time.Second, 20 * time.Second
 	e := start(t, Options{BackOffPeriod: backoff, ResyncInterval: resync})
-	e.rec.script("a", "SyncPod", outcome{err: errSync})
+	e.syncer.script("a", "SyncPod", outcome{err: errSync})
 	e.update(createOp(newPod("a", "web", false)))
 	e.advance(backoff - time.Nanosecond)
 	e.wantFns("a", "SyncPod")
@@ -250,7 +335,7 @@ func TestRetryAndResyncTiming(t *testing.T) {
 	e.wantFns("a", "SyncPod", "SyncPod")
 	e.advance(resync/2 + time.Nanosecond)
 	e.wantFns("a", "SyncPod", "SyncPod", "SyncPod")
-	if c := e.p.calls("a")[2]; c.updateType != SyncPodSync {
+	if c := e.syncer.calls("a")[2]; c.updateType != SyncPodSync {
 		t.Fatalf("resync ran %s, want sync", c.updateType)
 	}
 	// An idle running pod keeps resyncing.
@@ -263,7 +348,7 @@ func TestRetryAndResyncTiming(t *testing.T) {
 func TestCanceledIsNotAnError(t *testing.T) {
 	sink := &logSink{}
 	e := start(t, Options{Logger: slog.New(sink)})
-	e.rec.script("a", "SyncPod", outcome{err: context.Canceled}, outcome{err: fmt.Errorf("runtime: %w", context.Canceled)}, outcome{err: errSync})
+	e.syncer.script("a", "SyncPod", outcome{err: context.Canceled}, outcome{err: fmt.Errorf("runtime: %w", context.Canceled)}, outcome{err: errSync})
 	e.update(createOp(newPod("a", "web", false)))
 	e.advance(e.backoff() * 3 / 2)
 	if n := sink.count("sync failed"); n != 0 {
@@ -303,7 +388,7 @@ func TestStatusCacheError(t *testing.T) {
 func TestNoStatusCache(t *testing.T) {
 	e := start(t, Options{})
 	e.update(createOp(newPod("a", "web", false)))
-	s := e.p.calls("a")[0].status
+	s := e.syncer.calls("a")[0].status
 	if s == nil || s.ID != "a" || s.Name != "web" || s.Namespace != "default" {
 		t.Fatalf("status %+v, want the pod's identity", s)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // recordGrace is the grace period stored in the pod's record.
-func (e *tenv) recordGrace(uid string) int64 {
+func (e *env) recordGrace(uid string) int64 {
 	var g int64
 	e.locked(func(c *Core) {
 		r, _ := c.machine.Get(types.UID(uid))
@@ -102,7 +102,7 @@ func TestGraceDuringTermination(t *testing.T) {
 			e.settle()
 			e.wantFns("a", "SyncPod", "SyncTerminatingPod", "SyncTerminatingPod", "SyncTerminatedPod")
 			e.wantGraces("a", 30, c.next)
-			first := e.p.calls("a")[1]
+			first := e.syncer.calls("a")[1]
 			if c.cancel && (!errors.Is(first.err, context.Canceled) || !first.ctxDone) {
 				t.Fatalf("first attempt returned %v (ctx done %v), want it cancelled", first.err, first.ctxDone)
 			}
@@ -120,7 +120,7 @@ func TestGraceOnlyShrinks(t *testing.T) {
 	e := start(t, Options{})
 	pod := newPod("a", "web", false)
 	e.update(createOp(pod))
-	e.rec.script("a", "SyncTerminatingPod", outcome{err: errSync}, outcome{err: errSync}, outcome{err: errSync}, outcome{err: errSync})
+	e.syncer.script("a", "SyncTerminatingPod", outcome{err: errSync}, outcome{err: errSync}, outcome{err: errSync}, outcome{err: errSync})
 	want := []int64{20}
 	e.update(killOp(pod, &KillPodOptions{PodTerminationGracePeriodSecondsOverride: int64p(20)}))
 	for _, req := range []int64{25, 8, 12, 0} { // one failed attempt each, the last succeeds
@@ -144,7 +144,7 @@ func TestStatusFuncLatestWins(t *testing.T) {
 	e.send(killOp(pod, nil)) // no status function: the last one stays
 	g.release()
 	e.settle()
-	calls := e.p.calls("a")
+	calls := e.syncer.calls("a")
 	if len(calls) != 4 || calls[1].reason != "Preempted" || calls[2].reason != "Shutdown" {
 		t.Fatalf("calls %+v, want Preempted then Shutdown", calls)
 	}

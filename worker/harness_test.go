@@ -3,27 +3,40 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/podlife/podlife/fsm"
-	"github.com/podlife/podlife/kubetypes"
 )
 
-// call is one sync call the recording syncer saw.
-type call struct {
+// The engine tests' one harness: env is a running PodWorkers on a fake
+// clock whose PodSyncer is a fakeSyncer. The fake plays scripted outcomes,
+// records every call (as it starts and as it returns, with what it received
+// and returned), reports when a call begins (so a test can wait for a
+// blocked call without polling), can hold or panic a call, and notes calls
+// for one UID that overlap.
+
+// syncCall is one sync call the fake syncer saw.
+type syncCall struct {
 	fn         string // SyncPod, SyncTerminatingPod, SyncTerminatingRuntimePod, SyncTerminatedPod
 	uid        types.UID
 	updateType UpdateType
-	grace      int64 // SyncTerminatingPod: the grace period, -1 when nil
-	hadStatus  bool  // SyncTerminatingPod: a status function was passed
+	version    string // the pod's ResourceVersion
+	mirror     string // the mirror pod's name, "" when none
+	grace      int64  // SyncTerminatingPod: the grace period, -1 when nil
+	reason     string // SyncTerminatingPod: Reason written by the status function
+	status     *PodStatus
+	err        error // what the call returned (returned calls only)
+	ctxDone    bool  // the call's context was done when it returned
 }
 
 // outcome scripts one sync call's result.
@@ -35,34 +48,129 @@ type outcome struct {
 
 var errSync = errors.New("injected sync error")
 
-// recorder is a PodSyncer that records every call and returns scripted
-// outcomes per (pod, function); by default every call succeeds.
-type recorder struct {
-	mu      sync.Mutex
-	calls   []call
-	scripts map[types.UID]map[string][]outcome
+type syncKey struct {
+	uid types.UID
+	fn  string
 }
 
-func newRecorder() *recorder { return &recorder{scripts: map[types.UID]map[string][]outcome{}} }
+// fakeSyncer is the PodSyncer of an env; by default every call succeeds.
+type fakeSyncer struct {
+	mu      sync.Mutex
+	scripts map[syncKey][]outcome
+	// started lists every call as it starts, after a pause; returned lists
+	// every call that returned, with its result.
+	started, returned []syncCall
+	// events lists "begin uid/fn" and "end uid/fn" in order; a call begins
+	// before a pause holds it.
+	events    []string
+	running   map[types.UID]string // the call in progress for each UID
+	inFlight  int                  // calls in progress, all UIDs
+	maxFlight int
+	overlaps  []string
+	waits     map[syncKey][]chan struct{}
+	panics    map[syncKey]int
+	pauses    map[types.UID]*pause
+}
+
+func newFakeSyncer() *fakeSyncer {
+	return &fakeSyncer{scripts: map[syncKey][]outcome{}, running: map[types.UID]string{},
+		waits: map[syncKey][]chan struct{}{}, panics: map[syncKey]int{}, pauses: map[types.UID]*pause{}}
+}
 
 // script queues outcomes for the next calls of fn for uid.
-func (r *recorder) script(uid types.UID, fn string, outs ...outcome) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.scripts[uid] == nil {
-		r.scripts[uid] = map[string][]outcome{}
-	}
-	r.scripts[uid][fn] = append(r.scripts[uid][fn], outs...)
+func (s *fakeSyncer) script(uid types.UID, fn string, outs ...outcome) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := syncKey{uid, fn}
+	s.scripts[k] = append(s.scripts[k], outs...)
 }
 
-func (r *recorder) record(ctx context.Context, c call) (bool, error) {
-	r.mu.Lock()
-	r.calls = append(r.calls, c)
-	var out outcome
-	if q := r.scripts[c.uid][c.fn]; len(q) > 0 {
-		out, r.scripts[c.uid][c.fn] = q[0], q[1:]
+// entered returns a channel closed when the next call of fn for uid begins.
+func (s *fakeSyncer) entered(uid types.UID, fn string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := make(chan struct{})
+	k := syncKey{uid, fn}
+	s.waits[k] = append(s.waits[k], ch)
+	return ch
+}
+
+// panicNext makes the next n calls of fn for uid panic once they started
+// (after their scripted outcome played).
+func (s *fakeSyncer) panicNext(uid types.UID, fn string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.panics[syncKey{uid, fn}] += n
+}
+
+// pause holds the next call for one UID, whatever its function, before it
+// starts; the call then goes on when resumed, even if its context was
+// cancelled (a syncer may ignore its context).
+type pause struct {
+	entered chan struct{}
+	resume  chan struct{}
+}
+
+// pauseNext pauses the next call for uid.
+func (s *fakeSyncer) pauseNext(uid types.UID) *pause {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pz := &pause{entered: make(chan struct{}), resume: make(chan struct{})}
+	s.pauses[uid] = pz
+	return pz
+}
+
+// unpause withdraws a pause no call took.
+func (s *fakeSyncer) unpause(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.pauses, uid)
+}
+
+// do makes one call: it begins (and is held if paused), starts (plays its
+// scripted outcome), may panic, and returns.
+func (s *fakeSyncer) do(ctx context.Context, c syncCall) (terminal bool, err error) {
+	if pz := s.begin(c.uid, c.fn); pz != nil {
+		close(pz.entered)
+		<-pz.resume
 	}
-	r.mu.Unlock()
+	defer func() { s.end(ctx, c, err) }()
+	terminal, err = s.play(ctx, c)
+	s.maybePanic(c.uid, c.fn)
+	return terminal, err
+}
+
+func (s *fakeSyncer) begin(uid types.UID, fn string) *pause {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pz := s.pauses[uid]
+	delete(s.pauses, uid)
+	if cur := s.running[uid]; cur != "" {
+		s.overlaps = append(s.overlaps, fmt.Sprintf("pod %s: %s began while %s was running", uid, fn, cur))
+	}
+	s.running[uid] = fn
+	s.events = append(s.events, "begin "+string(uid)+"/"+fn)
+	s.inFlight++
+	s.maxFlight = max(s.maxFlight, s.inFlight)
+	k := syncKey{uid, fn}
+	if q := s.waits[k]; len(q) > 0 {
+		close(q[0])
+		s.waits[k] = q[1:]
+	}
+	return pz
+}
+
+// play records that the call started and returns its scripted outcome,
+// waiting first for a blocked one.
+func (s *fakeSyncer) play(ctx context.Context, c syncCall) (bool, error) {
+	s.mu.Lock()
+	s.started = append(s.started, c)
+	k := syncKey{c.uid, c.fn}
+	var out outcome
+	if q := s.scripts[k]; len(q) > 0 {
+		out, s.scripts[k] = q[0], q[1:]
+	}
+	s.mu.Unlock()
 	if out.block != nil {
 		select {
 		case <-out.block:
@@ -73,93 +181,231 @@ func (r *recorder) record(ctx context.Context, c call) (bool, error) {
 	return out.terminal, out.err
 }
 
-func (r *recorder) SyncPod(ctx context.Context, t UpdateType, pod, _ *v1.Pod, _ *PodStatus) (bool, error) {
-	return r.record(ctx, call{fn: "SyncPod", uid: pod.UID, updateType: t})
-}
-
-func (r *recorder) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, _ *PodStatus, grace *int64, fn func(*v1.PodStatus)) error {
-	g := int64(-1)
-	if grace != nil {
-		g = *grace
+func (s *fakeSyncer) maybePanic(uid types.UID, fn string) {
+	s.mu.Lock()
+	k := syncKey{uid, fn}
+	n := s.panics[k]
+	if n > 0 {
+		s.panics[k] = n - 1
 	}
-	_, err := r.record(ctx, call{fn: "SyncTerminatingPod", uid: pod.UID, grace: g, hadStatus: fn != nil})
+	s.mu.Unlock()
+	if n > 0 {
+		panic(fmt.Sprintf("injected panic in %s", fn))
+	}
+}
+
+func (s *fakeSyncer) end(ctx context.Context, c syncCall, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.running, c.uid)
+	s.events = append(s.events, "end "+string(c.uid)+"/"+c.fn)
+	s.inFlight--
+	c.err, c.ctxDone = err, ctx.Err() != nil
+	s.returned = append(s.returned, c)
+}
+
+func (s *fakeSyncer) SyncPod(ctx context.Context, t UpdateType, pod, mirror *v1.Pod, st *PodStatus) (bool, error) {
+	c := syncCall{fn: "SyncPod", uid: pod.UID, updateType: t, version: pod.ResourceVersion, grace: -1, status: st}
+	if mirror != nil {
+		c.mirror = mirror.Name
+	}
+	return s.do(ctx, c)
+}
+
+func (s *fakeSyncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, st *PodStatus, grace *int64, fn func(*v1.PodStatus)) error {
+	c := syncCall{fn: "SyncTerminatingPod", uid: pod.UID, version: pod.ResourceVersion, grace: -1, status: st}
+	if grace != nil {
+		c.grace = *grace
+	}
+	if fn != nil {
+		var status v1.PodStatus
+		fn(&status)
+		c.reason = status.Reason
+	}
+	_, err := s.do(ctx, c)
 	return err
 }
 
-func (r *recorder) SyncTerminatingRuntimePod(ctx context.Context, rp *RunningPod) error {
-	_, err := r.record(ctx, call{fn: "SyncTerminatingRuntimePod", uid: rp.ID})
+func (s *fakeSyncer) SyncTerminatingRuntimePod(ctx context.Context, rp *RunningPod) error {
+	_, err := s.do(ctx, syncCall{fn: "SyncTerminatingRuntimePod", uid: rp.ID, grace: -1})
 	return err
 }
 
-func (r *recorder) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, _ *PodStatus) error {
-	_, err := r.record(ctx, call{fn: "SyncTerminatedPod", uid: pod.UID})
+func (s *fakeSyncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, st *PodStatus) error {
+	_, err := s.do(ctx, syncCall{fn: "SyncTerminatedPod", uid: pod.UID, version: pod.ResourceVersion, grace: -1, status: st})
 	return err
 }
 
-// fns lists the functions called for uid, in order.
-func (r *recorder) fns(uid types.UID) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// fns lists the functions of the calls for uid that started, in order.
+func (s *fakeSyncer) fns(uid types.UID) []string {
 	var out []string
-	for _, c := range r.calls {
+	for _, c := range s.of(&s.started, uid) {
+		out = append(out, c.fn)
+	}
+	return out
+}
+
+// last is the latest call for uid that started.
+func (s *fakeSyncer) last(uid types.UID) syncCall {
+	if cs := s.of(&s.started, uid); len(cs) > 0 {
+		return cs[len(cs)-1]
+	}
+	return syncCall{}
+}
+
+// calls lists the calls for uid that returned, in order.
+func (s *fakeSyncer) calls(uid types.UID) []syncCall { return s.of(&s.returned, uid) }
+
+// of lists the calls for uid in *list (started or returned), in order.
+func (s *fakeSyncer) of(list *[]syncCall, uid types.UID) []syncCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []syncCall
+	for _, c := range *list {
 		if c.uid == uid {
-			out = append(out, c.fn)
+			out = append(out, c)
 		}
 	}
 	return out
 }
 
-func (r *recorder) last(uid types.UID) call {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := len(r.calls) - 1; i >= 0; i-- {
-		if r.calls[i].uid == uid {
-			return r.calls[i]
+// begun counts the calls for uid that began, held ones included.
+func (s *fakeSyncer) begun(uid types.UID) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, ev := range s.events {
+		if strings.HasPrefix(ev, "begin "+string(uid)+"/") {
+			n++
 		}
 	}
-	return call{}
+	return n
 }
 
-// env is a PodWorkers under test with a fake clock.
+// seenOrder lists the beginnings and ends of every call, in order.
+func (s *fakeSyncer) seenOrder() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.events)
+}
+
+// env is a PodWorkers under test with a fake clock and a fakeSyncer.
 type env struct {
-	t     *testing.T
-	w     *PodWorkers
-	rec   *recorder
-	clock *clocktesting.FakeClock
+	t      *testing.T
+	w      *PodWorkers
+	syncer *fakeSyncer
+	clock  *clocktesting.FakeClock
 }
 
-func newEnv(t *testing.T, opts Options) *env {
+// start returns a running engine on a fake clock. At cleanup it stops the
+// engine, fails the test if calls for one UID ever overlapped, and checks
+// that no goroutine leaked.
+func start(t *testing.T, opts Options) *env {
 	t.Helper()
-	// Snapshot before the engine starts: taken at cleanup, it would ignore
-	// every goroutine still alive and the check could never fail.
-	ignore := goleak.IgnoreCurrent()
-	e := &env{t: t, rec: newRecorder(), clock: clocktesting.NewFakeClock(time.Unix(1_700_000_000, 0))}
+	ignore := goleak.IgnoreCurrent() // before the engine starts: its goroutines must be gone at the end
+	e := &env{t: t, syncer: newFakeSyncer(), clock: clocktesting.NewFakeClock(time.Unix(1_700_000_000, 0))}
 	opts.Clock = e.clock
-	e.w = New(e.rec, opts)
+	e.w = New(e.syncer, opts)
 	t.Cleanup(func() {
 		e.w.Stop()
+		e.syncer.mu.Lock()
+		overlaps := e.syncer.overlaps
+		e.syncer.mu.Unlock()
+		for _, o := range overlaps {
+			t.Errorf("overlapping sync calls: %s", o)
+		}
 		goleak.VerifyNone(t, ignore)
 	})
 	return e
+}
+
+// waitIdle blocks until no worker loop runs (w.runningLoops is 0): every
+// update given so far was taken and every sync call it caused returned.
+func (w *PodWorkers) waitIdle() {
+	w.mu.Lock()
+	for w.runningLoops > 0 {
+		w.idle.Wait()
+	}
+	w.mu.Unlock()
 }
 
 // settle waits until no worker loop runs (nothing in flight except calls
 // blocked by the test).
 func (e *env) settle() { e.w.waitIdle() }
 
+func (e *env) backoff() time.Duration { return e.w.core.backoff }
+func (e *env) resync() time.Duration  { return e.w.core.resync }
+
 // advance moves the fake clock, fires due timers and settles.
 func (e *env) advance(d time.Duration) {
-	e.clock.Step(d)
-	e.w.fireDue()
+	e.step(d)
 	e.settle()
 }
 
+// step moves the fake clock and fires due timers without waiting for the
+// workers (use it while a call is blocked; advance settles).
+func (e *env) step(d time.Duration) {
+	e.clock.Step(d)
+	e.w.fireDue()
+}
+
+// update delivers an update and settles.
 func (e *env) update(o UpdatePodOptions) {
+	e.t.Helper()
+	e.send(o)
+	e.settle()
+}
+
+// send delivers an update without waiting for the worker.
+func (e *env) send(o UpdatePodOptions) {
 	e.t.Helper()
 	if err := e.w.UpdatePod(o); err != nil {
 		e.t.Fatalf("UpdatePod: %v", err)
 	}
-	e.settle()
+}
+
+// locked runs f with the engine's lock held: every call f makes on the Core
+// happens before any worker loop can take the next update, which is how the
+// tests reproduce updates that arrive before a worker goroutine gets to run.
+// Then, as every PodWorkers method does, it carries out the effects the
+// Core recorded: loops and timers under the lock, channels and
+// cancellations after it.
+func (e *env) locked(f func(c *Core)) {
+	e.w.mu.Lock()
+	f(e.w.core)
+	later, _ := e.w.settle(nil, "")
+	e.w.mu.Unlock()
+	finish(later)
+}
+
+// coreUpdate is UpdatePod on the Core, for use inside locked.
+func (e *env) coreUpdate(c *Core, o UpdatePodOptions) {
+	e.t.Helper()
+	if err := c.UpdatePod(o); err != nil {
+		e.t.Fatalf("Core.UpdatePod: %v", err)
+	}
+}
+
+// gate is a scripted call that blocks until released or cancelled.
+type gate struct {
+	entered <-chan struct{}
+	ch      chan struct{}
+	once    sync.Once
+}
+
+func (g *gate) release() { g.once.Do(func() { close(g.ch) }) }
+
+// wait blocks until the gate's call began.
+func (g *gate) wait() { <-g.entered }
+
+// hold scripts the next call of fn for uid to block, then to return out's
+// result. It must be the only outcome scripted for (uid, fn) at that time.
+func (e *env) hold(uid types.UID, fn string, out outcome) *gate {
+	g := &gate{ch: make(chan struct{})}
+	out.block = g.ch
+	g.entered = e.syncer.entered(uid, fn)
+	e.syncer.script(uid, fn, out)
+	return g
 }
 
 func (e *env) wantState(uid types.UID, want fsm.State) {
@@ -169,18 +415,22 @@ func (e *env) wantState(uid types.UID, want fsm.State) {
 	}
 }
 
-// newPod returns a pod with a UID and a 30 s grace period; static pods carry
-// the config-source annotation the kubelet sets for files.
-func newPod(uid, name string, static bool) *v1.Pod {
-	grace := int64(30)
-	p := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid), Name: name, Namespace: "default"},
-		Spec:       v1.PodSpec{TerminationGracePeriodSeconds: &grace},
+func (e *env) wantFns(uid types.UID, want ...string) {
+	e.t.Helper()
+	if got := e.syncer.fns(uid); !slices.Equal(got, want) {
+		e.t.Fatalf("pod %s: calls %v, want %v", uid, got, want)
 	}
-	if static {
-		p.Annotations = map[string]string{kubetypes.ConfigSourceAnnotation: "file"}
-	}
-	return p
 }
 
-func int64p(v int64) *int64 { return &v }
+func (e *env) wantGraces(uid types.UID, want ...int64) {
+	e.t.Helper()
+	var got []int64
+	for _, s := range e.syncer.calls(uid) {
+		if s.fn == "SyncTerminatingPod" {
+			got = append(got, s.grace)
+		}
+	}
+	if !slices.Equal(got, want) {
+		e.t.Fatalf("pod %s: SyncTerminatingPod grace periods %v, want %v", uid, got, want)
+	}
+}

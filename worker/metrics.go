@@ -20,6 +20,7 @@ type metrics struct {
 	workerDuration  *prometheus.HistogramVec
 	transitions     *prometheus.CounterVec
 	rejections      *prometheus.CounterVec
+	syncPanics      *prometheus.CounterVec
 	// byRow caches each row's transition counter: labels are resolved
 	// once, not on every transition.
 	byRow map[string]prometheus.Counter
@@ -55,9 +56,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "podlife_guard_rejections_total",
 			Help: "Worker events the lifecycle table rejected (a nonzero value is a bug).",
 		}, []string{"state", "event"}),
+		syncPanics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "podlife_sync_panics_total",
+			Help: "Sync calls that panicked, by sync function (each is retried as a failed sync, after a growing back-off).",
+		}, []string{"function"}),
 		byRow: map[string]prometheus.Counter{},
 	}
-	reg.MustRegister(m.workingPods, m.restartedPods, m.orphanedRuntime, m.workerDuration, m.transitions, m.rejections)
+	reg.MustRegister(m.workingPods, m.restartedPods, m.orphanedRuntime, m.workerDuration, m.transitions, m.rejections, m.syncPanics)
 	return m
 }
 
@@ -101,6 +106,12 @@ func (m *metrics) restarted(static bool) {
 func (m *metrics) orphanedRuntimePod() {
 	if m != nil {
 		m.orphanedRuntime.Inc()
+	}
+}
+
+func (m *metrics) syncPanicked(f fsm.InFlight) {
+	if m != nil {
+		m.syncPanics.WithLabelValues(f.String()).Inc()
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 
 func TestMetrics(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	e := newEnv(t, Options{Registerer: reg})
+	e := start(t, Options{Registerer: reg})
 	a, b := newPod("a", "web", false), newPod("b", "db", true)
 	e.update(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: a, StartTime: e.clock.Now()})
 	e.update(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: b})

@@ -120,8 +120,8 @@ func TestWorkingPodsByConfig(t *testing.T) {
 // kubelet's intervals.
 func TestDefaults(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
-	rec := newRecorder()
-	w := New(rec, Options{})
+	syncer := newFakeSyncer()
+	w := New(syncer, Options{})
 	defer func() {
 		w.Stop()
 		goleak.VerifyNone(t, ignore)
@@ -133,7 +133,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.waitIdle()
-	if got := rec.fns("a"); len(got) != 1 || got[0] != "SyncPod" {
+	if got := syncer.fns("a"); len(got) != 1 || got[0] != "SyncPod" {
 		t.Fatalf("calls %v", got)
 	}
 }

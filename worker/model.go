@@ -22,7 +22,7 @@ func NewCore(opts Options) *Core {
 	m := newMetrics(opts.Registerer)
 	return &Core{
 		machine: fsm.New(observers(m, opts.Observer)), metrics: m,
-		pods: map[types.UID]*podData{}, loops: map[types.UID]int{}, clock: opts.Clock, cache: opts.StatusCache,
+		pods: map[types.UID]*podData{}, unendedLoops: map[types.UID]int{}, clock: opts.Clock, cache: opts.StatusCache,
 		resync: opts.ResyncInterval, backoff: opts.BackOffPeriod, log: opts.Logger,
 	}
 }
@@ -52,7 +52,7 @@ func (c *Core) Clone() *Core {
 	cp := *c
 	cp.effects = slices.Clone(c.effects)
 	cp.machine = c.machine.Clone()
-	cp.loops = maps.Clone(c.loops)
+	cp.unendedLoops = maps.Clone(c.unendedLoops)
 	cp.pods = make(map[types.UID]*podData, len(c.pods))
 	for uid, pd := range c.pods {
 		x := *pd

@@ -79,7 +79,7 @@ func TestQueriesForUnknownUIDs(t *testing.T) {
 
 // TestQueriesByState: the query answers for a known UID in each phase.
 func TestQueriesByState(t *testing.T) {
-	type setup func(e *tenv) (release func())
+	type setup func(e *env) (release func())
 	none := func() {}
 	cases := []struct {
 		name  string
@@ -87,17 +87,17 @@ func TestQueriesByState(t *testing.T) {
 		setup setup
 		want  answers
 	}{
-		{"waiting static pod", "b", func(e *tenv) func() {
+		{"waiting static pod", "b", func(e *env) func() {
 			e.update(createOp(newPod("a", "etcd", true)))
 			e.update(createOp(newPod("b", "etcd", true)))
 			e.wantState("b", fsm.Waiting)
 			return none
 		}, answers{couldRun: true}},
-		{"running", "a", func(e *tenv) func() {
+		{"running", "a", func(e *env) func() {
 			e.update(createOp(newPod("a", "web", false)))
 			return none
 		}, answers{couldRun: true}},
-		{"termination requested while SyncPod runs", "a", func(e *tenv) func() {
+		{"termination requested while SyncPod runs", "a", func(e *env) func() {
 			g := e.hold("a", "SyncPod", outcome{})
 			e.send(createOp(newPod("a", "web", false)))
 			g.wait()
@@ -105,7 +105,7 @@ func TestQueriesByState(t *testing.T) {
 			e.wantState("a", fsm.TerminationRequested)
 			return g.release
 		}, answers{couldRun: true, terminationRequested: true}},
-		{"terminating", "a", func(e *tenv) func() {
+		{"terminating", "a", func(e *env) func() {
 			pod := newPod("a", "web", false)
 			e.update(createOp(pod))
 			g := e.hold("a", "SyncTerminatingPod", outcome{})
@@ -113,7 +113,7 @@ func TestQueriesByState(t *testing.T) {
 			g.wait()
 			return g.release
 		}, answers{couldRun: true, terminationRequested: true, containersTerminating: true}},
-		{"terminating after an eviction", "a", func(e *tenv) func() {
+		{"terminating after an eviction", "a", func(e *env) func() {
 			pod := newPod("a", "web", false)
 			e.update(createOp(pod))
 			g := e.hold("a", "SyncTerminatingPod", outcome{})
@@ -121,13 +121,13 @@ func TestQueriesByState(t *testing.T) {
 			g.wait()
 			return g.release
 		}, answers{couldRun: true, terminationRequested: true, containersTerminating: true, contentRemoved: true}},
-		{"terminating runtime-only pod", "r", func(e *tenv) func() {
+		{"terminating runtime-only pod", "r", func(e *env) func() {
 			g := e.hold("r", "SyncTerminatingRuntimePod", outcome{})
 			e.send(runtimeKillOp("r", "ghost", nil))
 			g.wait()
 			return g.release
 		}, answers{couldRun: true, terminationRequested: true, containersTerminating: true}},
-		{"terminated", "a", func(e *tenv) func() {
+		{"terminated", "a", func(e *env) func() {
 			pod := newPod("a", "web", false)
 			e.update(createOp(pod))
 			g := e.hold("a", "SyncTerminatedPod", outcome{})
@@ -135,7 +135,7 @@ func TestQueriesByState(t *testing.T) {
 			g.wait()
 			return g.release
 		}, answers{knownTerminated: true, terminationRequested: true, containersTerminating: true, runtimeRemoved: true}},
-		{"terminated after a deletion", "a", func(e *tenv) func() {
+		{"terminated after a deletion", "a", func(e *env) func() {
 			pod := newPod("a", "web", false)
 			e.update(createOp(pod))
 			g := e.hold("a", "SyncTerminatedPod", outcome{})
@@ -143,20 +143,20 @@ func TestQueriesByState(t *testing.T) {
 			g.wait()
 			return g.release
 		}, answers{knownTerminated: true, terminationRequested: true, containersTerminating: true, runtimeRemoved: true, contentRemoved: true}},
-		{"finished", "a", func(e *tenv) func() {
+		{"finished", "a", func(e *env) func() {
 			pod := newPod("a", "web", false)
 			e.update(createOp(pod))
 			e.update(killOp(pod, nil))
 			return none
 		}, answers{knownTerminated: true, finished: true, terminationRequested: true, containersTerminating: true, runtimeRemoved: true}},
-		{"finished static pod that never started", "b", func(e *tenv) func() {
+		{"finished static pod that never started", "b", func(e *env) func() {
 			e.update(createOp(newPod("a", "etcd", true)))
 			b := newPod("b", "etcd", true)
 			e.update(createOp(b))
 			e.update(killOp(b, nil))
 			return none
 		}, answers{knownTerminated: true, finished: true, terminationRequested: true, containersTerminating: true, runtimeRemoved: true}},
-		{"first seen terminal", "a", func(e *tenv) func() {
+		{"first seen terminal", "a", func(e *env) func() {
 			cache := e.w.core.cache.(*fakeCache)
 			cache.set("a", exitedStatus("a"))
 			g := e.hold("a", "SyncTerminatedPod", outcome{})

@@ -23,7 +23,7 @@ import (
 //   - within an incarnation the grace periods passed to SyncTerminatingPod
 //     never grow and are never below 1;
 //   - every ended incarnation called the sync functions in the reference's
-//     order (1.9), and calls for one UID never overlapped (the probe);
+//     order (1.9), and calls for one UID never overlapped (the fake syncer);
 //   - two static pods with one full name never run at once and start in
 //     the order they began waiting (3.5).
 func TestRandomOperationsKeepInvariants(t *testing.T) {
@@ -40,7 +40,7 @@ func randomRun(t *testing.T, seed uint64, steps int) {
 	inc := &incarnations{static: []types.UID{"s1", "s2"}, bounds: map[types.UID][]int{},
 		state: map[types.UID]fsm.State{}, started: map[types.UID]bool{}, staticRec: map[types.UID]bool{}, waitingAt: map[types.UID]int{}}
 	e := start(t, Options{StatusCache: cache, Observer: inc})
-	inc.p = e.p
+	inc.syncer = e.syncer
 	uids := []types.UID{"s1", "s2", "n1", "n2"}
 	pods := map[types.UID]*v1.Pod{
 		"s1": newPod("s1", "etcd", true), "s2": newPod("s2", "etcd", true), // one full name
@@ -127,7 +127,7 @@ func randomRun(t *testing.T, seed uint64, steps int) {
 		func() string {
 			// Inputs, SyncKnownPods and timers while a call of u is in flight.
 			u := pick()
-			pz := e.p.pauseNext(u)
+			pz := e.syncer.pauseNext(u)
 			o, d := input()
 			_ = e.w.UpdatePod(o)
 			idle := make(chan struct{})
@@ -135,7 +135,7 @@ func randomRun(t *testing.T, seed uint64, steps int) {
 			select {
 			case <-pz.entered:
 			case <-idle: // no call began, and none can until the next input
-				e.p.unpause(u)
+				e.syncer.unpause(u)
 				return d + " (no call of " + string(u) + " to pause)"
 			}
 			did := []string{d}
@@ -200,15 +200,15 @@ func randomRun(t *testing.T, seed uint64, steps int) {
 			fn := []string{"SyncPod", "SyncTerminatingPod", "SyncTerminatedPod", "SyncTerminatingRuntimePod"}[rng.IntN(4)]
 			switch rng.IntN(3) {
 			case 0:
-				e.p.panicNext(u, fn, 1)
+				e.syncer.panicNext(u, fn, 1)
 				return fmt.Sprintf("next %s of %s panics", fn, u)
 			case 1:
 				if fn == "SyncPod" {
-					e.rec.script(u, fn, outcome{terminal: true})
+					e.syncer.script(u, fn, outcome{terminal: true})
 					return fmt.Sprintf("next SyncPod of %s is terminal", u)
 				}
 			}
-			e.rec.script(u, fn, outcome{err: errSync})
+			e.syncer.script(u, fn, outcome{err: errSync})
 			return fmt.Sprintf("next %s of %s fails", fn, u)
 		},
 		func() string {
@@ -245,7 +245,7 @@ func randomRun(t *testing.T, seed uint64, steps int) {
 					fail("pod %s (%s): inconsistent answers %+v", u, state, a)
 				}
 			}
-			calls := e.p.calls(u)
+			calls := e.syncer.calls(u)
 			bounds := inc.of(u)
 			for i, b := range bounds {
 				end := len(calls)
@@ -304,14 +304,14 @@ func randomRun(t *testing.T, seed uint64, steps int) {
 
 // incarnations is an fsm.Observer that splits each UID's calls into
 // incarnations: when a transition creates a record, it notes how many calls
-// the probe saw for the UID (no call of a UID is in flight then).
+// the fake syncer saw for the UID (no call of a UID is in flight then).
 //
 // It also checks the static-pod rules (reference 3.5) for the UIDs in
 // static, which share one full name, from the transitions alone: a static
 // pod starts only when no other of them is started and unfinished, and not
 // before another that has been waiting longer.
 type incarnations struct {
-	p      *probe
+	syncer *fakeSyncer
 	static []types.UID
 
 	mu         sync.Mutex
@@ -327,7 +327,7 @@ type incarnations struct {
 func (o *incarnations) Transition(t fsm.Transition) {
 	n := -1
 	if t.From == fsm.Absent && t.To.HasRecord() {
-		n = len(o.p.calls(t.Pod))
+		n = len(o.syncer.calls(t.Pod))
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -395,6 +395,9 @@ type coreHarness struct {
 	// runtime-only kill read its grace facts.
 	lastPod map[types.UID]*v1.Pod
 	exited  map[types.UID]bool // the status cache shows nothing running
+	// panics counts each live record's consecutive sync calls that
+	// panicked (the Core's back-off grows with it).
+	panics map[types.UID]int
 
 	// The shell the test plays.
 	loop  map[types.UID]bool
@@ -443,6 +446,7 @@ func newCoreHarness(t *rapid.T, rows map[string]int) *coreHarness {
 		waiting: map[string][]types.UID{},
 		lastPod: map[types.UID]*v1.Pod{},
 		exited:  map[types.UID]bool{},
+		panics:  map[types.UID]int{},
 		loop:    map[types.UID]bool{},
 		timer:   map[types.UID]time.Time{},
 		work:    map[types.UID]Work{},
@@ -682,8 +686,11 @@ func (h *coreHarness) checkEffects(in coreInput, fired map[types.UID]fsm.Transit
 			case tr.Effects.Has(fsm.Resync):
 				d = rapidResync
 			case tr.Effects.Has(fsm.Backoff):
-				d = rapidBackoff
+				d = h.backOff(uid)
 			}
+		}
+		if ends {
+			delete(h.panics, uid) // the Core forgets the record's data
 		}
 		got, armed := eff.armed[uid]
 		switch {
@@ -707,6 +714,16 @@ func (h *coreHarness) checkEffects(in coreInput, fired map[types.UID]fsm.Transit
 			}
 		}
 	}
+}
+
+// backOff is the delay a Backoff row must arm for uid: BackOffPeriod,
+// doubled for each consecutive panic after the first, up to 5 minutes.
+func (h *coreHarness) backOff(uid types.UID) time.Duration {
+	d := rapidBackoff
+	for range h.panics[uid] - 1 {
+		d = min(2*d, 5*time.Minute)
+	}
+	return d
 }
 
 // checkState checks the facts that hold after every input.
@@ -1071,7 +1088,7 @@ func (h *coreHarness) actWorker(t *rapid.T, next bool) {
 		uid := rapid.SampledFrom(dones).Draw(t, "done")
 		w := h.work[uid]
 		terminal := rapid.Bool().Draw(t, "terminal")
-		outcomes := []string{"success", "error"}
+		outcomes := []string{"success", "error", "panic"}
 		if w.Ctx.Err() != nil {
 			outcomes = append(outcomes, "context")
 		}
@@ -1079,6 +1096,8 @@ func (h *coreHarness) actWorker(t *rapid.T, next bool) {
 		switch rapid.SampledFrom(outcomes).Draw(t, "outcome") {
 		case "error":
 			err = errRapidSync
+		case "panic":
+			err = &PanicError{Func: w.Func, Value: "rapid: injected panic"}
 		case "context":
 			err = w.Ctx.Err()
 		}
@@ -1164,6 +1183,11 @@ func (h *coreHarness) doneWork(uid types.UID, terminal bool, err error) {
 		want = ev[1]
 	case terminal && w.Func == fsm.InFlightSyncPod:
 		want = fsm.SyncPodTerminal
+	}
+	if errors.As(err, new(*PanicError)) {
+		h.panics[uid]++
+	} else {
+		delete(h.panics, uid)
 	}
 	h.run(coreInput{
 		desc: fmt.Sprintf("Done(%s %s terminal %v err %v)", uid, w.Func, terminal, err),
@@ -1327,8 +1351,8 @@ func (h *coreHarness) windDown() {
 			h.t.Fatalf("channel %d of %s (handed over in step %d) was never closed", c.id, c.uid, c.handed)
 		}
 	}
-	if len(h.core.pods) != 0 || len(h.core.loops) != 0 {
-		h.t.Fatalf("every record is gone, but the Core keeps data for %v and loops for %v", slices.Collect(maps.Keys(h.core.pods)), h.core.loops)
+	if len(h.core.pods) != 0 || len(h.core.unendedLoops) != 0 {
+		h.t.Fatalf("every record is gone, but the Core keeps data for %v and loops for %v", slices.Collect(maps.Keys(h.core.pods)), h.core.unendedLoops)
 	}
 }
 

@@ -124,7 +124,7 @@ func firstSightCases() []rowCase {
 					t.Fatalf("SyncKnownPods: %+v", got)
 				}
 				e.advance(e.resync() * 3 / 2)
-				calls := e.p.calls("a")
+				calls := e.syncer.calls("a")
 				if len(calls) != 2 || calls[0].updateType != ty || calls[1].updateType != SyncPodSync {
 					t.Fatalf("calls %+v, want SyncPod(%s) then a resync SyncPod(sync)", calls, ty)
 				}
@@ -194,7 +194,7 @@ func firstSightCases() []rowCase {
 				"TerminatingRequeue", "TerminatingDequeueRetryRuntime", "TerminatingTerminatingDoneRuntime"},
 			run: func(t *testing.T, opts Options) {
 				e := start(t, opts)
-				e.rec.script("r", "SyncTerminatingRuntimePod", outcome{err: errSync})
+				e.syncer.script("r", "SyncTerminatingRuntimePod", outcome{err: errSync})
 				kpo, done := notify(nil)
 				e.update(runtimeKillOp("r", "ghost", kpo))
 				e.wantState("r", fsm.Terminating)
@@ -258,7 +258,7 @@ func waitingCases() []rowCase {
 			e.wantState("b", fsm.Waiting) // until its back-off timer fires
 			e.advance(e.backoff() * 3 / 2)
 			e.wantState("b", fsm.Running)
-			calls := e.p.calls("b")
+			calls := e.syncer.calls("b")
 			if len(calls) != 1 || calls[0].updateType != SyncPodCreate || calls[0].version != "3" {
 				t.Fatalf("b's calls %+v, want one SyncPod of the latest create", calls)
 			}
@@ -382,7 +382,7 @@ func runningCases() []rowCase {
 			rows: []string{"RunningSyncPodFailed", "RunningRequeue", "RunningDequeueSync", "RunningSyncPodDone"},
 			run: func(t *testing.T, opts Options) {
 				e := start(t, opts)
-				e.rec.script("a", "SyncPod", outcome{err: errSync})
+				e.syncer.script("a", "SyncPod", outcome{err: errSync})
 				e.update(createOp(newPod("a", "web", false)))
 				e.advance(e.backoff() * 3 / 2)
 				e.wantFns("a", "SyncPod", "SyncPod")
@@ -394,7 +394,7 @@ func runningCases() []rowCase {
 			rows: []string{"RunningSyncPodTerminal", "TerminatingDequeueRetry", "TerminatingTerminatingDone"},
 			run: func(t *testing.T, opts Options) {
 				e := start(t, opts)
-				e.rec.script("a", "SyncPod", outcome{terminal: true})
+				e.syncer.script("a", "SyncPod", outcome{terminal: true})
 				e.update(createOp(newPod("a", "web", false)))
 				e.wantState("a", fsm.Finished)
 				e.wantFns("a", "SyncPod", "SyncTerminatingPod", "SyncTerminatedPod")
@@ -461,7 +461,7 @@ func terminationRequestedCases() []rowCase {
 				e.w.SyncKnownPods(nil)
 				e.wantState("a", fsm.TerminationRequested)
 				wantOpen(t, done, "kill before the pod terminated")
-				if n := e.p.begun("a"); n != 2 {
+				if n := e.syncer.begun("a"); n != 2 {
 					t.Fatalf("%d calls while SyncPod runs, want 2", n)
 				}
 				g.release()
@@ -496,7 +496,7 @@ func terminationRequestedCases() []rowCase {
 				})
 				e.settle() // g is never released: the cancellation ends SyncPod
 				e.wantFns("a", "SyncPod", "SyncTerminatingPod", "SyncTerminatedPod")
-				if c := e.p.calls("a")[0]; !errors.Is(c.err, context.Canceled) || !c.ctxDone {
+				if c := e.syncer.calls("a")[0]; !errors.Is(c.err, context.Canceled) || !c.ctxDone {
 					t.Fatalf("SyncPod returned %v (ctx done %v), want a cancellation", c.err, c.ctxDone)
 				}
 				e.wantGraces("a", 5)
@@ -550,14 +550,14 @@ func terminatingCases() []rowCase {
 			run: func(t *testing.T, opts Options) {
 				e := start(t, opts)
 				pod := newPod("a", "web", false)
-				e.rec.script("a", "SyncPod", outcome{terminal: true})
+				e.syncer.script("a", "SyncPod", outcome{terminal: true})
 				g := e.hold("a", "SyncTerminatingPod", outcome{})
 				e.send(createOp(pod))
 				g.wait() // SyncPod reported terminal: no grace period yet
 				e.send(k.op(pod, 20))
 				e.send(k.op(pod, 25))
 				e.wantState("a", fsm.Terminating)
-				if n := e.p.begun("a"); n != 2 {
+				if n := e.syncer.begun("a"); n != 2 {
 					t.Fatalf("%d calls before the shorter grace period, want 2", n)
 				}
 				e.send(k.op(pod, 10))
@@ -645,7 +645,7 @@ func terminatedCases() []rowCase {
 		run: func(t *testing.T, opts Options) {
 			e := start(t, opts)
 			pod := newPod("a", "web", false)
-			e.rec.script("a", "SyncTerminatedPod", outcome{err: errSync})
+			e.syncer.script("a", "SyncTerminatedPod", outcome{err: errSync})
 			e.update(killOp(pod, nil))
 			e.wantState("a", fsm.Terminated)
 			e.advance(e.backoff() * 3 / 2)

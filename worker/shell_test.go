@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ import (
 //   - no hang: Stop returns (also a second time); after Stop every pending
 //     KillPod returns (ErrStopped, or nil if its kill was released), a new
 //     KillPod or UpdatePod returns ErrStopped at once, and no goroutine of
-//     the engine remains (goleak, and w.loops is 0).
+//     the engine remains (goleak, and w.runningLoops is 0).
 //
 // A hang shows up as the test binary's -timeout panic, with the stack of
 // every goroutine.
@@ -271,7 +272,7 @@ func (h *shellHarness) quiesce() {
 				live++
 			}
 		}
-		return h.w.loops == live
+		return h.w.runningLoops == live
 	})
 }
 
@@ -493,7 +494,7 @@ func (h *shellHarness) stop() {
 	h.w.Stop() // a hang here fails the test at -timeout
 	h.w.mu.Lock()
 	h.stopped = true
-	loops := h.w.loops
+	loops := h.w.runningLoops
 	h.w.mu.Unlock()
 	if loops != 0 {
 		h.t.Fatalf("Stop returned with %d worker loops running", loops)
@@ -605,7 +606,7 @@ func TestStopAfterCreate(t *testing.T) {
 				}
 				w.Stop()
 				w.mu.Lock()
-				loops := w.loops
+				loops := w.runningLoops
 				w.mu.Unlock()
 				if loops != 0 || !isClosed(w.done) || s.active.Load() != 0 {
 					t.Fatalf("iteration %d: after Stop, %d loops run, timer goroutine ended %v, %d sync calls in progress", i, loops, isClosed(w.done), s.active.Load())
@@ -691,11 +692,94 @@ func TestKillPodReturnsAfterStop(t *testing.T) {
 			if err := e.w.KillPod(ctx, pod, false, nil, nil); !errors.Is(err, ErrStopped) {
 				t.Fatalf("KillPod after Stop returned %v, want ErrStopped", err)
 			}
-			if c := e.p.calls("a"); len(c) == 0 || !errors.Is(c[len(c)-1].err, context.Canceled) {
+			if c := e.syncer.calls("a"); len(c) == 0 || !errors.Is(c[len(c)-1].err, context.Canceled) {
 				t.Fatalf("the blocked SyncTerminatingPod returned %+v, want its context cancelled", c)
 			}
 		})
 	}
+}
+
+// TestKillPodRunsTheLoopInline: a KillPod whose context cannot end and
+// whose kill starts the pod's worker loop runs the terminating sync on its
+// caller's goroutine (documented on KillPod), and hands the cleanup to a
+// goroutine of the engine; with a context that can end, or when the pod's
+// loop already runs, a goroutine of the engine runs the terminating sync.
+func TestKillPodRunsTheLoopInline(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		cancellable bool
+		busy        bool // a SyncPod of the pod runs when the kill comes
+		inline      bool
+	}{
+		{"background context, idle pod", false, false, true},
+		{"cancellable context, idle pod", true, false, false},
+		{"background context, busy pod", false, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := start(t, Options{})
+			pod := newPod("a", "web", false)
+			var syncing *gate
+			if c.busy {
+				syncing = e.hold("a", "SyncPod", outcome{})
+				e.send(createOp(pod))
+				syncing.wait()
+			} else {
+				e.update(createOp(pod))
+			}
+			ctx := context.Background()
+			if c.cancellable {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				defer cancel()
+			}
+			terminating := e.syncer.pauseNext("a")
+			resumeTerminating := sync.OnceFunc(func() { close(terminating.resume) })
+			defer resumeTerminating() // a failed check must not leave Stop waiting for the call
+			res := make(chan error, 1)
+			go func() { res <- e.w.KillPod(ctx, pod, false, nil, nil) }()
+			<-terminating.entered // a busy pod's SyncPod returned: the kill cancelled it
+			stack := stackOf(t, "(*fakeSyncer).SyncTerminatingPod(")
+			if onCaller := strings.Contains(stack, "(*PodWorkers).KillPod("); onCaller != c.inline {
+				t.Fatalf("SyncTerminatingPod ran on the KillPod caller's goroutine: %v, want %v:\n%s", onCaller, c.inline, stack)
+			}
+			cleanup := e.syncer.pauseNext("a")
+			resumeCleanup := sync.OnceFunc(func() { close(cleanup.resume) })
+			defer resumeCleanup()
+			resumeTerminating()
+			<-cleanup.entered
+			if stack := stackOf(t, "(*fakeSyncer).SyncTerminatedPod("); strings.Contains(stack, "(*PodWorkers).KillPod(") {
+				t.Fatalf("the cleanup ran on the KillPod caller's goroutine:\n%s", stack)
+			}
+			resumeCleanup()
+			if err := <-res; err != nil {
+				t.Fatalf("KillPod: %v", err)
+			}
+			e.settle()
+			e.wantState("a", fsm.Finished)
+			e.wantFns("a", "SyncPod", "SyncTerminatingPod", "SyncTerminatedPod")
+		})
+	}
+}
+
+// stackOf returns the stack of the goroutine whose stack shows frame.
+func stackOf(t *testing.T, frame string) string {
+	t.Helper()
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	for g := range strings.SplitSeq(string(buf), "\n\n") {
+		if strings.Contains(g, frame) {
+			return g
+		}
+	}
+	t.Fatalf("no goroutine shows %s", frame)
+	return ""
 }
 
 // TestStopWhileAKillIsReleased: the kill's terminating sync ignores its
@@ -705,7 +789,7 @@ func TestKillPodReturnsAfterStop(t *testing.T) {
 func TestStopWhileAKillIsReleased(t *testing.T) {
 	e := start(t, Options{})
 	pod := newPod("a", "web", false)
-	pz := e.p.pauseNext("a") // the call ignores its context until resumed
+	pz := e.syncer.pauseNext("a") // the call ignores its context until resumed
 	res := make(chan error, 1)
 	go func() { res <- e.w.KillPod(context.Background(), pod, false, nil, nil) }()
 	<-pz.entered

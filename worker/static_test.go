@@ -55,7 +55,7 @@ func TestStaticPodWaitsForHolderToFinish(t *testing.T) {
 	a, b := newPod("a", "etcd", true), newPod("b", "etcd", true)
 	e.update(createOp(a))
 	e.update(createOp(b))
-	e.rec.script("a", "SyncTerminatedPod", outcome{err: errSync})
+	e.syncer.script("a", "SyncTerminatedPod", outcome{err: errSync})
 	e.update(killOp(a, nil))
 	e.wantState("a", fsm.Terminated)
 	e.advance(e.backoff() * 3 / 2)
@@ -65,7 +65,7 @@ func TestStaticPodWaitsForHolderToFinish(t *testing.T) {
 	e.advance(e.backoff() * 3 / 2)
 	e.wantState("b", fsm.Running)
 	e.wantFns("b", "SyncPod")
-	order := e.p.seenOrder()
+	order := e.syncer.seenOrder()
 	lastA := -1
 	for i, ev := range order {
 		if ev == "end a/SyncTerminatedPod" {
@@ -230,7 +230,7 @@ func TestStaticPodRestartWithSameUID(t *testing.T) {
 func TestRuntimeFirstStaticPodHoldsNoSlot(t *testing.T) {
 	e := start(t, Options{})
 	old, next := newPod("old", "etcd", true), newPod("new", "etcd", true)
-	e.rec.script("old", "SyncTerminatingRuntimePod", outcome{err: errSync})
+	e.syncer.script("old", "SyncTerminatingRuntimePod", outcome{err: errSync})
 	e.update(runtimeKillOp("old", "etcd", nil))
 	e.wantState("old", fsm.Terminating)
 	g := e.hold("old", "SyncTerminatingPod", outcome{})
@@ -239,7 +239,7 @@ func TestRuntimeFirstStaticPodHoldsNoSlot(t *testing.T) {
 	if r, _ := e.w.core.machine.Get("old"); r.Vars.Static || !r.Vars.HasConfig || !r.Vars.Started {
 		t.Fatalf("record %+v, want a started non-static record with config", r.Vars)
 	}
-	started := e.p.entered("new", "SyncPod")
+	started := e.syncer.entered("new", "SyncPod")
 	e.send(createOp(next))
 	<-started // SyncPod of "new" runs while "old" still terminates
 	e.wantState("new", fsm.Running)

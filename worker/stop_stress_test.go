@@ -178,7 +178,7 @@ func stressStopOnce(t *testing.T, rng *rand.Rand, run int) {
 		t.Errorf("run %d: %v", run, err)
 	}
 	w.mu.Lock()
-	loops := w.loops
+	loops := w.runningLoops
 	w.mu.Unlock()
 	if loops != 0 || !isClosed(w.done) || s.active.Load() != 0 {
 		t.Fatalf("run %d: after Stop, %d loops run, timer goroutine ended %v, %d sync calls in progress", run, loops, isClosed(w.done), s.active.Load())

@@ -23,7 +23,7 @@ func TestSyncFailureLogNamesPod(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			sink := &logSink{}
 			e := start(t, Options{Logger: slog.New(sink)})
-			e.rec.script(types.UID(tt.uid), tt.fn, outcome{err: errSync})
+			e.syncer.script(types.UID(tt.uid), tt.fn, outcome{err: errSync})
 			e.update(tt.op)
 			if sink.count("sync failed") != 1 || sink.count(tt.want) != 1 {
 				t.Fatalf("want one sync failure logged with %q, got %v", tt.want, sink.all())

@@ -77,7 +77,7 @@ func TestOrphanTerminatingIsRequeued(t *testing.T) {
 	e := start(t, Options{})
 	pod := newPod("a", "web", false)
 	e.update(createOp(pod))
-	e.rec.script("a", "SyncTerminatingPod", outcome{err: errSync}, outcome{err: errSync})
+	e.syncer.script("a", "SyncTerminatingPod", outcome{err: errSync}, outcome{err: errSync})
 	e.update(killOp(pod, nil))
 	e.wantFns("a", "SyncPod", "SyncTerminatingPod")
 	e.w.SyncKnownPods([]*v1.Pod{pod}) // desired: left to its back-off
@@ -117,7 +117,7 @@ func TestUIDReuse(t *testing.T) {
 	e.wantState("a", fsm.Absent)
 	e.update(createOp(withVersion(pod, "3")))
 	e.wantState("a", fsm.Running)
-	calls := e.p.calls("a")
+	calls := e.syncer.calls("a")
 	if last := calls[len(calls)-1]; last.fn != "SyncPod" || last.updateType != SyncPodCreate || last.version != "3" {
 		t.Fatalf("new incarnation's call %+v, want SyncPod(create) of version 3", last)
 	}
@@ -211,7 +211,7 @@ func TestRuntimeKillOfKnownPod(t *testing.T) {
 	e.wantState("a", fsm.Finished)
 	e.wantFns("a", "SyncPod", "SyncTerminatingPod", "SyncTerminatedPod")
 	e.wantGraces("a", 1)
-	if c := e.p.calls("a")[1]; c.version != "7" {
+	if c := e.syncer.calls("a")[1]; c.version != "7" {
 		t.Fatalf("SyncTerminatingPod got pod version %q, want the known pod", c.version)
 	}
 	if !e.w.ShouldPodContentBeRemoved("a") {
@@ -262,7 +262,7 @@ func TestRuntimeOnlyPodGetsConfig(t *testing.T) {
 // until SyncKnownPods (it is no longer runtime-only).
 func TestRuntimeOnlyPodConfigArrivesWhileTerminating(t *testing.T) {
 	e := start(t, Options{})
-	e.rec.script("r", "SyncTerminatingRuntimePod", outcome{err: errSync})
+	e.syncer.script("r", "SyncTerminatingRuntimePod", outcome{err: errSync})
 	e.update(runtimeKillOp("r", "ghost", nil))
 	e.wantState("r", fsm.Terminating)
 	e.update(updateOp(newPod("r", "ghost", false)))

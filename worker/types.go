@@ -106,6 +106,25 @@ type PodSyncer interface {
 	SyncTerminatedPod(ctx context.Context, pod *v1.Pod, status *PodStatus) error
 }
 
+// EventRecorder records an event about a pod, Eventf style.
+type EventRecorder interface {
+	Eventf(pod *v1.Pod, eventType, reason, messageFmt string, args ...any)
+}
+
+// SyncPanicReason is the reason of the Warning event recorded on a pod whose
+// sync function panicked.
+const SyncPanicReason = "SyncPanic"
+
+// PanicError is the error of a sync call that panicked. A shell hands it to
+// Core.Done as the call's error: the Core counts the panic and backs off
+// longer after each consecutive panic of the pod.
+type PanicError struct {
+	Func  fsm.InFlight
+	Value any // what the sync function panicked with
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("%s panicked: %v", e.Func, e.Value) }
+
 // StatusCache supplies the runtime status the worker hands to the syncer.
 type StatusCache interface {
 	Get(uid types.UID) (*PodStatus, error)
@@ -120,6 +139,7 @@ type Options struct {
 	Registerer     prometheus.Registerer // nil: no metrics
 	Observer       fsm.Observer          // nil: no trace; receives every transition
 	Logger         *slog.Logger          // nil: no logs
+	Recorder       EventRecorder         // nil: no events; a SyncPanic event when a sync function panics
 }
 
 // PodWorkerState is the phase a pod's worker is in.

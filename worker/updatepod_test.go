@@ -70,7 +70,7 @@ func TestCoalescingLatestUpdateWins(t *testing.T) {
 	}
 	g.release()
 	e.settle()
-	calls := e.p.calls("a")
+	calls := e.syncer.calls("a")
 	if len(calls) != 3 {
 		t.Fatalf("calls %+v, want 3 SyncPods", calls)
 	}
@@ -119,10 +119,10 @@ func TestKillNeverLost(t *testing.T) {
 	wantClosed(t, done, "kill")
 	e.wantState("a", fsm.Finished)
 	e.wantFns("a", "SyncPod", "SyncTerminatingPod", "SyncTerminatedPod")
-	if c := e.p.calls("a")[0]; !errors.Is(c.err, context.Canceled) || !c.ctxDone {
+	if c := e.syncer.calls("a")[0]; !errors.Is(c.err, context.Canceled) || !c.ctxDone {
 		t.Fatalf("SyncPod returned %v (ctx done %v), want its context cancelled", c.err, c.ctxDone)
 	}
-	if c := e.p.calls("a")[1]; c.ctxDone {
+	if c := e.syncer.calls("a")[1]; c.ctxDone {
 		t.Fatal("SyncTerminatingPod got the cancelled context")
 	}
 }
@@ -135,7 +135,7 @@ func TestKillsDuringTerminationAreKept(t *testing.T) {
 	e := start(t, Options{})
 	pod := newPod("a", "web", false)
 	e.update(createOp(pod))
-	e.rec.script("a", "SyncTerminatingPod", outcome{err: errSync})
+	e.syncer.script("a", "SyncTerminatingPod", outcome{err: errSync})
 	first, firstDone := notify(nil)
 	first.PodStatusFunc = statusReason("Preempted")
 	e.update(killOp(pod, first))
@@ -147,7 +147,7 @@ func TestKillsDuringTerminationAreKept(t *testing.T) {
 	e.settle()
 	wantClosed(t, firstDone, "first kill")
 	wantClosed(t, secondDone, "second kill")
-	calls := e.p.calls("a")
+	calls := e.syncer.calls("a")
 	if len(calls) != 4 || calls[1].reason != "Preempted" || calls[2].reason != "Evicted" {
 		t.Fatalf("calls %+v, want the status function of each kill in turn", calls)
 	}
@@ -182,7 +182,7 @@ func TestTerminalPhase(t *testing.T) {
 func TestSyncPodReportsTerminal(t *testing.T) {
 	e := start(t, Options{})
 	pod := newPod("a", "web", false)
-	e.rec.script("a", "SyncPod", outcome{}, outcome{terminal: true})
+	e.syncer.script("a", "SyncPod", outcome{}, outcome{terminal: true})
 	e.update(createOp(pod))
 	e.wantState("a", fsm.Running)
 	e.update(syncOp(pod))
@@ -289,7 +289,7 @@ func TestMirrorPodRemembered(t *testing.T) {
 	mirror := newPod("m", "etcd", false)
 	e.update(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: pod, MirrorPod: mirror})
 	e.update(updateOp(pod))
-	for i, c := range e.p.calls("s") {
+	for i, c := range e.syncer.calls("s") {
 		if c.mirror != "etcd" {
 			t.Fatalf("call %d got mirror pod %q, want etcd", i, c.mirror)
 		}

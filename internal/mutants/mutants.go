@@ -134,7 +134,7 @@ var All = []Mutant{
 		Source: []Edit{{corePath, "c.emit(Effect{Kind: CloseChannel, UID: uid, Ch: ch})", "_ = ch"}},
 		TLA:    []Edit{{modelPath, `channels |-> IF ends \/ "CloseWaiters" \in s.eff THEN 0`, `channels |-> IF FALSE THEN 0`}}},
 	{Property: "NoLostWakeup", Config: "MCOnePod", What: "the core never starts a pod's worker loop",
-		Source: []Edit{{corePath, "c.emit(Effect{Kind: RunLoop, UID: uid})", "c.loops[uid]--"}},
+		Source: []Edit{{corePath, "c.emit(Effect{Kind: RunLoop, UID: uid})", "c.unendedLoops[uid]--"}},
 		TLA:    []Edit{{modelPath, `[loop     |-> loop[p] \/ (~ends /\ queued /\ r2.inFlight = "None"),`, `[loop     |-> loop[p],`}}},
 	{Property: "TimerOnlyWhileLive", Config: "MCOnePod", What: "the end of a record leaves its timer armed",
 		Source: []Edit{{corePath, "c.emit(Effect{Kind: StopTimer, UID: uid})", ""}},
