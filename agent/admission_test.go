@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/fsm"
 )
 
@@ -34,15 +35,15 @@ func TestAdmissionRejectsWhatDoesNotFit(t *testing.T) {
 			}
 		}
 	}
-	poll := func(cond func(pods map[types.UID]agent.PodInfo) bool) func(map[types.UID]agent.PodInfo) bool {
-		return func(pods map[types.UID]agent.PodInfo) bool {
+	poll := func(cond func(pods map[types.UID]api.PodInfo) bool) func(map[types.UID]api.PodInfo) bool {
+		return func(pods map[types.UID]api.PodInfo) bool {
 			lookForSandboxes()
 			return cond(pods)
 		}
 	}
 	h.writePod(big)
 	h.writePod(fat)
-	h.waitPods("big and fat rejected", poll(func(pods map[types.UID]agent.PodInfo) bool {
+	h.waitPods("big and fat rejected", poll(func(pods map[types.UID]api.PodInfo) bool {
 		return isRejected(pods[types.UID(big.uid)], "OutOfcpu") && isRejected(pods[types.UID(fat.uid)], "OutOfmemory")
 	}))
 	if msg := h.pod(big.uid).Message; !strings.Contains(msg, "cpu, requested: 3000, used: 0, capacity: 2000") {
@@ -53,9 +54,9 @@ func TestAdmissionRejectsWhatDoesNotFit(t *testing.T) {
 	}
 
 	h.writePod(fits)
-	h.waitPods("fits runs", poll(func(pods map[types.UID]agent.PodInfo) bool { return isRunning(pods[types.UID(fits.uid)]) }))
+	h.waitPods("fits runs", poll(func(pods map[types.UID]api.PodInfo) bool { return isRunning(pods[types.UID(fits.uid)]) }))
 	h.writePod(more)
-	h.waitPods("more rejected", poll(func(pods map[types.UID]agent.PodInfo) bool {
+	h.waitPods("more rejected", poll(func(pods map[types.UID]api.PodInfo) bool {
 		return isRejected(pods[types.UID(more.uid)], "OutOfcpu")
 	}))
 	if msg := h.pod(more.uid).Message; !strings.Contains(msg, "used: 1500") {
@@ -119,13 +120,13 @@ func TestAdmissionCountsTerminalPodUntilTerminated(t *testing.T) {
 		t.Fatalf("job: %+v, want phase Succeeded while the engine is terminating it", p)
 	}
 	h.writePod(next)
-	h.waitPods("next rejected while job still holds its CPU", func(pods map[types.UID]agent.PodInfo) bool {
+	h.waitPods("next rejected while job still holds its CPU", func(pods map[types.UID]api.PodInfo) bool {
 		return isRejected(pods[types.UID(next.uid)], "OutOfcpu")
 	})
 	if msg := h.pod(next.uid).Message; !strings.Contains(msg, "used: 600") {
 		t.Errorf("next's message does not count job: %q", msg)
 	}
-	h.waitPods("job finished", func(pods map[types.UID]agent.PodInfo) bool {
+	h.waitPods("job finished", func(pods map[types.UID]api.PodInfo) bool {
 		return pods[types.UID(job.uid)].Lifecycle == "Finished"
 	})
 	if !h.nothingRuns(job.uid) {
@@ -140,6 +141,6 @@ func TestAdmissionCountsTerminalPodUntilTerminated(t *testing.T) {
 }
 
 // isRejected reports whether p was refused by admission for reason.
-func isRejected(p agent.PodInfo, reason string) bool {
+func isRejected(p api.PodInfo, reason string) bool {
 	return p.Config == "rejected" && p.Phase == v1.PodFailed && p.Reason == reason
 }

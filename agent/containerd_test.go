@@ -48,6 +48,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/critest"
 	"github.com/podlife/podlife/fsm"
@@ -416,19 +417,19 @@ func (a *ctrdAgent) removePod(p ctrdPod) time.Time {
 }
 
 // pod is the agent's view of uid.
-func (a *ctrdAgent) pod(uid string) (agent.PodInfo, bool) {
+func (a *ctrdAgent) pod(uid string) (api.PodInfo, bool) {
 	for _, p := range a.Pods() {
 		if p.UID == types.UID(uid) {
 			return p, true
 		}
 	}
-	return agent.PodInfo{}, false
+	return api.PodInfo{}, false
 }
 
 // waitPod waits until the agent's view of uid satisfies cond.
-func (a *ctrdAgent) waitPod(uid, what string, cond func(agent.PodInfo) bool) agent.PodInfo {
+func (a *ctrdAgent) waitPod(uid, what string, cond func(api.PodInfo) bool) api.PodInfo {
 	a.t.Helper()
-	var p agent.PodInfo
+	var p api.PodInfo
 	ctrdEventually(a.t, what, func() (bool, string) {
 		var ok bool
 		p, ok = a.pod(uid)
@@ -442,9 +443,9 @@ func (a *ctrdAgent) waitPod(uid, what string, cond func(agent.PodInfo) bool) age
 
 // waitRunning waits until the agent reports uid running with every one of
 // its containers.
-func (a *ctrdAgent) waitRunning(uid string, containers int) agent.PodInfo {
+func (a *ctrdAgent) waitRunning(uid string, containers int) api.PodInfo {
 	a.t.Helper()
-	return a.waitPod(uid, "pod "+uid+" runs", func(p agent.PodInfo) bool {
+	return a.waitPod(uid, "pod "+uid+" runs", func(p api.PodInfo) bool {
 		if p.Lifecycle != "Running" || p.Phase != v1.PodRunning || len(p.Containers) != containers {
 			return false
 		}
@@ -485,14 +486,14 @@ func (a *ctrdAgent) counter(name string) float64 {
 	return total
 }
 
-func ctrdDescribe(p agent.PodInfo) string {
+func ctrdDescribe(p api.PodInfo) string {
 	b, _ := json.Marshal(p)
 	return string(b)
 }
 
 // ctrdTerminated reports whether the agent shows every container of p
 // terminated.
-func ctrdTerminated(p agent.PodInfo) bool {
+func ctrdTerminated(p api.PodInfo) bool {
 	if len(p.Containers) == 0 {
 		return false
 	}
@@ -505,7 +506,7 @@ func ctrdTerminated(p agent.PodInfo) bool {
 }
 
 // ctrdExitCodes maps container names to their exit codes in p.
-func ctrdExitCodes(p agent.PodInfo) map[string]int32 {
+func ctrdExitCodes(p api.PodInfo) map[string]int32 {
 	out := map[string]int32{}
 	for _, c := range p.Containers {
 		if c.ExitCode != nil {
@@ -742,7 +743,7 @@ func (w *ctrdWatch) exitedOrGone(name string) (st *runtimeapi.ContainerStatus) {
 // missed.
 type ctrdFinal struct {
 	mu   sync.Mutex
-	info *agent.PodInfo
+	info *api.PodInfo
 
 	poller ctrdPoller
 }
@@ -762,7 +763,7 @@ func (a *ctrdAgent) recordFinal(uid string) *ctrdFinal {
 
 // get stops recording and returns the last view with every container
 // terminated, or nil.
-func (f *ctrdFinal) get() *agent.PodInfo {
+func (f *ctrdFinal) get() *api.PodInfo {
 	f.poller.close()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -911,7 +912,7 @@ func TestContainerdShortenedGrace(t *testing.T) {
 	firstAt := time.Now()
 	first := make(chan error, 1)
 	go func() { first <- a.KillPod(ctx, types.UID(uid), nil) }()
-	a.waitPod(uid, "the first kill is in progress", func(p agent.PodInfo) bool { return p.Lifecycle == "Terminating" })
+	a.waitPod(uid, "the first kill is in progress", func(p api.PodInfo) bool { return p.Lifecycle == "Terminating" })
 	time.Sleep(time.Second)
 	if st, _ := w.get("ignorer"); st.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		t.Fatalf("ignorer is %v 1 s into a 30 s grace period, want running", st.GetState())
@@ -939,7 +940,7 @@ func TestContainerdShortenedGrace(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Errorf("KillPod(pod's own grace 30) still waits 5 s after the pod stopped")
 	}
-	p := a.waitPod(uid, "the pod finished and stays finished while its manifest is there", func(p agent.PodInfo) bool {
+	p := a.waitPod(uid, "the pod finished and stays finished while its manifest is there", func(p api.PodInfo) bool {
 		return p.Lifecycle == "Finished" && ctrdTerminated(p)
 	})
 	if codes := ctrdExitCodes(p); codes["ignorer"] != 137 {
@@ -1196,7 +1197,7 @@ spec:
 	if err := os.WriteFile(filepath.Join(manifests, "done.yaml"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	failedWith3 := func(p agent.PodInfo) bool {
+	failedWith3 := func(p api.PodInfo) bool {
 		return p.Lifecycle == "Finished" && p.Phase == v1.PodFailed && ctrdTerminated(p) && ctrdExitCodes(p)["main"] == 3
 	}
 	first.waitPod(uid, "done finished Failed with exit code 3", failedWith3)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/client"
 )
 
 // nobody is the unprivileged user the attacker runs as.
@@ -74,14 +75,14 @@ func TestLocalUserCannotStopNode(t *testing.T) {
 		t.Fatalf("after the attacks /healthz: %d %s", code, body)
 	}
 
-	answer, err := agent.ShutdownNode(t.Context(), socket)
+	answer, err := client.ShutdownNode(t.Context(), socket)
 	if err != nil {
 		t.Fatalf("root's shutdown: %v", err)
 	}
 	if answer != "node shutdown started\n" {
 		t.Errorf("root's shutdown: answer %q", answer)
 	}
-	if err := agent.WaitAgentExited(t.Context(), socket); err != nil {
+	if err := client.WaitAgentExited(t.Context(), socket); err != nil {
 		t.Errorf("WaitAgentExited: %v", err)
 	}
 	if err := h.wait(); err != nil {
@@ -148,7 +149,7 @@ func TestContainerdLocalUserCannotStopNode(t *testing.T) {
 		t.Fatalf("after the attacks the pod's containers %v run, want server", running)
 	}
 
-	if _, err := agent.ShutdownNode(t.Context(), a.ControlSocket()); err != nil {
+	if _, err := client.ShutdownNode(t.Context(), a.ControlSocket()); err != nil {
 		t.Fatalf("root's shutdown: %v", err)
 	}
 	if err := a.wait(); err != nil {
@@ -270,7 +271,7 @@ func TestAttackerHelper(t *testing.T) {
 		c.Close()
 		got["socket connect"] = "connected"
 	}
-	if _, err := agent.ShutdownNode(context.Background(), socket); err != nil {
+	if _, err := client.ShutdownNode(context.Background(), socket); err != nil {
 		got["socket POST /shutdown"] = "error: " + err.Error()
 	} else {
 		got["socket POST /shutdown"] = "accepted"

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/client"
 	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/internal/testlog"
 )
@@ -25,7 +27,7 @@ func TestShutdownDisabledReturnsAtOnce(t *testing.T) {
 	web := podSpec{name: "web", uid: uid(1)}
 	h.writePod(web)
 	h.waitRunning(web.uid)
-	answer, err := agent.ShutdownNode(t.Context(), agent.ControlSocket(h.root))
+	answer, err := client.ShutdownNode(t.Context(), api.ControlSocket(h.root))
 	if err != nil {
 		t.Fatalf("shutdown over the control socket: %v", err)
 	}

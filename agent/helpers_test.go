@@ -25,9 +25,11 @@ import (
 	remote "k8s.io/cri-client/pkg"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/embedded"
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/internal/podtable"
 	"github.com/podlife/podlife/internal/testlog"
 	"github.com/podlife/podlife/trace"
 )
@@ -228,7 +230,7 @@ func (h *harness) finish() {
 	}
 	if t.Failed() {
 		var table bytes.Buffer
-		_ = agent.WriteTable(&table, h.agent.Pods())
+		_ = podtable.WriteTable(&table, h.agent.Pods())
 		t.Logf("pods at the end:\n%s", table.String())
 		t.Logf("agent log (last lines):\n%s", h.logs.Tail(150))
 	}
@@ -272,8 +274,8 @@ func (h *harness) remove(file string) {
 func (h *harness) path(file string) string { return filepath.Join(h.manifests, file) }
 
 // pods are the agent's pods by UID.
-func (h *harness) pods() map[types.UID]agent.PodInfo {
-	out := map[types.UID]agent.PodInfo{}
+func (h *harness) pods() map[types.UID]api.PodInfo {
+	out := map[types.UID]api.PodInfo{}
 	for _, p := range h.agent.Pods() {
 		out[p.UID] = p
 	}
@@ -281,7 +283,7 @@ func (h *harness) pods() map[types.UID]agent.PodInfo {
 }
 
 // pod is the agent's report of uid, which must exist.
-func (h *harness) pod(uid string) agent.PodInfo {
+func (h *harness) pod(uid string) api.PodInfo {
 	h.t.Helper()
 	p, ok := h.pods()[types.UID(uid)]
 	if !ok {
@@ -298,7 +300,7 @@ func (h *harness) eventually(what string, cond func() bool) {
 	for !cond() {
 		if time.Now().After(deadline) {
 			var table bytes.Buffer
-			_ = agent.WriteTable(&table, h.agent.Pods())
+			_ = podtable.WriteTable(&table, h.agent.Pods())
 			h.t.Fatalf("timed out after %s waiting until %s; pods:\n%s", waitTimeout, what, table.String())
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -306,7 +308,7 @@ func (h *harness) eventually(what string, cond func() bool) {
 }
 
 // waitPods polls the agent's pods until cond holds.
-func (h *harness) waitPods(what string, cond func(pods map[types.UID]agent.PodInfo) bool) {
+func (h *harness) waitPods(what string, cond func(pods map[types.UID]api.PodInfo) bool) {
 	h.t.Helper()
 	h.eventually(what, func() bool { return cond(h.pods()) })
 }
@@ -315,7 +317,7 @@ func (h *harness) waitPods(what string, cond func(pods map[types.UID]agent.PodIn
 // Running and every container running.
 func (h *harness) waitRunning(uids ...string) {
 	h.t.Helper()
-	h.waitPods(fmt.Sprintf("pods %v run", uids), func(pods map[types.UID]agent.PodInfo) bool {
+	h.waitPods(fmt.Sprintf("pods %v run", uids), func(pods map[types.UID]api.PodInfo) bool {
 		for _, uid := range uids {
 			if !isRunning(pods[types.UID(uid)]) {
 				return false
@@ -325,7 +327,7 @@ func (h *harness) waitRunning(uids ...string) {
 	})
 }
 
-func isRunning(p agent.PodInfo) bool {
+func isRunning(p api.PodInfo) bool {
 	if p.Lifecycle != "Running" || p.Phase != v1.PodRunning || len(p.Containers) == 0 {
 		return false
 	}
@@ -373,7 +375,7 @@ func (h *harness) settle(uids ...string) {
 // waitGone waits until the agent no longer knows uid.
 func (h *harness) waitGone(uid string) {
 	h.t.Helper()
-	h.waitPods("pod "+uid+" is gone", func(pods map[types.UID]agent.PodInfo) bool {
+	h.waitPods("pod "+uid+" is gone", func(pods map[types.UID]api.PodInfo) bool {
 		_, ok := pods[types.UID(uid)]
 		return !ok
 	})

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
 )
 
 // The local endpoint: /healthz, /metrics, /pods, /lifecycle; anything
@@ -22,7 +23,7 @@ func TestHTTPEndpoint(t *testing.T) {
 	h.writePod(web)
 	h.writePod(big)
 	h.waitRunning(web.uid)
-	h.waitPods("big rejected", func(pods map[types.UID]agent.PodInfo) bool { return isRejected(pods[types.UID(big.uid)], "OutOfcpu") })
+	h.waitPods("big rejected", func(pods map[types.UID]api.PodInfo) bool { return isRejected(pods[types.UID(big.uid)], "OutOfcpu") })
 	h.waitHousekeepings(1)
 
 	// Eventually: on a loaded machine a runtime read may miss its deadline
@@ -53,12 +54,12 @@ func TestHTTPEndpoint(t *testing.T) {
 	if code != http.StatusOK || contentType != "application/json" {
 		t.Fatalf("GET /lifecycle: %d %s", code, contentType)
 	}
-	var lifecycle agent.Lifecycle
+	var lifecycle api.Lifecycle
 	if err := json.Unmarshal([]byte(body), &lifecycle); err != nil {
 		t.Fatalf("/lifecycle: %v\n%s", err, body)
 	}
 	pods := lifecycle.Pods
-	byUID := map[types.UID]agent.PodInfo{}
+	byUID := map[types.UID]api.PodInfo{}
 	for _, p := range pods {
 		byUID[p.UID] = p
 	}

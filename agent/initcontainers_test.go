@@ -7,7 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/internal/podtable"
 )
 
 // An init container runs to completion before the pod's container starts:
@@ -55,7 +56,7 @@ func TestInitContainer(t *testing.T) {
 			t.Errorf("/pods init containers of web: %+v", ics)
 		}
 		var table strings.Builder
-		if err := agent.WriteTable(&table, []agent.PodInfo{p}); err != nil || !strings.Contains(table.String(), "init:setup=terminated(0)") {
+		if err := podtable.WriteTable(&table, []api.PodInfo{p}); err != nil || !strings.Contains(table.String(), "init:setup=terminated(0)") {
 			t.Errorf("status table lacks the init container (%v):\n%s", err, table.String())
 		}
 	}

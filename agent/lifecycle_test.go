@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/fsm"
 )
 
@@ -99,7 +100,7 @@ func TestRemovedPodReportedUntilDropped(t *testing.T) {
 	h.writePod(web)
 	h.waitRunning(web.uid)
 	h.remove(web.file())
-	h.waitPods("web is reported as a finished orphan", func(pods map[types.UID]agent.PodInfo) bool {
+	h.waitPods("web is reported as a finished orphan", func(pods map[types.UID]api.PodInfo) bool {
 		p, ok := pods[types.UID(web.uid)]
 		// No name: an orphan's comes from the runtime, which may have
 		// removed its sandbox already.
@@ -293,14 +294,14 @@ func TestRestartPolicy(t *testing.T) {
 		}
 	}
 
-	h.waitPods("always restarted once", func(pods map[types.UID]agent.PodInfo) bool {
+	h.waitPods("always restarted once", func(pods map[types.UID]api.PodInfo) bool {
 		p := pods[types.UID(always.uid)]
 		return isRunning(p) && restarts(p) == 1
 	})
 	if now := h.runningContainers(always.uid)["app"]; now == "" || now == first {
 		t.Errorf("always's running container: %q, want a new one (was %s)", now, first)
 	}
-	h.waitPods("succeeds finished Succeeded, fails finished Failed", func(pods map[types.UID]agent.PodInfo) bool {
+	h.waitPods("succeeds finished Succeeded, fails finished Failed", func(pods map[types.UID]api.PodInfo) bool {
 		return finishedWith(pods[types.UID(succeeds.uid)], v1.PodSucceeded, 0) && finishedWith(pods[types.UID(fails.uid)], v1.PodFailed, 3)
 	})
 	for _, uid := range []string{succeeds.uid, fails.uid} {
@@ -337,7 +338,7 @@ func TestStopErrorDuringTermination(t *testing.T) {
 		}
 	}
 	h.remove(web.file())
-	h.waitPods("web is reported as an orphan being terminated", func(pods map[types.UID]agent.PodInfo) bool {
+	h.waitPods("web is reported as an orphan being terminated", func(pods map[types.UID]api.PodInfo) bool {
 		p, ok := pods[types.UID(web.uid)]
 		return ok && p.Config == "orphan" && p.Lifecycle == "Terminating" && p.Worker == "terminating"
 	})
@@ -357,7 +358,7 @@ func TestStopErrorDuringTermination(t *testing.T) {
 }
 
 // restarts is the pod's total container restart count.
-func restarts(p agent.PodInfo) int32 {
+func restarts(p api.PodInfo) int32 {
 	var n int32
 	for _, c := range p.Containers {
 		n += c.Restarts
@@ -367,7 +368,7 @@ func restarts(p agent.PodInfo) int32 {
 
 // finishedWith reports whether p finished in phase with its one container
 // terminated with code.
-func finishedWith(p agent.PodInfo, phase v1.PodPhase, code int32) bool {
+func finishedWith(p api.PodInfo, phase v1.PodPhase, code int32) bool {
 	return p.Lifecycle == "Finished" && p.Phase == phase && len(p.Containers) == 1 &&
 		p.Containers[0].State == "terminated" && p.Containers[0].ExitCode != nil && *p.Containers[0].ExitCode == code
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/client"
 	"github.com/podlife/podlife/cri/critest"
 )
 
@@ -41,7 +42,7 @@ spec:
 func readLogs(t *testing.T, a *ctrdAgent, name string, query url.Values) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
-	err := agent.ContainerLogs(t.Context(), a.ControlSocket(), ctrdNamespace, name+"-"+a.node, "", query, &out)
+	err := client.ContainerLogs(t.Context(), a.ControlSocket(), ctrdNamespace, name+"-"+a.node, "", query, &out)
 	return out.String(), err
 }
 
@@ -253,7 +254,7 @@ func TestContainerdLogsFollowEndsWithAgent(t *testing.T) {
 	done := make(chan error, 1)
 	var out bytes.Buffer
 	go func() {
-		done <- agent.ContainerLogs(t.Context(), a.ControlSocket(), ctrdNamespace, "sleeper-"+a.node, "app", url.Values{"follow": {"true"}}, &out)
+		done <- client.ContainerLogs(t.Context(), a.ControlSocket(), ctrdNamespace, "sleeper-"+a.node, "app", url.Values{"follow": {"true"}}, &out)
 	}()
 	ctrdEventually(t, "the agent serves the follow", func() (bool, string) {
 		return strings.Contains(a.logs.String(), "path=/containerLogs/"+ctrdNamespace+"/sleeper-"+a.node+"/app"), ""

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
 )
 
 // Many pods removed at once, with short intervals, all stop and are
@@ -37,7 +38,7 @@ func TestManyPodsRemovedAtOnce(t *testing.T) {
 		specs[i] = podSpec{name: "p" + strconv.Itoa(i), uid: uid(i + 1)}
 		h.writePod(specs[i])
 	}
-	drain := func(what string, done func(pods map[types.UID]agent.PodInfo) bool) {
+	drain := func(what string, done func(pods map[types.UID]api.PodInfo) bool) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Minute) // only so a broken run ends
 		for !done(h.pods()) {
@@ -47,7 +48,7 @@ func TestManyPodsRemovedAtOnce(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	drain("every pod runs", func(pods map[types.UID]agent.PodInfo) bool {
+	drain("every pod runs", func(pods map[types.UID]api.PodInfo) bool {
 		for _, p := range specs {
 			if !isRunning(pods[types.UID(p.uid)]) {
 				return false
@@ -75,9 +76,9 @@ func TestManyPodsRemovedAtOnce(t *testing.T) {
 	for _, p := range specs {
 		h.remove(p.file())
 	}
-	drain("every pod is gone", func(pods map[types.UID]agent.PodInfo) bool { return len(pods) == 0 })
+	drain("every pod is gone", func(pods map[types.UID]api.PodInfo) bool { return len(pods) == 0 })
 	forgotten := time.Since(began)
-	drain("the runtime holds nothing of them", func(map[types.UID]agent.PodInfo) bool {
+	drain("the runtime holds nothing of them", func(map[types.UID]api.PodInfo) bool {
 		sbs, err := h.rt.ListPodSandbox(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)

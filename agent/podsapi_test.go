@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/internal/podtable"
 )
 
 // GET /pods is the kubelet's: a v1.PodList of the manifests' pods, each
@@ -26,11 +28,11 @@ func TestPodsIsAPodList(t *testing.T) {
 	h.writePod(web)
 	h.writePod(big)
 	h.waitRunning(web.uid)
-	h.waitPods("big rejected", func(pods map[types.UID]agent.PodInfo) bool { return isRejected(pods[types.UID(big.uid)], "OutOfcpu") })
+	h.waitPods("big rejected", func(pods map[types.UID]api.PodInfo) bool { return isRejected(pods[types.UID(big.uid)], "OutOfcpu") })
 	if err := h.agent.Embedded().ExitContainer(h.runningContainers(web.uid)["server"], 3); err != nil {
 		t.Fatal(err)
 	}
-	h.waitPods("web's server restarted", func(pods map[types.UID]agent.PodInfo) bool {
+	h.waitPods("web's server restarted", func(pods map[types.UID]api.PodInfo) bool {
 		p := pods[types.UID(web.uid)]
 		return isRunning(p) && p.Restarts() == 1
 	})
@@ -102,7 +104,7 @@ func TestWaitingPodSaysForWhom(t *testing.T) {
 		return false
 	})
 	var table bytes.Buffer
-	if err := agent.WriteStatus(&table, h.agent.Lifecycle()); err != nil {
+	if err := podtable.WriteStatus(&table, h.agent.Lifecycle()); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(table.String(), "waiting for its full name, held by …00000001 (its manifest is gone)") {
@@ -134,7 +136,7 @@ func TestManifestErrorsAreShown(t *testing.T) {
 		t.Errorf("manifest errors %+v, want other.yaml's and web.yaml's YAML error, by path", errs)
 	}
 	var table bytes.Buffer
-	if err := agent.WriteStatus(&table, h.agent.Lifecycle()); err != nil {
+	if err := podtable.WriteStatus(&table, h.agent.Lifecycle()); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(table.String(), "MANIFEST") || !strings.Contains(table.String(), h.path("web.yaml")) {
@@ -156,7 +158,7 @@ func TestMissingManifestDirectory(t *testing.T) {
 		dir = filepath.Join(c.RootDir, "absent")
 		c.StaticPodPath = dir
 	}))
-	want := []agent.ManifestError{{Path: dir, Error: "the manifest directory does not exist"}}
+	want := []api.ManifestError{{Path: dir, Error: "the manifest directory does not exist"}}
 	h.eventually("the missing directory is shown", func() bool {
 		got := h.agent.Lifecycle().ManifestErrors
 		return len(got) == 1 && got[0] == want[0]

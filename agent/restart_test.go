@@ -10,6 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
 )
 
 // A pod that completed stays completed across an agent restart: the next
@@ -38,7 +39,7 @@ func TestCompletedPodStaysCompletedAcrossRestart(t *testing.T) {
 	if err := rt.ExitContainer(first.runningContainers(done.uid)["app"], 3); err != nil {
 		t.Fatal(err)
 	}
-	first.waitPods("done finished Failed with exit code 3", func(pods map[types.UID]agent.PodInfo) bool {
+	first.waitPods("done finished Failed with exit code 3", func(pods map[types.UID]api.PodInfo) bool {
 		return finishedWith(pods[types.UID(done.uid)], v1.PodFailed, 3)
 	})
 	webContainer := first.runningContainers(web.uid)["app"]
@@ -52,7 +53,7 @@ func TestCompletedPodStaysCompletedAcrossRestart(t *testing.T) {
 	}
 
 	next := start(t, onRuntime(first.manifests))
-	next.waitPods("done finished Failed with exit code 3, web adopted", func(pods map[types.UID]agent.PodInfo) bool {
+	next.waitPods("done finished Failed with exit code 3, web adopted", func(pods map[types.UID]api.PodInfo) bool {
 		return finishedWith(pods[types.UID(done.uid)], v1.PodFailed, 3) && isRunning(pods[types.UID(web.uid)])
 	})
 	next.waitHousekeepings(2) // a restart, if any, would show by now

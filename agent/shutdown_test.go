@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/client"
 	"github.com/podlife/podlife/fsm"
 )
 
@@ -53,7 +55,7 @@ func TestNodeShutdown(t *testing.T) {
 		return h.rec.saw(lowA.uid, to(fsm.TerminationRequested)) || h.rec.saw(lowB.uid, to(fsm.TerminationRequested))
 	})
 	h.writePod(late)
-	h.waitPods("late rejected NodeShutdown", func(pods map[types.UID]agent.PodInfo) bool {
+	h.waitPods("late rejected NodeShutdown", func(pods map[types.UID]api.PodInfo) bool {
 		return isRejected(pods[types.UID(late.uid)], "NodeShutdown")
 	})
 	if err := h.wait(); err != nil {
@@ -108,7 +110,7 @@ func TestNodeShutdownOverControlSocket(t *testing.T) {
 		t.Errorf("POST /shutdown on TCP: %d %q, want 405 and the control socket's path", resp.StatusCode, body)
 	}
 
-	answer, err := agent.ShutdownNode(t.Context(), h.agent.ControlSocket())
+	answer, err := client.ShutdownNode(t.Context(), h.agent.ControlSocket())
 	if err != nil || answer != "node shutdown started\n" {
 		t.Errorf("ShutdownNode: %q, %v", answer, err)
 	}
