@@ -1,7 +1,3 @@
-// Package agent is the podlife node agent: it runs static pod manifests on
-// a CRI runtime through the pod lifecycle engine, the way a standalone
-// kubelet does, with admission, housekeeping, graceful node shutdown and a
-// local HTTP endpoint.
 package agent
 
 import (
