@@ -12,15 +12,10 @@ import (
 // returned: not the engine's, the HTTP server's, the CRI clients' nor the
 // embedded runtime's. The CRI client logs every failed call through klog
 // (a call cancelled as an agent stops is one); the tests read the agent's
-// own log, so klog's lines are dropped rather than flood the output.
-//
-// One goroutine may outlive a cluster-mode agent: the read loop of an
-// HTTP/2 connection to the API server. The agent closes its idle
-// connections when it stops, but client-go's event recorder may still be
-// posting an event then (its sink does not wait); that connection then
-// idles until the transport's idle timeout (90 s) ends it.
+// own log, so klog's lines are dropped rather than flood the output. (The
+// cluster-mode agents, and the HTTP/2 read loop one of them may leave for
+// a while, are agent/integration's.)
 func TestMain(m *testing.M) {
 	klog.SetSlogLogger(slog.New(slog.DiscardHandler))
-	goleak.VerifyTestMain(m,
-		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"))
+	goleak.VerifyTestMain(m)
 }

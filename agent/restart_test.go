@@ -7,7 +7,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
@@ -48,7 +47,7 @@ func TestCompletedPodStaysCompletedAcrossRestart(t *testing.T) {
 	if err := first.Wait(); err != nil {
 		t.Fatalf("first agent: %v", err)
 	}
-	before := containerIDs(first.Containers(done.UID))
+	before := agenttest.ContainerIDs(first.Containers(done.UID))
 	if len(before) != 1 || len(first.Sandboxes(done.UID)) != 1 {
 		t.Fatalf("the first agent left containers %v and sandboxes %v of done; want its one exited container in its sandbox", before, first.Sandboxes(done.UID))
 	}
@@ -58,7 +57,7 @@ func TestCompletedPodStaysCompletedAcrossRestart(t *testing.T) {
 		return finishedWith(pods[types.UID(done.UID)], v1.PodFailed, 3) && agenttest.IsRunning(pods[types.UID(web.UID)])
 	})
 	next.WaitHousekeepings(2) // a restart, if any, would show by now
-	if now := containerIDs(next.Containers(done.UID)); !slices.Equal(now, before) || !next.NothingRuns(done.UID) {
+	if now := agenttest.ContainerIDs(next.Containers(done.UID)); !slices.Equal(now, before) || !next.NothingRuns(done.UID) {
 		t.Errorf("done's containers after the restart: %v (running %v), want only %v, exited", now, next.RunningContainers(done.UID), before)
 	}
 	if p := next.Pod(done.UID); !finishedWith(p, v1.PodFailed, 3) {
@@ -78,14 +77,4 @@ func TestCompletedPodStaysCompletedAcrossRestart(t *testing.T) {
 	if !agenttest.IsRunning(next.Pod(web.UID)) {
 		t.Errorf("web: %+v", next.Pod(web.UID))
 	}
-}
-
-// containerIDs lists the IDs of cs, sorted.
-func containerIDs(cs []*runtimeapi.Container) []string {
-	var out []string
-	for _, c := range cs {
-		out = append(out, c.Id)
-	}
-	slices.Sort(out)
-	return out
 }

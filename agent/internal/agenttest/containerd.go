@@ -421,6 +421,18 @@ func (a *CtrdAgent) Pod(uid string) (api.PodInfo, bool) {
 	return api.PodInfo{}, false
 }
 
+// PodStatus is the latest status of the manifest's pod uid as the agent's
+// GET /pods lists it (PodList; Pending while it has none), false when the
+// list has no such pod.
+func (a *CtrdAgent) PodStatus(uid types.UID) (v1.PodStatus, bool) {
+	for _, p := range a.PodList().Items {
+		if p.UID == uid {
+			return p.Status, true
+		}
+	}
+	return v1.PodStatus{}, false
+}
+
 // WaitPod waits until the agent's view of uid satisfies cond.
 func (a *CtrdAgent) WaitPod(uid, what string, cond func(api.PodInfo) bool) api.PodInfo {
 	a.t.Helper()

@@ -434,6 +434,16 @@ func runningByName(cs []*runtimeapi.Container) map[string]string {
 	return out
 }
 
+// ContainerIDs lists the IDs of cs, sorted.
+func ContainerIDs(cs []*runtimeapi.Container) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Id)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // NothingRuns reports whether pod uid has no ready sandbox and no running
 // container in the runtime.
 func (h *Harness) NothingRuns(uid string) bool {

@@ -1,4 +1,4 @@
-package agent_test
+package integration_test
 
 import (
 	"fmt"
@@ -88,7 +88,7 @@ spec:
 `, agenttest.CtrdNamespace, uid, cfgFile, critest.BusyboxImage))
 
 	agenttest.CtrdEventually(t, "the hostPath check fails: FailedMount, the pod waits as ContainerCreating", func() (bool, string) {
-		st, ok := a.StatusOf(types.UID(uid))
+		st, ok := a.PodStatus(types.UID(uid))
 		failed := a.Logs.Lines("FailedMount", cfgFile)
 		if !ok || st.Phase != v1.PodPending || len(st.ContainerStatuses) != 5 || len(failed) == 0 {
 			return false, fmt.Sprintf("%+v; FailedMount events %q", st, failed)
@@ -110,7 +110,7 @@ spec:
 	var st v1.PodStatus
 	agenttest.CtrdEventually(t, "every container of the pod terminated", func() (bool, string) {
 		var ok bool
-		st, ok = a.StatusOf(types.UID(uid))
+		st, ok = a.PodStatus(types.UID(uid))
 		if !ok || len(st.ContainerStatuses) != 5 {
 			return false, fmt.Sprintf("%+v", st)
 		}
@@ -213,7 +213,7 @@ spec:
     - {name: shared, mountPath: /x, subPath: rel}
 `, agenttest.CtrdNamespace, uid, critest.BusyboxImage, canary))
 	agenttest.CtrdEventually(t, "both app containers are refused", func() (bool, string) {
-		st, ok := a.StatusOf(types.UID(uid))
+		st, ok := a.PodStatus(types.UID(uid))
 		if !ok || len(st.ContainerStatuses) != 2 {
 			return false, fmt.Sprintf("%+v", st)
 		}

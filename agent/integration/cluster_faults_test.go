@@ -1,4 +1,4 @@
-package agent_test
+package integration_test
 
 // Cluster mode through faults: an apiserver restart, an apiserver outage,
 // an agent restart while the API deletes a pod. The first two stop a

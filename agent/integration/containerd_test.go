@@ -1,22 +1,8 @@
-package agent_test
+package integration_test
 
-// Integration tests of the node agent on a real containerd: the acceptance
-// list of the agent's issue, each run by a real agent.Agent reading static
-// pod manifests. They skip unless $PODLIFE_CRI_ENDPOINT names a runtime
-// (cri/critest); CI sets it:
-//
-//	ENDPOINT=$(tools/containerd-up.sh | tail -1)
-//	PODLIFE_CRI_ENDPOINT=$ENDPOINT go test -race -count=1 -v -run Containerd ./agent/
-//	tools/containerd-down.sh "$ENDPOINT"
-//
-// An agent owns the runtime it is given: its housekeeping kills every pod
-// labelled io.kubernetes.pod.uid that it does not know. So these tests do
-// not run in parallel, each removes the sandboxes of its pod UIDs when it
-// ends, and each first waits until no other pod runs on the runtime (other
-// packages' tests, such as cri/critest's, may share it under
-// `go test ./...`). TestContainerdRuntimeRestart restarts containerd itself
-// (tools/containerd-restart.sh), so it needs one started by
-// tools/containerd-up.sh.
+// The containerd tests of the node agent: the acceptance list of the
+// agent's issue, each run by a real agent.Agent reading static pod
+// manifests (see doc.go for how they skip and how CI runs them).
 //
 // Times are measured, where possible, with the runtime's own container
 // timestamps (StartedAt, FinishedAt): the instant a container died, not the
@@ -232,7 +218,7 @@ func TestContainerdRuntimeRestart(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "podlife-containerd.env")); err != nil {
 		t.Skipf("restarts containerd, which needs one started by tools/containerd-up.sh; %s is not: %v", e.Endpoint, err)
 	}
-	script, err := filepath.Abs("../tools/containerd-restart.sh")
+	script, err := filepath.Abs("../../tools/containerd-restart.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +460,7 @@ spec:
 		return p.Lifecycle == "Finished" && p.Phase == v1.PodFailed && agenttest.CtrdTerminated(p) && agenttest.CtrdExitCodes(p)["main"] == 3
 	}
 	first.WaitPod(uid, "done finished Failed with exit code 3", failedWith3)
-	before := containerIDs(e.Containers(uid))
+	before := agenttest.ContainerIDs(e.Containers(uid))
 	logDir := filepath.Join(e.Dir, "root-"+first.Node, "pods", agenttest.CtrdNamespace+"_done-"+first.Node+"_"+uid)
 	if len(before) != 1 || len(e.Sandboxes(uid)) != 1 {
 		t.Fatalf("the finished pod's containers %v, sandboxes %d; want its one container in its sandbox, kept", before, len(e.Sandboxes(uid)))
@@ -489,7 +475,7 @@ spec:
 	next := e.StartAgent(manifests, sameNode)
 	next.WaitPod(uid, "done still Failed with exit code 3 after the restart", failedWith3)
 	// Finished means the engine ran the pod's last sync: nothing more starts.
-	if now := containerIDs(e.Containers(uid)); !slices.Equal(now, before) || len(e.RunningContainers(uid)) > 0 {
+	if now := agenttest.ContainerIDs(e.Containers(uid)); !slices.Equal(now, before) || len(e.RunningContainers(uid)) > 0 {
 		t.Errorf("containers after the restart: %v (running %v), want only %v, exited", now, e.RunningContainers(uid), before)
 	}
 	for _, sb := range e.Sandboxes(uid) {
@@ -513,7 +499,7 @@ spec:
 // commands copy runs as written, and a pull that cannot succeed (the same
 // image pulled Always) is reported once per back-off in one short line.
 func TestContainerdReadmeExample(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -521,7 +507,7 @@ func TestContainerdReadmeExample(t *testing.T) {
 	if !strings.Contains(string(readme), copyCmd) {
 		t.Fatalf("README.md no longer says %q: keep this test on the manifest it copies", copyCmd)
 	}
-	example, err := os.ReadFile("../examples/busybox.yaml")
+	example, err := os.ReadFile("../../examples/busybox.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package agent_test
+package integration_test
 
 // Cluster mode on the embedded runtime, against the real control plane of
 // tools/cluster-up.sh (internal/clustertest; the tests skip without it).

@@ -1,4 +1,4 @@
-package agent_test
+package integration_test
 
 import (
 	"bytes"
@@ -131,7 +131,7 @@ func TestContainerdLogsPrevious(t *testing.T) {
 	uid := e.NewUID()
 	writeManifest(t, manifests, "restarter.yaml", logPod("restarter", uid, "OnFailure", "echo started at $(cut -d' ' -f1 /proc/uptime); exit 1"))
 	agenttest.CtrdEventually(t, "the container restarted", func() (bool, string) {
-		st, ok := a.StatusOf(types.UID(uid))
+		st, ok := a.PodStatus(types.UID(uid))
 		return ok && len(st.ContainerStatuses) == 1 && st.ContainerStatuses[0].RestartCount >= 1, fmt.Sprintf("%+v", st.ContainerStatuses)
 	})
 	stamp := func(out string) float64 {

@@ -1,4 +1,4 @@
-package agent_test
+package integration_test
 
 // Cluster-mode measurements, as benchmarks (they need the control plane;
 // the containerd ones need the runtime too):

@@ -1,4 +1,4 @@
-package agent_test
+package integration_test
 
 import (
 	"context"
@@ -46,14 +46,14 @@ spec:
 
 	var first string
 	agenttest.CtrdEventually(t, "the container runs", func() (bool, string) {
-		st, _ := a.StatusOf(types.UID(uid))
+		st, _ := a.PodStatus(types.UID(uid))
 		if len(st.ContainerStatuses) == 1 && st.ContainerStatuses[0].State.Running != nil {
 			first = st.ContainerStatuses[0].ContainerID
 		}
 		return first != "", fmt.Sprintf("%+v", st.ContainerStatuses)
 	})
 	agenttest.CtrdEventually(t, "the container restarted once", func() (bool, string) {
-		st, _ := a.StatusOf(types.UID(uid))
+		st, _ := a.PodStatus(types.UID(uid))
 		if len(st.ContainerStatuses) != 1 {
 			return false, fmt.Sprintf("%+v", st)
 		}
@@ -106,7 +106,7 @@ spec:
 	podReady := func(want v1.ConditionStatus, terminating bool) {
 		t.Helper()
 		agenttest.CtrdEventually(t, fmt.Sprintf("Ready is %s (terminating: %v)", want, terminating), func() (bool, string) {
-			st, _ := a.StatusOf(types.UID(uid))
+			st, _ := a.PodStatus(types.UID(uid))
 			p, _ := a.Pod(uid)
 			for _, c := range st.Conditions {
 				if c.Type == v1.PodReady {

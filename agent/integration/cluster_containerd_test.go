@@ -1,4 +1,4 @@
-package agent_test
+package integration_test
 
 // Cluster mode on a real containerd: the tests need both the control plane
 // (PODLIFE_CLUSTER_DIR) and the runtime (PODLIFE_CRI_ENDPOINT), and skip

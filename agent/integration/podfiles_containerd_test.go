@@ -1,4 +1,4 @@
-package agent_test
+package integration_test
 
 import (
 	"fmt"
@@ -67,7 +67,7 @@ spec:
 	var st v1.PodStatus
 	agenttest.CtrdEventually(t, "every container of the pod terminated", func() (bool, string) {
 		var ok bool
-		st, ok = a.StatusOf(types.UID(uid))
+		st, ok = a.PodStatus(types.UID(uid))
 		if !ok || st.Phase != v1.PodFailed || len(st.ContainerStatuses) != 4 {
 			return false, fmt.Sprintf("%+v", st)
 		}
@@ -157,7 +157,7 @@ spec:
 	var st v1.PodStatus
 	agenttest.CtrdEventually(t, "the host-network pod ran", func() (bool, string) {
 		var ok bool
-		st, ok = a.StatusOf(types.UID(uid))
+		st, ok = a.PodStatus(types.UID(uid))
 		return ok && st.Phase == v1.PodSucceeded, fmt.Sprintf("%+v", st)
 	})
 	host, err := os.Hostname()
