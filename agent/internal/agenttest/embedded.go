@@ -250,6 +250,7 @@ func (h *Harness) Wait() error {
 		select {
 		case h.runErr = <-h.ran:
 		case <-time.After(WaitTimeout):
+			//lint:ignore ST1005 Run is the agent's method
 			h.runErr = errors.New("Run did not return")
 		}
 	})
