@@ -31,4 +31,8 @@
 //   - podstatus: the status manager, which keeps and writes pod statuses.
 //   - server: the read-only TCP endpoint and the control socket.
 //   - shutdown: graceful node shutdown, band by band.
+//
+// And for tests: integration, the tests of agents on containerd and in a
+// cluster (tests only); internal/agenttest, the test agents they and the
+// root's own tests run.
 package agent
