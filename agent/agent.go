@@ -2,11 +2,8 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"sync"
 	"time"
 
@@ -18,8 +15,10 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/podlife/podlife/agent/admission"
+	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/agent/manifests"
 	"github.com/podlife/podlife/agent/podstatus"
+	"github.com/podlife/podlife/agent/server"
 	"github.com/podlife/podlife/agent/shutdown"
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/embedded"
@@ -59,9 +58,9 @@ type Agent struct {
 	probes    *prober.Manager
 	events    eventLog
 	gauges    *podGauges
-	listener  net.Listener // the read-only TCP endpoint
-	// control is the unix socket of the control verbs, at controlSocket.
-	control       *net.UnixListener
+	// server is the read-only TCP endpoint and the control socket (at
+	// controlSocket), with the agent as their host.
+	server        *server.Server
 	controlSocket string
 	// rotator rotates the container logs; nil on the embedded runtime,
 	// which writes none.
@@ -100,7 +99,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 	bands, _ := cfg.shutdownBands()
 	a := &Agent{
 		cfg: cfg, log: opts.Logger, clock: opts.Clock, registry: opts.Registry,
-		shutdownRequested: make(chan struct{}), controlSocket: ControlSocket(cfg.RootDir),
+		shutdownRequested: make(chan struct{}), controlSocket: api.ControlSocket(cfg.RootDir),
 		pods: map[types.UID]*podEntry{}, working: map[types.UID]worker.PodWorkerSync{},
 	}
 	if a.log == nil {
@@ -170,11 +169,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 			return nil, err
 		}
 	}
-	if a.listener, err = net.Listen("tcp", cfg.Address); err != nil {
-		a.close()
-		return nil, fmt.Errorf("listen on %s: %w", cfg.Address, err)
-	}
-	if a.control, err = listenControl(a.controlSocket); err != nil {
+	if a.server, err = server.Listen(a, server.Config{Address: cfg.Address, ControlSocket: a.controlSocket, Logger: a.log, Clock: a.clock}); err != nil {
 		a.close()
 		return nil, err
 	}
@@ -182,7 +177,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 }
 
 // Addr is the address the read-only HTTP endpoint listens on.
-func (a *Agent) Addr() string { return a.listener.Addr().String() }
+func (a *Agent) Addr() string { return a.server.Addr() }
 
 // ControlSocket is the path of the agent's control socket.
 func (a *Agent) ControlSocket() string { return a.controlSocket }
@@ -224,23 +219,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	defer a.close()
 	inner, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	server := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 5 * time.Second}
-	// A log follow in progress ends as the control server shuts down,
-	// which would otherwise wait for it.
-	requests, endRequests := context.WithCancel(context.Background())
-	control := &http.Server{Handler: a.controlHandler(), ConnContext: withPeer, ReadHeaderTimeout: 5 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return requests }}
-	control.RegisterOnShutdown(endRequests)
-	wg.Go(func() {
-		if err := server.Serve(a.listener); !errors.Is(err, http.ErrServerClosed) {
-			a.log.Error("HTTP endpoint failed", "err", err)
-		}
-	})
-	wg.Go(func() {
-		if err := control.Serve(a.control); !errors.Is(err, http.ErrServerClosed) {
-			a.log.Error("control socket failed", "err", err)
-		}
-	})
+	a.server.Start()
 	// The runtime is read before the first sync, so the engine's status
 	// cache is filled; the manifests are read before the first
 	// housekeeping, so their pods, found running, are not taken for orphans.
@@ -276,8 +255,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = server.Shutdown(shutdownCtx)
-	_ = control.Shutdown(shutdownCtx)
+	a.server.Shutdown(shutdownCtx)
 	stop()
 	wg.Wait()
 	// The probes first: a result arriving now would ask a stopping engine
@@ -424,11 +402,8 @@ func (a *Agent) close() {
 		a.cluster.events.Shutdown() // after the last event: Run stopped the engine
 		utilnet.CloseIdleConnectionsFor(a.cluster.http.Transport)
 	}
-	if a.listener != nil {
-		_ = a.listener.Close()
-	}
-	if a.control != nil {
-		_ = a.control.Close() // and removes the socket file
+	if a.server != nil {
+		a.server.Close() // and removes the socket file
 	}
 	a.conn.close()
 }

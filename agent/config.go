@@ -1,7 +1,3 @@
-// Package agent is the podlife node agent: it runs static pod manifests on
-// a CRI runtime through the pod lifecycle engine, the way a standalone
-// kubelet does, with admission, housekeeping, graceful node shutdown and a
-// local HTTP endpoint.
 package agent
 
 import (
@@ -14,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/podlife/podlife/agent/api"
 )
 
 // ConfigKind and ConfigAPIVersion identify an agent configuration file, in
@@ -48,7 +46,7 @@ type Config struct {
 	// 0700) or refuses it (see prepareRootDir).
 	RootDir string `json:"rootDir,omitempty"`
 	// Address is the local read-only HTTP endpoint (/metrics, /healthz,
-	// /pods); control is on the unix socket ControlSocket(RootDir).
+	// /pods); control is on the unix socket api.ControlSocket(RootDir).
 	Address string `json:"address,omitempty"`
 	// HousekeepingInterval is how often the agent reconciles the engine
 	// with the manifests and the runtime.
@@ -100,8 +98,8 @@ func DefaultConfig() Config {
 		TypeMeta:             metav1.TypeMeta{Kind: ConfigKind, APIVersion: ConfigAPIVersion},
 		NodeName:             host,
 		FileCheckFrequency:   metav1.Duration{Duration: time.Second},
-		RootDir:              DefaultRootDir(),
-		Address:              "127.0.0.1:10255",
+		RootDir:              api.DefaultRootDir(),
+		Address:              api.DefaultAddress,
 		HousekeepingInterval: metav1.Duration{Duration: 2 * time.Second},
 		SyncFrequency:        metav1.Duration{Duration: time.Minute},
 		RuntimePollInterval:  metav1.Duration{Duration: time.Second},

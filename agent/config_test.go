@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
 func TestDefaultConfigValidates(t *testing.T) {
@@ -31,8 +32,8 @@ func TestValidateNamesBadFields(t *testing.T) {
 		{"negative interval", func(c *agent.Config) { c.HousekeepingInterval.Duration = -time.Second }, []string{"housekeepingInterval", "-1s"}},
 		{"zero interval", func(c *agent.Config) { c.RuntimePollInterval.Duration = 0 }, []string{"runtimePollInterval"}},
 		{"no runtime calls", func(c *agent.Config) { c.MaxConcurrentRuntimeCalls = 0 }, []string{"maxConcurrentRuntimeCalls", "got 0"}},
-		{"unknown allocatable resource", func(c *agent.Config) { c.Allocatable = resources("nvidia.com/gpu=1") }, []string{"allocatable", `"nvidia.com/gpu"`}},
-		{"zero allocatable", func(c *agent.Config) { c.Allocatable = resources("memory=0") }, []string{"allocatable memory"}},
+		{"unknown allocatable resource", func(c *agent.Config) { c.Allocatable = agenttest.Resources("nvidia.com/gpu=1") }, []string{"allocatable", `"nvidia.com/gpu"`}},
+		{"zero allocatable", func(c *agent.Config) { c.Allocatable = agenttest.Resources("memory=0") }, []string{"allocatable memory"}},
 		{"bad logFormat", func(c *agent.Config) { c.LogFormat = "xml" }, []string{"logFormat", `"xml"`}},
 		{"bad containerLogMaxSize", func(c *agent.Config) { c.ContainerLogMaxSize = "ten" }, []string{"containerLogMaxSize", `"ten"`}},
 		{"zero containerLogMaxSize", func(c *agent.Config) { c.ContainerLogMaxSize = "0" }, []string{"containerLogMaxSize", `"0"`}},
@@ -72,7 +73,7 @@ func TestValidateNamesBadFields(t *testing.T) {
 		cfg := agent.DefaultConfig()
 		cfg.FileCheckFrequency.Duration = -1
 		cfg.LogFormat = "xml"
-		cfg.Allocatable = resources("gpu=1")
+		cfg.Allocatable = agenttest.Resources("gpu=1")
 		err := cfg.Validate()
 		if err == nil {
 			t.Fatal("Validate accepted it")

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/client"
+	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
 // nobody is the unprivileged user the attacker runs as.
@@ -43,19 +45,19 @@ func TestLocalUserCannotStopNode(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the agent runs as root and the attacker as uid 65534")
 	}
-	h := start(t, withShutdown())
-	web := podSpec{name: "web", uid: uid(1), grace: 30}
-	h.writePod(web)
-	h.waitRunning(web.uid)
-	socket := h.agent.ControlSocket()
-	attackFails(t, h.agent)
+	h := agenttest.Start(t, withShutdown())
+	web := agenttest.PodSpec{Name: "web", UID: agenttest.UID(1), Grace: 30}
+	h.WritePod(web)
+	h.WaitRunning(web.UID)
+	socket := h.Agent.ControlSocket()
+	attackFails(t, h.Agent)
 
 	// Should the socket's mode ever let others in, the agent still
 	// refuses any peer but its own user and root.
 	if err := os.Chmod(socket, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	got := attack(t, h.agent.Addr(), socket)
+	got := attack(t, h.Agent.Addr(), socket)
 	for name, want := range map[string]string{
 		"socket connect":        "connected",
 		"socket POST /shutdown": "403 Forbidden: uid 65534 may not control this agent",
@@ -64,31 +66,31 @@ func TestLocalUserCannotStopNode(t *testing.T) {
 			t.Errorf("socket opened to all: %s: %q, want %q in it", name, got[name], want)
 		}
 	}
-	if lines := h.logLines("control request refused", "path=/shutdown", "uid=65534"); len(lines) == 0 {
+	if lines := h.LogLines("control request refused", "path=/shutdown", "uid=65534"); len(lines) == 0 {
 		t.Error("no log line names the refused peer's uid")
 	}
-	if h.agent.ShutdownRequested() {
+	if h.Agent.ShutdownRequested() {
 		t.Fatal("the attacker started a node shutdown over the socket opened to all")
 	}
-	if code, _, body := h.get("/healthz"); code != http.StatusOK {
+	if code, _, body := h.Get("/healthz"); code != http.StatusOK {
 		t.Fatalf("after the attacks /healthz: %d %s", code, body)
 	}
 
-	answer, err := agent.ShutdownNode(t.Context(), socket)
+	answer, err := client.ShutdownNode(t.Context(), socket)
 	if err != nil {
 		t.Fatalf("root's shutdown: %v", err)
 	}
 	if answer != "node shutdown started\n" {
 		t.Errorf("root's shutdown: answer %q", answer)
 	}
-	if err := agent.WaitAgentExited(t.Context(), socket); err != nil {
+	if err := client.WaitAgentExited(t.Context(), socket); err != nil {
 		t.Errorf("WaitAgentExited: %v", err)
 	}
-	if err := h.wait(); err != nil {
+	if err := h.Wait(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	checkShutdownStatus(t, h, web)
-	if lines := h.logLines("control request", "path=/shutdown", "uid=0", "pid="+strconv.Itoa(os.Getpid())); len(lines) == 0 {
+	if lines := h.LogLines("control request", "path=/shutdown", "uid=0", "pid="+strconv.Itoa(os.Getpid())); len(lines) == 0 {
 		t.Error("no log line names root's shutdown request with its uid and pid")
 	}
 	if _, err := os.Lstat(socket); !os.IsNotExist(err) {
@@ -135,29 +137,29 @@ func TestContainerdLocalUserCannotStopNode(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the agent runs as root and the attacker as uid 65534")
 	}
-	e := newCtrdEnv(t)
-	podUID := e.newUID()
-	a := e.startAgent(filepath.Join(e.dir, "manifests"), func(c *agent.Config) {
+	e := agenttest.NewCtrdEnv(t)
+	podUID := e.NewUID()
+	a := e.StartAgent(filepath.Join(e.Dir, "manifests"), func(c *agent.Config) {
 		c.ShutdownGracePeriod.Duration = 4 * time.Second
 		c.ShutdownGracePeriodCriticalPods.Duration = 2 * time.Second
 	})
-	a.writePod(ctrdPod{name: "web", uid: podUID, grace: 30, containers: []ctrdContainer{ctrdTrapper("server")}})
-	a.waitRunning(podUID, 1)
+	a.WritePod(agenttest.CtrdPod{Name: "web", UID: podUID, Grace: 30, Containers: []agenttest.CtrdContainer{agenttest.CtrdTrapper("server")}})
+	a.WaitRunning(podUID, 1)
 	attackFails(t, a.Agent)
-	if running := e.runningContainers(podUID); len(running) != 1 {
+	if running := e.RunningContainers(podUID); len(running) != 1 {
 		t.Fatalf("after the attacks the pod's containers %v run, want server", running)
 	}
 
-	if _, err := agent.ShutdownNode(t.Context(), a.ControlSocket()); err != nil {
+	if _, err := client.ShutdownNode(t.Context(), a.ControlSocket()); err != nil {
 		t.Fatalf("root's shutdown: %v", err)
 	}
-	if err := a.wait(); err != nil {
+	if err := a.Wait(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if running := e.runningContainers(podUID); len(running) != 0 {
+	if running := e.RunningContainers(podUID); len(running) != 0 {
 		t.Errorf("after root's shutdown containers %v still run", running)
 	}
-	if !strings.Contains(a.logs.String(), "uid=0") {
+	if !strings.Contains(a.Logs.String(), "uid=0") {
 		t.Error("no log line names root's uid")
 	}
 }
@@ -248,7 +250,7 @@ func TestAttackerHelper(t *testing.T) {
 		for k, v := range header {
 			req.Header[k] = v
 		}
-		resp, err := httpClient.Do(req)
+		resp, err := agenttest.HTTPClient.Do(req)
 		if err != nil {
 			got[name] = "error: " + err.Error()
 			return
@@ -270,7 +272,7 @@ func TestAttackerHelper(t *testing.T) {
 		c.Close()
 		got["socket connect"] = "connected"
 	}
-	if _, err := agent.ShutdownNode(context.Background(), socket); err != nil {
+	if _, err := client.ShutdownNode(context.Background(), socket); err != nil {
 		got["socket POST /shutdown"] = "error: " + err.Error()
 	} else {
 		got["socket POST /shutdown"] = "accepted"

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/client"
+	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/internal/testlog"
 )
@@ -21,27 +24,27 @@ import (
 // pod or waiting for one.
 func TestShutdownDisabledReturnsAtOnce(t *testing.T) {
 	t.Parallel()
-	h := start(t)
-	web := podSpec{name: "web", uid: uid(1)}
-	h.writePod(web)
-	h.waitRunning(web.uid)
-	answer, err := agent.ShutdownNode(t.Context(), agent.ControlSocket(h.root))
+	h := agenttest.Start(t)
+	web := agenttest.PodSpec{Name: "web", UID: agenttest.UID(1)}
+	h.WritePod(web)
+	h.WaitRunning(web.UID)
+	answer, err := client.ShutdownNode(t.Context(), api.ControlSocket(h.Root))
 	if err != nil {
 		t.Fatalf("shutdown over the control socket: %v", err)
 	}
 	if !strings.Contains(answer, "graceful node shutdown is disabled") || !strings.Contains(answer, "stops no pod") {
 		t.Errorf("the control socket answered %q, want it to say graceful node shutdown is disabled", answer)
 	}
-	if err := h.wait(); err != nil {
+	if err := h.Wait(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if len(h.logLines("graceful node shutdown is disabled (no shutdownGracePeriod configured)")) != 1 {
-		t.Errorf("no log line says graceful node shutdown is disabled:\n%s", h.logs.Tail(20))
+	if len(h.LogLines("graceful node shutdown is disabled (no shutdownGracePeriod configured)")) != 1 {
+		t.Errorf("no log line says graceful node shutdown is disabled:\n%s", h.Logs.Tail(20))
 	}
-	if lines := h.logLines("still stopping"); len(lines) != 0 {
+	if lines := h.LogLines("still stopping"); len(lines) != 0 {
 		t.Errorf("the agent waited for pods it did not stop: %q", lines)
 	}
-	if h.rec.saw(web.uid, to(fsm.TerminationRequested)) {
+	if h.Rec.Saw(web.UID, agenttest.To(fsm.TerminationRequested)) {
 		t.Error("web was stopped")
 	}
 }
@@ -50,13 +53,13 @@ func TestShutdownDisabledReturnsAtOnce(t *testing.T) {
 // the embedded runtime, they end with it.
 func TestStopSaysWhatBecomesOfPods(t *testing.T) {
 	t.Parallel()
-	h := start(t)
-	h.cancel()
-	if err := h.wait(); err != nil {
+	h := agenttest.Start(t)
+	h.Cancel()
+	if err := h.Wait(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if len(h.logLines("agent stopping; its pods end with it")) != 1 || len(h.logLines("pods keep running")) != 0 {
-		t.Errorf("the stop message does not say the pods end with the agent:\n%s", h.logs.Tail(5))
+	if len(h.LogLines("agent stopping; its pods end with it")) != 1 || len(h.LogLines("pods keep running")) != 0 {
+		t.Errorf("the stop message does not say the pods end with the agent:\n%s", h.Logs.Tail(5))
 	}
 }
 
@@ -65,16 +68,16 @@ func TestStopSaysWhatBecomesOfPods(t *testing.T) {
 func TestVerbosityLogsTransitions(t *testing.T) {
 	t.Parallel()
 	for _, verbosity := range []int{0, 1} {
-		h := start(t, withConfig(func(c *agent.Config) { c.Verbosity = verbosity }))
-		web := podSpec{name: "web", uid: uid(1)}
-		h.writePod(web)
-		h.waitRunning(web.uid)
-		h.waitHousekeepings(1) // its SyncKnownPods keeps web's record: a row that changes nothing
-		lines := h.logLines("level=DEBUG", `msg="engine transition"`, "uid="+web.uid, "event=Create", "from=Absent", "to=Waiting")
+		h := agenttest.Start(t, agenttest.WithConfig(func(c *agent.Config) { c.Verbosity = verbosity }))
+		web := agenttest.PodSpec{Name: "web", UID: agenttest.UID(1)}
+		h.WritePod(web)
+		h.WaitRunning(web.UID)
+		h.WaitHousekeepings(1) // its SyncKnownPods keeps web's record: a row that changes nothing
+		lines := h.LogLines("level=DEBUG", `msg="engine transition"`, "uid="+web.UID, "event=Create", "from=Absent", "to=Waiting")
 		if want := verbosity; len(lines) != want {
-			t.Errorf("verbosity %d: %d debug lines of web's creation, want %d:\n%s", verbosity, len(lines), want, h.logs.Tail(20))
+			t.Errorf("verbosity %d: %d debug lines of web's creation, want %d:\n%s", verbosity, len(lines), want, h.Logs.Tail(20))
 		}
-		if lines := h.logLines(`msg="engine transition"`, "event=SyncKnownPods"); len(lines) != 0 {
+		if lines := h.LogLines(`msg="engine transition"`, "event=SyncKnownPods"); len(lines) != 0 {
 			t.Errorf("verbosity %d: rows that change nothing are logged: %q", verbosity, lines)
 		}
 	}
@@ -89,10 +92,10 @@ func TestJSONLogsNameManifestOps(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(root) })
 	cfg := agent.DefaultConfig()
-	cfg.NodeName, cfg.RootDir, cfg.Address, cfg.StaticPodPath = nodeName, root, "127.0.0.1:0", root
+	cfg.NodeName, cfg.RootDir, cfg.Address, cfg.StaticPodPath = agenttest.NodeName, root, "127.0.0.1:0", root
 	cfg.FileCheckFrequency.Duration = 50 * time.Millisecond
-	cfg.Allocatable = resources("cpu=8,memory=16Gi")
-	if err := os.WriteFile(filepath.Join(root, "web.yaml"), []byte(podSpec{name: "web", uid: uid(1)}.yaml()), 0o644); err != nil {
+	cfg.Allocatable = agenttest.Resources("cpu=8,memory=16Gi")
+	if err := os.WriteFile(filepath.Join(root, "web.yaml"), []byte(agenttest.PodSpec{Name: "web", UID: agenttest.UID(1)}.YAML()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	logs := &testlog.Buffer{}
@@ -103,7 +106,7 @@ func TestJSONLogsNameManifestOps(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- a.Run(ctx) }()
-	deadline := time.Now().Add(waitTimeout)
+	deadline := time.Now().Add(agenttest.WaitTimeout)
 	for len(logs.Lines(`"msg":"manifest change"`)) == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"net/http"
 	"sync"
 	"time"
 )
@@ -48,15 +47,12 @@ func (r *runtimeReads) problem() string {
 		r.since.UTC().Format(time.RFC3339), r.failures, r.lastErr)
 }
 
-// serveHealthz is GET /healthz: 200 "ok", or 500 saying what is wrong.
-func (a *Agent) serveHealthz(w http.ResponseWriter, _ *http.Request) {
+// HealthProblem says what is wrong with the agent, "" when nothing is
+// (GET /healthz): housekeeping has not run for a while, or its runtime
+// reads fail.
+func (a *Agent) HealthProblem() string {
 	if ok, age := a.healthy(); !ok {
-		http.Error(w, fmt.Sprintf("housekeeping last ran %s ago", age.Round(time.Millisecond)), http.StatusInternalServerError)
-		return
+		return fmt.Sprintf("housekeeping last ran %s ago", age.Round(time.Millisecond))
 	}
-	if problem := a.runtimeReads.problem(); problem != "" {
-		http.Error(w, problem, http.StatusInternalServerError)
-		return
-	}
-	fmt.Fprintln(w, "ok")
+	return a.runtimeReads.problem()
 }

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
 // Many pods removed at once, with short intervals, all stop and are
@@ -31,25 +33,25 @@ func TestManyPodsRemovedAtOnce(t *testing.T) {
 			t.Fatalf("PODLIFE_MANY_PODS=%q: %v", s, err)
 		}
 	}
-	h := start(t, withConfig(func(c *agent.Config) { c.Allocatable = resources("cpu=10000,memory=10000Gi") }))
-	specs := make([]podSpec, n)
+	h := agenttest.Start(t, agenttest.WithConfig(func(c *agent.Config) { c.Allocatable = agenttest.Resources("cpu=10000,memory=10000Gi") }))
+	specs := make([]agenttest.PodSpec, n)
 	for i := range specs {
-		specs[i] = podSpec{name: "p" + strconv.Itoa(i), uid: uid(i + 1)}
-		h.writePod(specs[i])
+		specs[i] = agenttest.PodSpec{Name: "p" + strconv.Itoa(i), UID: agenttest.UID(i + 1)}
+		h.WritePod(specs[i])
 	}
-	drain := func(what string, done func(pods map[types.UID]agent.PodInfo) bool) {
+	drain := func(what string, done func(pods map[types.UID]api.PodInfo) bool) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Minute) // only so a broken run ends
-		for !done(h.pods()) {
+		for !done(h.Pods()) {
 			if time.Now().After(deadline) {
 				t.Fatalf("timed out waiting until %s", what)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	drain("every pod runs", func(pods map[types.UID]agent.PodInfo) bool {
+	drain("every pod runs", func(pods map[types.UID]api.PodInfo) bool {
 		for _, p := range specs {
-			if !isRunning(pods[types.UID(p.uid)]) {
+			if !agenttest.IsRunning(pods[types.UID(p.UID)]) {
 				return false
 			}
 		}
@@ -73,12 +75,12 @@ func TestManyPodsRemovedAtOnce(t *testing.T) {
 	}()
 	began := time.Now()
 	for _, p := range specs {
-		h.remove(p.file())
+		h.Remove(p.File())
 	}
-	drain("every pod is gone", func(pods map[types.UID]agent.PodInfo) bool { return len(pods) == 0 })
+	drain("every pod is gone", func(pods map[types.UID]api.PodInfo) bool { return len(pods) == 0 })
 	forgotten := time.Since(began)
-	drain("the runtime holds nothing of them", func(map[types.UID]agent.PodInfo) bool {
-		sbs, err := h.rt.ListPodSandbox(context.Background(), nil)
+	drain("the runtime holds nothing of them", func(map[types.UID]api.PodInfo) bool {
+		sbs, err := h.RT.ListPodSandbox(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,13 +88,13 @@ func TestManyPodsRemovedAtOnce(t *testing.T) {
 	})
 	close(stop)
 	<-sampled
-	if cs, err := h.rt.ListContainers(context.Background(), nil); err != nil || len(cs) != 0 {
+	if cs, err := h.RT.ListContainers(context.Background(), nil); err != nil || len(cs) != 0 {
 		t.Errorf("containers left: %d, %v", len(cs), err)
 	}
 	// A housekeeping read may outlast its interval under this load (it is
 	// retried at the next); nothing else may fail.
-	slowReads := len(h.logLines("level=WARN", "runtime cache refresh failed"))
-	if lines := h.logLines("level=WARN"); len(lines) > slowReads {
+	slowReads := len(h.LogLines("level=WARN", "runtime cache refresh failed"))
+	if lines := h.LogLines("level=WARN"); len(lines) > slowReads {
 		t.Errorf("%d warnings besides slow housekeeping reads:\n%s", len(lines)-slowReads, strings.Join(lines, "\n"))
 	}
 	t.Logf("%d pods removed at once: forgotten in %s, removed from the runtime in %s; goroutines %d while they ran, peak %d while they stopped; %d housekeeping reads outlasted their interval",

@@ -1,47 +1,31 @@
 package agent
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/kubetypes"
 	"github.com/podlife/podlife/worker"
 )
 
-// The read-only pod endpoints. GET /pods is the kubelet's: a v1.PodList of
-// the pods of the manifests (admitted or rejected), each with its spec and
-// its latest status, so that tools made for the kubelet read it. GET
-// /lifecycle is podlife's own view (Lifecycle): the engine's state of every
-// pod it holds (orphans and runtime-only pods too, which are in no
-// manifest), and the manifests it cannot use. It is an endpoint of its own
-// rather than annotations on /pods because most of it describes no pod of
-// the list, and because annotations are the manifest's: a pod's metadata
-// stays what its file says.
-
-// Lifecycle is what GET /lifecycle returns and `podlife status` shows.
-type Lifecycle struct {
-	Pods []PodInfo `json:"pods"`
-	// ManifestErrors are the manifest files, or the directory, the agent
-	// cannot use.
-	ManifestErrors []ManifestError `json:"manifestErrors,omitempty"`
-}
+// What the read-only pod endpoints serve (agent/server): GET /pods is
+// PodList, GET /lifecycle is Lifecycle.
 
 // Lifecycle reports every pod the agent knows, each static pod waiting for
 // its full name with the pod holding it, and the manifest faults.
-func (a *Agent) Lifecycle() Lifecycle {
+func (a *Agent) Lifecycle() api.Lifecycle {
 	pods := a.Pods()
 	a.mu.Lock()
 	for i := range pods {
 		pods[i].WaitingFor = a.waitingForLocked(pods[i].UID)
 	}
 	a.mu.Unlock()
-	return Lifecycle{Pods: pods, ManifestErrors: a.manifestErrors()}
+	return api.Lifecycle{Pods: pods, ManifestErrors: a.manifestErrors()}
 }
 
 // PodList is the pods of the manifests as the kubelet's /pods lists them,
@@ -59,7 +43,7 @@ func (a *Agent) PodList() *v1.PodList {
 		}
 		if h := a.waitingForLocked(uid); h != nil {
 			pod.Status.Reason = "WaitingForFullName"
-			pod.Status.Message = fmt.Sprintf("waiting for its full name %s, held by pod %s %s", kubetypes.FullName(pod.Name, pod.Namespace), h.UID, h.from())
+			pod.Status.Message = fmt.Sprintf("waiting for its full name %s, held by pod %s %s", kubetypes.FullName(pod.Name, pod.Namespace), h.UID, h.From())
 		}
 		list.Items = append(list.Items, *pod)
 	}
@@ -78,38 +62,27 @@ func (a *Agent) PodList() *v1.PodList {
 
 // waitingForLocked is the pod holding the full name the static pod uid
 // waits for, nil when it waits for none.
-func (a *Agent) waitingForLocked(uid types.UID) *NameHolder {
+func (a *Agent) waitingForLocked(uid types.UID) *api.NameHolder {
 	holder, ok := a.workers.WaitingFor(uid)
 	if !ok {
 		return nil
 	}
-	h := &NameHolder{UID: holder}
+	h := &api.NameHolder{UID: holder}
 	if e, ok := a.pods[holder]; ok {
 		h.Manifest = e.path
 	}
 	return h
 }
 
-func (a *Agent) servePods(w http.ResponseWriter, _ *http.Request) { writeJSON(w, a.PodList()) }
-
-func (a *Agent) serveLifecycle(w http.ResponseWriter, _ *http.Request) { writeJSON(w, a.Lifecycle()) }
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
-}
-
 // Pods reports every pod the agent knows: those of the manifests and those
 // the engine holds without one (orphans, runtime-only pods), by namespace,
 // name and UID.
-func (a *Agent) Pods() []PodInfo {
+func (a *Agent) Pods() []api.PodInfo {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var out []PodInfo
+	var out []api.PodInfo
 	for uid, e := range a.pods {
-		info := PodInfo{UID: uid, Namespace: e.pod.Namespace, Name: e.pod.Name, Static: kubetypes.IsStatic(e.pod), Manifest: e.path, Config: "desired"}
+		info := api.PodInfo{UID: uid, Namespace: e.pod.Namespace, Name: e.pod.Name, Static: kubetypes.IsStatic(e.pod), Manifest: e.path, Config: "desired"}
 		if e.rejection != nil {
 			info.Config = "rejected"
 		}
@@ -120,7 +93,7 @@ func (a *Agent) Pods() []PodInfo {
 		if _, ok := a.pods[uid]; ok {
 			continue
 		}
-		info := PodInfo{UID: uid, Static: ws.Static, Config: "orphan"}
+		info := api.PodInfo{UID: uid, Static: ws.Static, Config: "orphan"}
 		if !ws.HasConfig {
 			info.Config = "runtime-only"
 		}
@@ -143,7 +116,7 @@ func (a *Agent) Pods() []PodInfo {
 }
 
 // fillLocked adds the engine's state and the latest status to info.
-func (a *Agent) fillLocked(info *PodInfo) {
+func (a *Agent) fillLocked(info *api.PodInfo) {
 	if s, ok := a.workers.State(info.UID); ok {
 		info.Lifecycle = s.String()
 		info.Worker = workerPhase(a.workers, info.UID)
@@ -164,4 +137,24 @@ func workerPhase(w *worker.PodWorkers, uid types.UID) string {
 		return worker.TerminatingPod.String()
 	}
 	return worker.SyncPod.String()
+}
+
+// containerInfos summarises container statuses.
+func containerInfos(statuses []v1.ContainerStatus) []api.ContainerInfo {
+	out := make([]api.ContainerInfo, 0, len(statuses))
+	for _, cs := range statuses {
+		ci := api.ContainerInfo{Name: cs.Name, Restarts: cs.RestartCount}
+		switch {
+		case cs.State.Running != nil:
+			ci.State = "running"
+		case cs.State.Terminated != nil:
+			ci.State, ci.Reason = "terminated", cs.State.Terminated.Reason
+			code := cs.State.Terminated.ExitCode
+			ci.ExitCode = &code
+		case cs.State.Waiting != nil:
+			ci.State, ci.Reason = "waiting", cs.State.Waiting.Reason
+		}
+		out = append(out, ci)
+	}
+	return out
 }

@@ -10,6 +10,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
 // The agent wires the probes on the embedded runtime: a readiness httpGet
@@ -32,9 +34,9 @@ func TestProbesOnEmbeddedRuntime(t *testing.T) {
 	}
 	defer live.Close()
 
-	h := start(t)
-	id := uid(1)
-	h.write("probed.yaml", fmt.Sprintf(`apiVersion: v1
+	h := agenttest.Start(t)
+	id := agenttest.UID(1)
+	h.Write("probed.yaml", fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:
   name: probed
@@ -58,11 +60,11 @@ spec:
         port: %d
       periodSeconds: 1
       failureThreshold: 1
-`, id, image, srv.Listener.Addr().(*net.TCPAddr).Port, live.Addr().(*net.TCPAddr).Port))
+`, id, agenttest.Image, srv.Listener.Addr().(*net.TCPAddr).Port, live.Addr().(*net.TCPAddr).Port))
 	ready := func(want v1.ConditionStatus) {
 		t.Helper()
-		h.eventually(fmt.Sprintf("Ready %s", want), func() bool {
-			st, _ := h.agent.StatusOf(types.UID(id))
+		h.Eventually(fmt.Sprintf("Ready %s", want), func() bool {
+			st, _ := h.Agent.StatusOf(types.UID(id))
 			for _, c := range st.Conditions {
 				if c.Type == v1.PodReady {
 					return c.Status == want
@@ -78,11 +80,11 @@ spec:
 	ready(v1.ConditionTrue)
 
 	live.Close()
-	h.eventually("the container restarted after its liveness probe failed", func() bool {
-		p := h.pod(id)
+	h.Eventually("the container restarted after its liveness probe failed", func() bool {
+		p := h.Pod(id)
 		return len(p.Containers) == 1 && p.Containers[0].Restarts >= 1
 	})
-	if len(h.logLines("event: Container app failed liveness probe, will be restarted")) == 0 {
+	if len(h.LogLines("event: Container app failed liveness probe, will be restarted")) == 0 {
 		t.Error("no Killing event for the liveness failure")
 	}
 }

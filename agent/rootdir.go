@@ -9,28 +9,6 @@ import (
 	"syscall"
 )
 
-// DefaultRootDir is /var/lib/podlife for root, and the user's state
-// directory otherwise: never a shared directory such as /tmp, where another
-// user could create it first.
-func DefaultRootDir() string {
-	home, _ := os.UserHomeDir()
-	return defaultRootDir(os.Geteuid(), os.Getenv("XDG_STATE_HOME"), home)
-}
-
-// defaultRootDir is DefaultRootDir for a user: $XDG_STATE_HOME/podlife,
-// else ~/.local/state/podlife; "" for a user with neither.
-func defaultRootDir(euid int, stateHome, home string) string {
-	switch {
-	case euid == 0:
-		return "/var/lib/podlife"
-	case filepath.IsAbs(stateHome): // the XDG specification ignores a relative one
-		return filepath.Join(stateHome, "podlife")
-	case home != "":
-		return filepath.Join(home, ".local", "state", "podlife")
-	}
-	return ""
-}
-
 // prepareRootDir creates the root directory (mode 0700, with its missing
 // parents) and returns its absolute path. Whoever controls the root
 // directory decides where the agent, often root, writes pod logs and who

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
 // TestRunReturnsAfterCancel: with a 2 ms resync (a pod's work is queued
@@ -18,23 +19,23 @@ func TestRunReturnsAfterCancel(t *testing.T) {
 	const runs = 30
 	for i := range runs {
 		t.Run(fmt.Sprintf("run %d", i), func(t *testing.T) {
-			h := start(t, withConfig(func(c *agent.Config) {
+			h := agenttest.Start(t, agenttest.WithConfig(func(c *agent.Config) {
 				c.SyncFrequency.Duration = 2 * time.Millisecond
 				c.RuntimePollInterval.Duration = 2 * time.Millisecond
 				c.FileCheckFrequency.Duration = 2 * time.Millisecond
-			}), withSyncBackOff(2*time.Millisecond))
+			}), agenttest.WithSyncBackOff(2*time.Millisecond))
 			for n := range 1 + rand.IntN(3) {
-				h.writePod(podSpec{name: fmt.Sprintf("web%d", n), uid: uid(n + 1)})
+				h.WritePod(agenttest.PodSpec{Name: fmt.Sprintf("web%d", n), UID: agenttest.UID(n + 1)})
 			}
 			switch i % 3 {
 			case 1: // while they start: after the first housekeeping
-				h.waitHousekeepings(1)
+				h.WaitHousekeepings(1)
 			case 2: // once they run
-				h.waitRunning(uid(1))
+				h.WaitRunning(agenttest.UID(1))
 			}
-			h.cancel()
-			if err := h.wait(); err != nil {
-				t.Fatalf("Run after cancel: %v\nagent log (last lines):\n%s", err, h.logs.Tail(60))
+			h.Cancel()
+			if err := h.Wait(); err != nil {
+				t.Fatalf("Run after cancel: %v\nagent log (last lines):\n%s", err, h.Logs.Tail(60))
 			}
 		})
 	}

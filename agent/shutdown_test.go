@@ -13,12 +13,15 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/client"
+	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/fsm"
 )
 
 // withShutdown gives node shutdown 4 s, the last 2 s for critical pods.
-func withShutdown() option {
-	return withConfig(func(c *agent.Config) {
+func withShutdown() agenttest.Option {
+	return agenttest.WithConfig(func(c *agent.Config) {
 		c.ShutdownGracePeriod.Duration = 4 * time.Second
 		c.ShutdownGracePeriodCriticalPods.Duration = 2 * time.Second
 	})
@@ -34,53 +37,53 @@ func TestNodeShutdown(t *testing.T) {
 	// low band busy while a manifest is scanned (50 ms). Nothing retries
 	// it sooner: the pods are desired (housekeeping drives only orphans)
 	// and their state does not change meanwhile (no poll resyncs them).
-	h := start(t, withShutdown(), withSyncBackOff(time.Second))
-	lowA := podSpec{name: "low-a", uid: uid(1), grace: 30}
-	lowB := podSpec{name: "low-b", uid: uid(2), grace: 30}
-	crit := podSpec{name: "crit", uid: uid(3), grace: 30, priority: 2000000000}
-	late := podSpec{name: "late", uid: uid(4)}
-	for _, p := range []podSpec{lowA, lowB, crit} {
-		h.writePod(p)
+	h := agenttest.Start(t, withShutdown(), agenttest.WithSyncBackOff(time.Second))
+	lowA := agenttest.PodSpec{Name: "low-a", UID: agenttest.UID(1), Grace: 30}
+	lowB := agenttest.PodSpec{Name: "low-b", UID: agenttest.UID(2), Grace: 30}
+	crit := agenttest.PodSpec{Name: "crit", UID: agenttest.UID(3), Grace: 30, Priority: 2000000000}
+	late := agenttest.PodSpec{Name: "late", UID: agenttest.UID(4)}
+	for _, p := range []agenttest.PodSpec{lowA, lowB, crit} {
+		h.WritePod(p)
 	}
-	h.waitRunning(lowA.uid, lowB.uid, crit.uid)
-	h.settle(lowA.uid, lowB.uid, crit.uid) // no poll retries the failed stop before its back-off
+	h.WaitRunning(lowA.UID, lowB.UID, crit.UID)
+	settle(h, lowA.UID, lowB.UID, crit.UID) // no poll retries the failed stop before its back-off
 
-	if err := h.agent.Embedded().InjectError("StopContainer", status.Error(codes.Unavailable, "runtime restarting")); err != nil {
+	if err := h.Agent.Embedded().InjectError("StopContainer", status.Error(codes.Unavailable, "runtime restarting")); err != nil {
 		t.Fatal(err)
 	}
-	h.agent.RequestShutdown()
-	h.eventually("the shutdown began", func() bool {
-		return h.rec.saw(lowA.uid, to(fsm.TerminationRequested)) || h.rec.saw(lowB.uid, to(fsm.TerminationRequested))
+	h.Agent.RequestShutdown()
+	h.Eventually("the shutdown began", func() bool {
+		return h.Rec.Saw(lowA.UID, agenttest.To(fsm.TerminationRequested)) || h.Rec.Saw(lowB.UID, agenttest.To(fsm.TerminationRequested))
 	})
-	h.writePod(late)
-	h.waitPods("late rejected NodeShutdown", func(pods map[types.UID]agent.PodInfo) bool {
-		return isRejected(pods[types.UID(late.uid)], "NodeShutdown")
+	h.WritePod(late)
+	h.WaitPods("late rejected NodeShutdown", func(pods map[types.UID]api.PodInfo) bool {
+		return isRejected(pods[types.UID(late.UID)], "NodeShutdown")
 	})
-	if err := h.wait(); err != nil {
+	if err := h.Wait(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 
-	all := h.rec.all()
-	critAt := h.rec.first(crit.uid, to(fsm.Terminating))
-	for _, low := range []podSpec{lowA, lowB} {
-		if at := h.rec.first(low.uid, to(fsm.Terminating)); at < 0 || critAt < 0 || at > critAt {
-			t.Errorf("%s reached Terminating at %d, crit at %d: the low band must go first\n%s", low.name, at, critAt, describe(all))
+	all := h.Rec.All()
+	critAt := h.Rec.First(crit.UID, agenttest.To(fsm.Terminating))
+	for _, low := range []agenttest.PodSpec{lowA, lowB} {
+		if at := h.Rec.First(low.UID, agenttest.To(fsm.Terminating)); at < 0 || critAt < 0 || at > critAt {
+			t.Errorf("%s reached Terminating at %d, crit at %d: the low band must go first\n%s", low.Name, at, critAt, agenttest.Describe(all))
 		}
 	}
-	if !h.rec.saw(lowA.uid, event(fsm.TerminatingFailed)) && !h.rec.saw(lowB.uid, event(fsm.TerminatingFailed)) {
-		t.Errorf("the injected stop error was not met by the low band:\n%s", describe(all))
+	if !h.Rec.Saw(lowA.UID, agenttest.Event(fsm.TerminatingFailed)) && !h.Rec.Saw(lowB.UID, agenttest.Event(fsm.TerminatingFailed)) {
+		t.Errorf("the injected stop error was not met by the low band:\n%s", agenttest.Describe(all))
 	}
-	if ts := h.rec.of(late.uid); len(ts) > 0 {
-		t.Errorf("late reached the engine:\n%s", describe(ts))
+	if ts := h.Rec.Of(late.UID); len(ts) > 0 {
+		t.Errorf("late reached the engine:\n%s", agenttest.Describe(ts))
 	}
-	for _, p := range []podSpec{lowA, lowB, crit} {
+	for _, p := range []agenttest.PodSpec{lowA, lowB, crit} {
 		checkShutdownStatus(t, h, p)
 	}
-	if n := h.metric("kubelet_admission_rejections_total", map[string]string{"reason": "NodeShutdown"}); n != 1 {
+	if n := h.Metric("kubelet_admission_rejections_total", map[string]string{"reason": "NodeShutdown"}); n != 1 {
 		t.Errorf(`kubelet_admission_rejections_total{reason="NodeShutdown"} = %v, want 1`, n)
 	}
-	started := h.metric("kubelet_graceful_shutdown_start_time_seconds", nil)
-	ended := h.metric("kubelet_graceful_shutdown_end_time_seconds", nil)
+	started := h.Metric("kubelet_graceful_shutdown_start_time_seconds", nil)
+	ended := h.Metric("kubelet_graceful_shutdown_end_time_seconds", nil)
 	if started <= 0 || ended < started {
 		t.Errorf("graceful shutdown start %v, end %v", started, ended)
 	}
@@ -90,29 +93,29 @@ func TestNodeShutdown(t *testing.T) {
 // shutdown, as RequestShutdown does; the TCP endpoint has no such verb.
 func TestNodeShutdownOverControlSocket(t *testing.T) {
 	t.Parallel()
-	h := start(t, withShutdown())
-	web := podSpec{name: "web", uid: uid(1), grace: 30}
-	h.writePod(web)
-	h.waitRunning(web.uid)
+	h := agenttest.Start(t, withShutdown())
+	web := agenttest.PodSpec{Name: "web", UID: agenttest.UID(1), Grace: 30}
+	h.WritePod(web)
+	h.WaitRunning(web.UID)
 
-	if code, _, _ := h.get("/shutdown"); code != http.StatusNotFound {
+	if code, _, _ := h.Get("/shutdown"); code != http.StatusNotFound {
 		t.Errorf("GET /shutdown on TCP: %d, want 404", code)
 	}
-	resp, err := httpClient.Post(h.url("/shutdown"), "text/plain", nil)
+	resp, err := agenttest.HTTPClient.Post(h.URL("/shutdown"), "text/plain", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusMethodNotAllowed || !strings.Contains(string(body), h.agent.ControlSocket()) {
+	if resp.StatusCode != http.StatusMethodNotAllowed || !strings.Contains(string(body), h.Agent.ControlSocket()) {
 		t.Errorf("POST /shutdown on TCP: %d %q, want 405 and the control socket's path", resp.StatusCode, body)
 	}
 
-	answer, err := agent.ShutdownNode(t.Context(), h.agent.ControlSocket())
+	answer, err := client.ShutdownNode(t.Context(), h.Agent.ControlSocket())
 	if err != nil || answer != "node shutdown started\n" {
 		t.Errorf("ShutdownNode: %q, %v", answer, err)
 	}
-	if err := h.wait(); err != nil {
+	if err := h.Wait(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	checkShutdownStatus(t, h, web)
@@ -121,37 +124,37 @@ func TestNodeShutdownOverControlSocket(t *testing.T) {
 // checkShutdownStatus checks that p was stopped by the node shutdown: its
 // containers stopped, phase terminal, reason Terminated and the
 // DisruptionTarget condition.
-func checkShutdownStatus(t *testing.T, h *harness, p podSpec) {
+func checkShutdownStatus(t *testing.T, h *agenttest.Harness, p agenttest.PodSpec) {
 	t.Helper()
-	if !h.rec.saw(p.uid, to(fsm.Terminated)) {
-		t.Errorf("%s did not terminate:\n%s", p.name, describe(h.rec.of(p.uid)))
+	if !h.Rec.Saw(p.UID, agenttest.To(fsm.Terminated)) {
+		t.Errorf("%s did not terminate:\n%s", p.Name, agenttest.Describe(h.Rec.Of(p.UID)))
 	}
-	info := h.pod(p.uid)
+	info := h.Pod(p.UID)
 	if info.Reason != "Terminated" || (info.Phase != v1.PodFailed && info.Phase != v1.PodSucceeded) {
-		t.Errorf("%s: %+v, want a terminal phase with reason Terminated", p.name, info)
+		t.Errorf("%s: %+v, want a terminal phase with reason Terminated", p.Name, info)
 	}
-	st, ok := h.agent.StatusOf(types.UID(p.uid))
+	st, ok := h.Agent.StatusOf(types.UID(p.UID))
 	if !ok {
-		t.Fatalf("%s has no status", p.name)
+		t.Fatalf("%s has no status", p.Name)
 	}
 	if !strings.Contains(st.Message, "node shutdown") {
-		t.Errorf("%s: message %q", p.name, st.Message)
+		t.Errorf("%s: message %q", p.Name, st.Message)
 	}
 	var found bool
 	for _, c := range st.Conditions {
 		if c.Type == v1.DisruptionTarget {
 			found = true
 			if c.Status != v1.ConditionTrue || c.Reason != v1.PodReasonTerminationByKubelet {
-				t.Errorf("%s: condition %+v", p.name, c)
+				t.Errorf("%s: condition %+v", p.Name, c)
 			}
 		}
 	}
 	if !found {
-		t.Errorf("%s: no DisruptionTarget condition in %+v", p.name, st.Conditions)
+		t.Errorf("%s: no DisruptionTarget condition in %+v", p.Name, st.Conditions)
 	}
 	for _, c := range info.Containers {
 		if c.State != "terminated" {
-			t.Errorf("%s: container %s is %s", p.name, c.Name, c.State)
+			t.Errorf("%s: container %s is %s", p.Name, c.Name, c.State)
 		}
 	}
 }

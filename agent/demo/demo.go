@@ -21,8 +21,10 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/internal/podtable"
 	"github.com/podlife/podlife/trace"
 )
 
@@ -124,7 +126,7 @@ func Run(ctx context.Context, w io.Writer, opts Options) (err error) {
 	}
 
 	d.heading("final state")
-	if err := agent.WriteStatus(w, a.Lifecycle()); err != nil {
+	if err := podtable.WriteStatus(w, a.Lifecycle()); err != nil {
 		return err
 	}
 	d.heading("metrics")
@@ -188,10 +190,10 @@ func (d *demo) containerIDs(ctx context.Context, uid string) ([]string, error) {
 }
 
 // waitFor polls the agent's pods until cond holds.
-func (d *demo) waitFor(what string, cond func(pods map[types.UID]agent.PodInfo) bool) error {
+func (d *demo) waitFor(what string, cond func(pods map[types.UID]api.PodInfo) bool) error {
 	deadline := time.Now().Add(d.timeout)
 	for {
-		pods := map[types.UID]agent.PodInfo{}
+		pods := map[types.UID]api.PodInfo{}
 		for _, p := range d.agent.Pods() {
 			pods[p.UID] = p
 		}

@@ -10,7 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
 )
 
 var (
@@ -26,20 +26,20 @@ var (
 
 // is reports whether pod uid is in the given lifecycle state and phase
 // ("" matches any phase).
-func is(pods map[types.UID]agent.PodInfo, uid, lifecycle string, phase v1.PodPhase) bool {
+func is(pods map[types.UID]api.PodInfo, uid, lifecycle string, phase v1.PodPhase) bool {
 	p, ok := pods[types.UID(uid)]
 	return ok && p.Lifecycle == lifecycle && (phase == "" || p.Phase == phase)
 }
 
 // gone reports whether the agent no longer knows pod uid.
-func gone(pods map[types.UID]agent.PodInfo, uid string) bool {
+func gone(pods map[types.UID]api.PodInfo, uid string) bool {
 	_, ok := pods[types.UID(uid)]
 	return !ok
 }
 
 func (d *demo) orphan(context.Context) error {
 	d.say("a sandbox of pod %s, unknown to this agent, was running before it started", orphanUID)
-	return d.waitFor("the leftover sandbox was stopped and forgotten", func(pods map[types.UID]agent.PodInfo) bool {
+	return d.waitFor("the leftover sandbox was stopped and forgotten", func(pods map[types.UID]api.PodInfo) bool {
 		return gone(pods, orphanUID) && d.counter("kubelet_orphaned_runtime_pods_total") == 1
 	})
 }
@@ -54,7 +54,7 @@ func (d *demo) create(context.Context) error {
 		return err
 	}
 	d.say("wrote web, job, cache, scratch, db; big asks for 4 CPUs of 2; broken.yaml is not YAML (its error is logged with the file name)")
-	return d.waitFor("five pods run and big was rejected OutOfcpu", func(pods map[types.UID]agent.PodInfo) bool {
+	return d.waitFor("five pods run and big was rejected OutOfcpu", func(pods map[types.UID]api.PodInfo) bool {
 		for _, uid := range []string{webUID, jobUID, cacheUID, scratchUID, dbUID} {
 			if !is(pods, uid, "Running", v1.PodRunning) {
 				return false
@@ -72,7 +72,7 @@ func (d *demo) update(context.Context) error {
 		return err
 	}
 	d.say("web.yaml changed, same UID: an update, not a new pod")
-	return d.waitFor("web still runs, with no restart", func(pods map[types.UID]agent.PodInfo) bool {
+	return d.waitFor("web still runs, with no restart", func(pods map[types.UID]api.PodInfo) bool {
 		return is(pods, webUID, "Running", v1.PodRunning) && d.counter("podlife_transitions_total") > 0 && pods[webUID].Restarts() == 0
 	})
 }
@@ -86,7 +86,7 @@ func (d *demo) complete(ctx context.Context) error {
 		return err
 	}
 	d.say("job's container exited 0; restartPolicy Never: the pod is done")
-	return d.waitFor("job Succeeded and its worker finished", func(pods map[types.UID]agent.PodInfo) bool {
+	return d.waitFor("job Succeeded and its worker finished", func(pods map[types.UID]api.PodInfo) bool {
 		return is(pods, jobUID, "Finished", v1.PodSucceeded)
 	})
 }
@@ -97,7 +97,7 @@ func (d *demo) killWithGrace(ctx context.Context) error {
 	if err := d.agent.KillPod(ctx, cacheUID, &grace); err != nil {
 		return err
 	}
-	return d.waitFor("cache stopped and stays stopped while its manifest is there", func(pods map[types.UID]agent.PodInfo) bool {
+	return d.waitFor("cache stopped and stays stopped while its manifest is there", func(pods map[types.UID]api.PodInfo) bool {
 		return is(pods, cacheUID, "Finished", v1.PodSucceeded)
 	})
 }
@@ -113,7 +113,7 @@ func (d *demo) forceDelete(ctx context.Context) error {
 	if err := <-killed; err != nil {
 		return err
 	}
-	return d.waitFor("scratch stopped and its record was removed", func(pods map[types.UID]agent.PodInfo) bool {
+	return d.waitFor("scratch stopped and its record was removed", func(pods map[types.UID]api.PodInfo) bool {
 		return gone(pods, scratchUID)
 	})
 }
@@ -125,7 +125,7 @@ func (d *demo) replace(context.Context) error {
 		return err
 	}
 	d.say("db.yaml now has a new UID: the old db is killed, the new one waits for the full name db-demo_demo")
-	return d.waitFor("the old db is gone and the new one runs", func(pods map[types.UID]agent.PodInfo) bool {
+	return d.waitFor("the old db is gone and the new one runs", func(pods map[types.UID]api.PodInfo) bool {
 		return gone(pods, dbUID) && is(pods, dbNextUID, "Running", v1.PodRunning)
 	})
 }
@@ -138,7 +138,7 @@ func (d *demo) runtimeError(context.Context) error {
 		return err
 	}
 	d.say("web.yaml removed; the runtime fails the first StopContainer: the engine retries after its back-off")
-	return d.waitFor("web finished all the same and was removed", func(pods map[types.UID]agent.PodInfo) bool {
+	return d.waitFor("web finished all the same and was removed", func(pods map[types.UID]api.PodInfo) bool {
 		return gone(pods, webUID)
 	})
 }
@@ -149,7 +149,7 @@ func (d *demo) shutdown(context.Context) error {
 			return err
 		}
 	}
-	if err := d.waitFor("critical (priority 2000000000) and batch run", func(pods map[types.UID]agent.PodInfo) bool {
+	if err := d.waitFor("critical (priority 2000000000) and batch run", func(pods map[types.UID]api.PodInfo) bool {
 		return is(pods, criticalUID, "Running", v1.PodRunning) && is(pods, batchUID, "Running", v1.PodRunning)
 	}); err != nil {
 		return err

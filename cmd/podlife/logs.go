@@ -9,7 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/client"
 )
 
 func logsCommand() *cobra.Command {
@@ -33,7 +34,7 @@ The embedded runtime writes no logs.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if socket == "" {
-				socket = agent.ControlSocket(rootDir)
+				socket = api.ControlSocket(rootDir)
 			}
 			container := ""
 			if len(args) == 2 {
@@ -61,12 +62,12 @@ The embedded runtime writes no logs.`,
 			if since > 0 {
 				q.Set("sinceSeconds", strconv.FormatInt(int64(math.Ceil(since.Seconds())), 10))
 			}
-			return agent.ContainerLogs(cmd.Context(), socket, namespace, args[0], container, q, cmd.OutOrStdout())
+			return client.ContainerLogs(cmd.Context(), socket, namespace, args[0], container, q, cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&rootDir, "root-dir", agent.DefaultRootDir(), "the agent's root directory, which holds its control socket")
-	f.StringVar(&socket, "socket", "", "the agent's control socket (default: "+agent.ControlSocketName+" in --root-dir)")
+	f.StringVar(&rootDir, "root-dir", api.DefaultRootDir(), "the agent's root directory, which holds its control socket")
+	f.StringVar(&socket, "socket", "", "the agent's control socket (default: "+api.ControlSocketName+" in --root-dir)")
 	f.StringVarP(&namespace, "namespace", "n", "default", "the pod's namespace")
 	f.BoolVarP(&follow, "follow", "f", false, "follow the log until the container exits")
 	f.BoolVarP(&previous, "previous", "p", false, "print the log of the container's previous instance")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
 )
 
 // podlife shutdown stops an agent over its control socket and, with
@@ -50,7 +51,7 @@ func TestShutdownCommand(t *testing.T) {
 }
 
 func TestShutdownCommandErrors(t *testing.T) {
-	missing := filepath.Join(t.TempDir(), agent.ControlSocketName)
+	missing := filepath.Join(t.TempDir(), api.ControlSocketName)
 	for _, tc := range []struct {
 		name string
 		args []string

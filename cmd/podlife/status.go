@@ -11,7 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/client"
+	"github.com/podlife/podlife/internal/podtable"
 )
 
 // httpClient talks to the agent's local endpoint.
@@ -39,17 +41,17 @@ With --json it prints the endpoint's JSON as it came.`,
 				_, err = cmd.OutOrStdout().Write(raw)
 				return err
 			}
-			return agent.WriteStatus(cmd.OutOrStdout(), status)
+			return podtable.WriteStatus(cmd.OutOrStdout(), status)
 		},
 	}
-	cmd.Flags().StringVar(&address, "address", agent.DefaultConfig().Address, "the agent's HTTP endpoint")
+	cmd.Flags().StringVar(&address, "address", api.DefaultAddress, "the agent's HTTP endpoint")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the JSON of /lifecycle")
 	return cmd
 }
 
 // fetchLifecycle reads /lifecycle from the agent at address.
-func fetchLifecycle(address string) (agent.Lifecycle, []byte, error) {
-	var status agent.Lifecycle
+func fetchLifecycle(address string) (api.Lifecycle, []byte, error) {
+	var status api.Lifecycle
 	resp, err := httpClient.Get("http://" + address + "/lifecycle")
 	if err != nil {
 		return status, nil, fmt.Errorf("agent at %s: %w", address, err)
@@ -85,9 +87,9 @@ answering), at most that long.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if socket == "" {
-				socket = agent.ControlSocket(rootDir)
+				socket = api.ControlSocket(rootDir)
 			}
-			answer, err := agent.ShutdownNode(cmd.Context(), socket)
+			answer, err := client.ShutdownNode(cmd.Context(), socket)
 			if err != nil {
 				return err
 			}
@@ -97,7 +99,7 @@ answering), at most that long.`,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), wait)
 			defer cancel()
-			if err := agent.WaitAgentExited(ctx, socket); err != nil {
+			if err := client.WaitAgentExited(ctx, socket); err != nil {
 				if errors.Is(err, context.DeadlineExceeded) {
 					return fmt.Errorf("agent at %s did not exit within %s", socket, wait)
 				}
@@ -107,8 +109,8 @@ answering), at most that long.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&rootDir, "root-dir", agent.DefaultRootDir(), "the agent's root directory, which holds its control socket")
-	cmd.Flags().StringVar(&socket, "socket", "", "the agent's control socket (default: "+agent.ControlSocketName+" in --root-dir)")
+	cmd.Flags().StringVar(&rootDir, "root-dir", api.DefaultRootDir(), "the agent's root directory, which holds its control socket")
+	cmd.Flags().StringVar(&socket, "socket", "", "the agent's control socket (default: "+api.ControlSocketName+" in --root-dir)")
 	cmd.Flags().DurationVar(&wait, "wait", 0, "wait until the agent exited, at most this long")
 	cmd.MarkFlagsMutuallyExclusive("root-dir", "socket")
 	return cmd

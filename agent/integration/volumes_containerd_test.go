@@ -1,18 +1,17 @@
-package agent_test
+package integration_test
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/cri/critest"
 )
 
@@ -25,11 +24,11 @@ import (
 // message. The pod's directory and tmpfs go with the pod; the hostPath
 // stays.
 func TestContainerdVolumes(t *testing.T) {
-	e := newCtrdEnv(t)
-	manifests := filepath.Join(e.dir, "manifests")
+	e := agenttest.NewCtrdEnv(t)
+	manifests := filepath.Join(e.Dir, "manifests")
 	var root string
-	a := e.startAgent(manifests, func(c *agent.Config) { root = c.RootDir })
-	uid := e.newUID()
+	a := e.StartAgent(manifests, func(c *agent.Config) { root = c.RootDir })
+	uid := e.NewUID()
 	hostDir := t.TempDir()
 	cfgFile := filepath.Join(hostDir, "app.conf")
 	writeManifest(t, manifests, "vols.yaml", fmt.Sprintf(`apiVersion: v1
@@ -86,11 +85,11 @@ spec:
     command: [sh, -c, "cat /etc/app.conf > /dev/termination-log"]
     volumeMounts:
     - {name: cfg, mountPath: /etc/app.conf, readOnly: true}
-`, ctrdNamespace, uid, cfgFile, critest.BusyboxImage))
+`, agenttest.CtrdNamespace, uid, cfgFile, critest.BusyboxImage))
 
-	ctrdEventually(t, "the hostPath check fails: FailedMount, the pod waits as ContainerCreating", func() (bool, string) {
-		st, ok := a.StatusOf(types.UID(uid))
-		failed := a.logs.Lines("FailedMount", cfgFile)
+	agenttest.CtrdEventually(t, "the hostPath check fails: FailedMount, the pod waits as ContainerCreating", func() (bool, string) {
+		st, ok := a.PodStatus(types.UID(uid))
+		failed := a.Logs.Lines("FailedMount", cfgFile)
 		if !ok || st.Phase != v1.PodPending || len(st.ContainerStatuses) != 5 || len(failed) == 0 {
 			return false, fmt.Sprintf("%+v; FailedMount events %q", st, failed)
 		}
@@ -101,7 +100,7 @@ spec:
 		}
 		return true, ""
 	})
-	if sbs := e.sandboxes(uid); len(sbs) != 0 {
+	if sbs := e.Sandboxes(uid); len(sbs) != 0 {
 		t.Fatalf("the pod has %d sandbox(es) while its volume check fails; want none", len(sbs))
 	}
 	if err := os.WriteFile(cfgFile, []byte("key=value"), 0o644); err != nil {
@@ -109,9 +108,9 @@ spec:
 	}
 
 	var st v1.PodStatus
-	ctrdEventually(t, "every container of the pod terminated", func() (bool, string) {
+	agenttest.CtrdEventually(t, "every container of the pod terminated", func() (bool, string) {
 		var ok bool
-		st, ok = a.StatusOf(types.UID(uid))
+		st, ok = a.PodStatus(types.UID(uid))
 		if !ok || len(st.ContainerStatuses) != 5 {
 			return false, fmt.Sprintf("%+v", st)
 		}
@@ -154,8 +153,8 @@ spec:
 	if err := os.Remove(filepath.Join(manifests, "vols.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	e.waitRuntimeGone(uid)
-	ctrdEventually(t, "the pod's directory is removed", func() (bool, string) {
+	e.WaitRuntimeGone(uid)
+	agenttest.CtrdEventually(t, "the pod's directory is removed", func() (bool, string) {
 		_, err := os.Stat(podDir)
 		return os.IsNotExist(err), fmt.Sprint(err)
 	})
@@ -174,13 +173,13 @@ spec:
 // nor touched. (The links name a directory of the test, not /etc: a broken
 // build must not put the node's files at risk.)
 func TestContainerdSubPathSymlinkEscape(t *testing.T) {
-	e := newCtrdEnv(t)
-	manifests := filepath.Join(e.dir, "manifests")
+	e := agenttest.NewCtrdEnv(t)
+	manifests := filepath.Join(e.Dir, "manifests")
 	var root string
-	a := e.startAgent(manifests, func(c *agent.Config) { root = c.RootDir })
-	canary := filepath.Join(e.dir, "canary")
+	a := e.StartAgent(manifests, func(c *agent.Config) { root = c.RootDir })
+	canary := filepath.Join(e.Dir, "canary")
 	writeManifestFile(t, filepath.Join(canary, "secret"), "node secret")
-	uid := e.newUID()
+	uid := e.NewUID()
 	// From the emptyDir, <root>/pods/<uid>/volumes/kubernetes.io~empty-dir/shared,
 	// five ".." lead to e.dir.
 	writeManifest(t, manifests, "escape.yaml", fmt.Sprintf(`apiVersion: v1
@@ -212,9 +211,9 @@ spec:
     command: [sh, -c, "cat /x/secret > /dev/termination-log"]
     volumeMounts:
     - {name: shared, mountPath: /x, subPath: rel}
-`, ctrdNamespace, uid, critest.BusyboxImage, canary))
-	ctrdEventually(t, "both app containers are refused", func() (bool, string) {
-		st, ok := a.StatusOf(types.UID(uid))
+`, agenttest.CtrdNamespace, uid, critest.BusyboxImage, canary))
+	agenttest.CtrdEventually(t, "both app containers are refused", func() (bool, string) {
+		st, ok := a.PodStatus(types.UID(uid))
 		if !ok || len(st.ContainerStatuses) != 2 {
 			return false, fmt.Sprintf("%+v", st)
 		}
@@ -227,7 +226,7 @@ spec:
 		}
 		return true, ""
 	})
-	for _, c := range e.containers(uid) {
+	for _, c := range e.Containers(uid) {
 		if name := c.GetMetadata().GetName(); name != "plant" {
 			t.Errorf("container %s was created: %s", name, c.Id)
 		}
@@ -253,32 +252,6 @@ func writeManifestFile(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// unmountOnCleanup unmounts, once the agents stopped, whatever is still
-// mounted under dir (a pod the test left: a stopped agent leaves its
-// pods' mounts, as a kubelet does), before the test's directory is
-// removed: the removal would otherwise delete what the mounts show, a
-// hostPath's files (or, with a subPath escape, /etc).
-func unmountOnCleanup(t testing.TB, dir string) {
-	t.Cleanup(func() {
-		data, err := os.ReadFile("/proc/self/mountinfo")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var points []string
-		for line := range strings.Lines(string(data)) {
-			if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
-				points = append(points, f[4])
-			}
-		}
-		slices.SortFunc(points, func(a, b string) int { return len(b) - len(a) })
-		for _, p := range points {
-			if err := unix.Unmount(p, unix.MNT_DETACH); err != nil {
-				t.Errorf("unmount %s left by the test: %v", p, err)
-			}
-		}
-	})
 }
 
 // mounted reports whether path is a mount point of the test's mount

@@ -1,4 +1,4 @@
-package agent_test
+package integration_test
 
 // Cluster mode through faults: an apiserver restart, an apiserver outage,
 // an agent restart while the API deletes a pod. The first two stop a
@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/internal/clustertest"
 )
@@ -39,13 +40,13 @@ func (m *clusterNode) waitLeaseRenewedAfter(t0 time.Time) {
 // crashWhileAway makes the pod's container exit (the agent restarts it),
 // so its status changes while the API server cannot be told.
 func (m *member) crashWhileAway(uid types.UID) {
-	m.t.Helper()
-	id := m.runningContainers(string(uid))["main"]
-	if err := m.agent.Embedded().ExitContainer(id, 1); err != nil {
-		m.t.Fatal(err)
+	m.T.Helper()
+	id := m.RunningContainers(string(uid))["main"]
+	if err := m.Agent.Embedded().ExitContainer(id, 1); err != nil {
+		m.T.Fatal(err)
 	}
-	m.eventually("the agent restarted the container", func() bool {
-		p := m.pod(string(uid))
+	m.Eventually("the agent restarted the container", func() bool {
+		p := m.Pod(string(uid))
 		return len(p.Containers) == 1 && p.Containers[0].Restarts == 1 && p.Containers[0].State == "running"
 	})
 }
@@ -63,7 +64,7 @@ func (m *clusterNode) waitRestartCount(name string, n int32) {
 // kills counts the engine's kills of uid.
 func (m *member) kills(uid types.UID) int {
 	n := 0
-	for _, tr := range m.rec.of(string(uid)) {
+	for _, tr := range m.Rec.Of(string(uid)) {
 		if tr.Event == fsm.Kill {
 			n++
 		}
@@ -106,8 +107,8 @@ func TestClusterAPIServerOutage(t *testing.T) {
 		down = time.Now()
 		m.crashWhileAway(pod.UID)
 	})
-	if !isRunning(m.pod(string(pod.UID))) {
-		t.Errorf("after the outage the pod does not run: %+v", m.pod(string(pod.UID)))
+	if !agenttest.IsRunning(m.Pod(string(pod.UID))) {
+		t.Errorf("after the outage the pod does not run: %+v", m.Pod(string(pod.UID)))
 	}
 	m.waitRestartCount("steady", 1)
 	m.waitLeaseRenewedAfter(down.Add(30 * time.Second))
@@ -135,11 +136,11 @@ func TestClusterAgentRestartWhileDeleting(t *testing.T) {
 	})
 	m.waitNodeReady()
 	m.waitDeleted("leaving")
-	if n := len(m.sandboxes(string(pod.UID))) + len(m.containers(string(pod.UID))); n != 0 {
+	if n := len(m.Sandboxes(string(pod.UID))) + len(m.Containers(string(pod.UID))); n != 0 {
 		t.Errorf("the restarted agent created %d sandboxes and containers for a pod being deleted", n)
 	}
-	if m.rec.saw(string(pod.UID), to(fsm.Running)) {
-		t.Errorf("the restarted agent ran a pod being deleted: %s", describe(m.rec.of(string(pod.UID))))
+	if m.Rec.Saw(string(pod.UID), agenttest.To(fsm.Running)) {
+		t.Errorf("the restarted agent ran a pod being deleted: %s", agenttest.Describe(m.Rec.Of(string(pod.UID))))
 	}
 }
 
@@ -151,29 +152,29 @@ func TestClusterAgentRestartWhileDeleting(t *testing.T) {
 // whose container never stopped.
 func TestClusterRestartKillsNothingBeforeTheFirstList(t *testing.T) {
 	c := clustertest.StartPrivate(t)
-	rt := outlivingRuntime(t)
-	onRuntime := withConfig(func(cfg *agent.Config) { cfg.RuntimeEndpoint = rt.Endpoint() })
+	rt := agenttest.OutlivingRuntime(t)
+	onRuntime := agenttest.WithConfig(func(cfg *agent.Config) { cfg.RuntimeEndpoint = rt.Endpoint() })
 	m := join(t, onRuntime)
 	pod := m.create(m.apiPod("kept", 1, "main"))
 	m.waitPhase("kept", v1.PodRunning)
-	original := m.runningContainers(string(pod.UID))["main"]
-	m.cancel()
-	if err := m.harness.wait(); err != nil {
+	original := m.RunningContainers(string(pod.UID))["main"]
+	m.Cancel()
+	if err := m.Harness.Wait(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	c.PauseAPIServer(t, 8*time.Second, func() {
-		m.harness = start(t, m.asNode(), onRuntime)
+		m.Harness = agenttest.Start(t, m.asNode(), onRuntime)
 		time.Sleep(3 * time.Second) // 30 housekeeping intervals
-		if got := m.runningContainers(string(pod.UID))["main"]; got != original {
+		if got := m.RunningContainers(string(pod.UID))["main"]; got != original {
 			t.Errorf("before the first list, the pod's container %q became %q", original, got)
 		}
-		if n := len(m.logLines("waiting for the API server's first list")); n == 0 {
+		if n := len(m.LogLines("waiting for the API server's first list")); n == 0 {
 			t.Errorf("housekeeping never said it waits for the first list")
 		}
 	})
-	m.eventually("the restarted agent runs the pod", func() bool { return isRunning(m.pods()[pod.UID]) })
-	m.waitHousekeepings(3)
-	if got := m.runningContainers(string(pod.UID))["main"]; got != original {
+	m.Eventually("the restarted agent runs the pod", func() bool { return agenttest.IsRunning(m.Pods()[pod.UID]) })
+	m.WaitHousekeepings(3)
+	if got := m.RunningContainers(string(pod.UID))["main"]; got != original {
 		t.Errorf("the pod's container %q became %q: the restarted agent stopped it", original, got)
 	}
 	if n := m.kills(pod.UID); n != 0 {

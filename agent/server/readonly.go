@@ -1,6 +1,7 @@
-package agent
+package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -8,26 +9,55 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/podlife/podlife/agent/api"
 )
 
-// handler serves the read-only TCP endpoint (/metrics, /healthz, /pods,
-// /lifecycle). Every route goes through tcpGuard; nothing on it changes the
-// node (control is on the unix socket, see controlHandler).
-func (a *Agent) handler() http.Handler {
+// readOnlyHandler serves the read-only TCP endpoint (/metrics, /healthz,
+// /pods, /lifecycle). Every route goes through tcpGuard; nothing on it
+// changes the node (control is on the unix socket, see controlHandler).
+func (s *Server) readOnlyHandler() http.Handler {
 	mux := http.NewServeMux()
-	a.readRoutes(mux)
-	return tcpGuard(newHostCheck(a.listener.Addr().String(), a.cfg.Address), a.controlSocket, mux)
+	s.readRoutes(mux)
+	return tcpGuard(newHostCheck(s.tcp.Addr().String(), s.cfg.Address), s.cfg.ControlSocket, mux)
 }
 
 // readRoutes registers the routes of the TCP endpoint, reads only: a GET
 // pattern also serves HEAD, and tcpGuard lets no other method through.
 // Container logs are refused here: they are on the control socket.
-func (a *Agent) readRoutes(mux *http.ServeMux) {
-	mux.Handle("GET /metrics", promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{Registry: a.registry}))
-	mux.HandleFunc("GET /healthz", a.serveHealthz)
-	mux.HandleFunc("GET /pods", a.servePods)
-	mux.HandleFunc("GET /lifecycle", a.serveLifecycle)
-	mux.HandleFunc("GET /containerLogs/", refuseContainerLogs(a.controlSocket))
+//
+// GET /pods is the kubelet's: a v1.PodList of the pods of the manifests
+// (admitted or rejected), each with its spec and its latest status, so
+// that tools made for the kubelet read it. GET /lifecycle is podlife's own
+// view (api.Lifecycle): the engine's state of every pod it holds (orphans
+// and runtime-only pods too, which are in no manifest), and the manifests
+// it cannot use. It is an endpoint of its own rather than annotations on
+// /pods because most of it describes no pod of the list, and because
+// annotations are the manifest's: a pod's metadata stays what its file
+// says.
+func (s *Server) readRoutes(mux *http.ServeMux) {
+	registry := s.host.Registry()
+	mux.Handle("GET "+api.MetricsPath, promhttp.HandlerFor(registry, promhttp.HandlerOpts{Registry: registry}))
+	mux.HandleFunc("GET "+api.HealthzPath, s.serveHealthz)
+	mux.HandleFunc("GET "+api.PodsPath, func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.host.PodList()) })
+	mux.HandleFunc("GET "+api.LifecyclePath, func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.host.Lifecycle()) })
+	mux.HandleFunc("GET "+api.ContainerLogsPath+"/", refuseContainerLogs(s.cfg.ControlSocket))
+}
+
+// serveHealthz is GET /healthz: 200 "ok", or 500 saying what is wrong.
+func (s *Server) serveHealthz(w http.ResponseWriter, _ *http.Request) {
+	if problem := s.host.HealthProblem(); problem != "" {
+		http.Error(w, problem, http.StatusInternalServerError)
+		return
+	}
+	fmt.Fprintln(w, "ok")
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
 }
 
 // tcpGuard lets through to next only the requests a read-only endpoint

@@ -1,4 +1,4 @@
-package agent_test
+package integration_test
 
 // Cluster mode on the embedded runtime, against the real control plane of
 // tools/cluster-up.sh (internal/clustertest; the tests skip without it).
@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/internal/clustertest"
 )
@@ -31,7 +32,7 @@ const clusterTimeout = 30 * time.Second
 
 // member is a test agent that joined the control plane as node `node`.
 type member struct {
-	*harness
+	*agenttest.Harness
 	*clusterNode
 }
 
@@ -59,34 +60,34 @@ func newClusterNode(t testing.TB) *clusterNode {
 
 // join runs an agent on the embedded runtime as a new node of the control
 // plane; opts configure it further.
-func join(t testing.TB, opts ...option) *member {
+func join(t testing.TB, opts ...agenttest.Option) *member {
 	t.Helper()
 	m := &member{clusterNode: newClusterNode(t)}
-	m.harness = start(t, append([]option{m.asNode()}, opts...)...)
-	m.agentLog = func() string { return m.logs.Tail(60) }
+	m.Harness = agenttest.Start(t, append([]agenttest.Option{m.asNode()}, opts...)...)
+	m.agentLog = func() string { return m.Logs.Tail(60) }
 	m.waitNodeReady()
 	return m
 }
 
 // asNode configures an agent as the member's node.
-func (m *member) asNode() option {
-	return withConfig(func(cfg *agent.Config) {
+func (m *member) asNode() agenttest.Option {
+	return agenttest.WithConfig(func(cfg *agent.Config) {
 		cfg.NodeName = m.node
 		cfg.Kubeconfig = m.kubeconfig
-		cfg.Allocatable = resources("cpu=8,memory=16Gi")
+		cfg.Allocatable = agenttest.Resources("cpu=8,memory=16Gi")
 	})
 }
 
 // restart stops the member's agent (its embedded runtime ends with it) and
 // starts a new one as the same node; between the two, between() runs.
 func (m *member) restart(between func()) {
-	m.t.Helper()
-	m.cancel()
-	if err := m.harness.wait(); err != nil {
-		m.t.Fatalf("Run: %v", err)
+	m.T.Helper()
+	m.Cancel()
+	if err := m.Harness.Wait(); err != nil {
+		m.T.Fatalf("Run: %v", err)
 	}
 	between()
-	m.harness = start(m.t, m.asNode())
+	m.Harness = agenttest.Start(m.T, m.asNode())
 }
 
 // waitNodeReady waits until the agent's Node is Ready.
@@ -135,7 +136,7 @@ func (m *clusterNode) apiPod(name string, grace int64, containers ...string) *v1
 		},
 	}
 	for _, c := range containers {
-		p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: c, Image: image})
+		p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: c, Image: agenttest.Image})
 	}
 	return p
 }
@@ -196,7 +197,7 @@ func (m *clusterNode) kubectl(args ...string) string {
 // final 0.
 func (m *member) graces(uid types.UID) []int64 {
 	var out []int64
-	for _, tr := range m.rec.of(string(uid)) {
+	for _, tr := range m.Rec.Of(string(uid)) {
 		g := tr.Params.GraceOverride
 		if tr.Params.Deleting && g != fsm.NoGrace && (len(out) == 0 || out[len(out)-1] != g) {
 			out = append(out, g)
@@ -219,7 +220,7 @@ spec:
   terminationGracePeriodSeconds: 3
   containers:
   - {name: main, image: %s}
-`, m.ns, m.node, image)
+`, m.ns, m.node, agenttest.Image)
 	m.kubectlApply(manifest)
 	pod := m.waitPhase("web", v1.PodRunning)
 	if pod.Spec.NodeName != m.node {
@@ -247,13 +248,13 @@ spec:
 	if pod.Status.ObservedGeneration != pod.Generation {
 		t.Errorf("observedGeneration %d, want the pod's generation %d", pod.Status.ObservedGeneration, pod.Generation)
 	}
-	if got := m.runningContainers(string(pod.UID)); got["main"] == "" {
+	if got := m.RunningContainers(string(pod.UID)); got["main"] == "" {
 		t.Errorf("the runtime runs %v of the pod, want main", got)
 	}
 
 	m.kubectl("delete", "pod", "web", "-n", m.ns, "--grace-period=2", "--wait=false")
 	m.waitDeleted("web")
-	if !m.nothingRuns(string(pod.UID)) {
+	if !m.NothingRuns(string(pod.UID)) {
 		t.Errorf("the pod's containers still run after its API object was removed")
 	}
 	if g := m.graces(pod.UID); len(g) == 0 || g[0] != 2 {
@@ -276,11 +277,11 @@ func TestClusterForceDelete(t *testing.T) {
 	pod := m.create(m.apiPod("forced", 30, "main"))
 	m.waitPhase("forced", v1.PodRunning)
 	m.kubectl("delete", "pod", "forced", "-n", m.ns, "--force", "--grace-period=0")
-	m.eventually("the force-deleted pod's containers stopped", func() bool { return m.nothingRuns(string(pod.UID)) })
-	m.eventually("the runtime holds nothing of the force-deleted pod", func() bool {
-		return len(m.sandboxes(string(pod.UID))) == 0 && len(m.containers(string(pod.UID))) == 0
+	m.Eventually("the force-deleted pod's containers stopped", func() bool { return m.NothingRuns(string(pod.UID)) })
+	m.Eventually("the runtime holds nothing of the force-deleted pod", func() bool {
+		return len(m.Sandboxes(string(pod.UID))) == 0 && len(m.Containers(string(pod.UID))) == 0
 	})
-	m.waitGone(string(pod.UID))
+	m.WaitGone(string(pod.UID))
 }
 
 // TestClusterEviction: an eviction through the API's eviction subresource
@@ -313,7 +314,7 @@ func TestClusterEviction(t *testing.T) {
 	if last == nil || !hasCondition(last, v1.DisruptionTarget) {
 		t.Errorf("the evicted pod's last status before its removal has no DisruptionTarget condition: %+v", last)
 	}
-	if !m.nothingRuns(string(pod.UID)) {
+	if !m.NothingRuns(string(pod.UID)) {
 		t.Errorf("the evicted pod's containers still run")
 	}
 }
@@ -335,13 +336,13 @@ func TestClusterAdmissionRejection(t *testing.T) {
 	p := m.apiPod("huge", 1, "main")
 	p.Spec.NodeName = m.node // the scheduler would not place it
 	p.Spec.NodeSelector = nil
-	p.Spec.Containers[0].Resources.Requests = resources("memory=64Gi")
+	p.Spec.Containers[0].Resources.Requests = agenttest.Resources("memory=64Gi")
 	pod := m.create(p)
 	got := m.waitPhase("huge", v1.PodFailed)
 	if got.Status.Reason != "OutOfmemory" || !strings.Contains(got.Status.Message, "memory") {
 		t.Errorf("status reason %q message %q, want OutOfmemory and a message about memory", got.Status.Reason, got.Status.Message)
 	}
-	if len(m.containers(string(pod.UID))) != 0 {
+	if len(m.Containers(string(pod.UID))) != 0 {
 		t.Errorf("a rejected pod has containers in the runtime")
 	}
 	out := m.kubectl("get", "events", "-n", m.ns, "--field-selector", "involvedObject.name=huge", "-o", "jsonpath={.items[*].reason}")
@@ -357,7 +358,7 @@ func TestClusterEvents(t *testing.T) {
 	m.create(m.apiPod("noisy", 1, "main"))
 	m.waitPhase("noisy", v1.PodRunning)
 	m.waitAPI("the pod's events are listed", func(ctx context.Context) (bool, error) {
-		out, err := m.c.Kubectl(m.t, "get", "events", "-n", m.ns, "--field-selector", "involvedObject.name=noisy", "-o", "jsonpath={range .items[*]}{.reason}/{.source.component}/{.source.host} {end}")
+		out, err := m.c.Kubectl(m.T, "get", "events", "-n", m.ns, "--field-selector", "involvedObject.name=noisy", "-o", "jsonpath={range .items[*]}{.reason}/{.source.component}/{.source.host} {end}")
 		if err != nil {
 			return false, err
 		}
@@ -378,7 +379,7 @@ func TestClusterNodeLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.Status.Allocatable.Memory().Cmp(resources("memory=16Gi")[v1.ResourceMemory]) != 0 || n.Status.Allocatable.Pods().Value() == 0 {
+	if n.Status.Allocatable.Memory().Cmp(agenttest.Resources("memory=16Gi")[v1.ResourceMemory]) != 0 || n.Status.Allocatable.Pods().Value() == 0 {
 		t.Errorf("allocatable %v, want memory 16Gi and a pod count", n.Status.Allocatable)
 	}
 	if n.Labels["kubernetes.io/hostname"] != m.node || n.Status.NodeInfo.ContainerRuntimeVersion == "" {
@@ -409,8 +410,8 @@ func TestClusterNodeLease(t *testing.T) {
 func TestClusterMirrorPod(t *testing.T) {
 	m := join(t)
 	m.ensureNamespace(staticNamespace)
-	p := podSpec{name: "static", uid: uid(7001), containers: []string{"main"}}
-	m.writePod(p)
+	p := agenttest.PodSpec{Name: "static", UID: agenttest.UID(7001), Containers: []string{"main"}}
+	m.WritePod(p)
 	mirrorName := "static-" + m.node
 	var mirror *v1.Pod
 	m.waitAPI("the mirror pod exists and is Running", func(ctx context.Context) (bool, error) {
@@ -424,7 +425,7 @@ func TestClusterMirrorPod(t *testing.T) {
 	if mirror.Annotations["kubernetes.io/config.mirror"] == "" || mirror.Spec.NodeName != m.node {
 		t.Errorf("mirror annotations %v, nodeName %q", mirror.Annotations, mirror.Spec.NodeName)
 	}
-	if got := m.metric("kubelet_mirror_pods", nil); got != 1 {
+	if got := m.Metric("kubelet_mirror_pods", nil); got != 1 {
 		t.Errorf("kubelet_mirror_pods = %v, want 1", got)
 	}
 	zero := int64(0)
@@ -438,10 +439,10 @@ func TestClusterMirrorPod(t *testing.T) {
 		}
 		return err == nil && again.UID != mirror.UID, err
 	})
-	if !isRunning(m.pod(p.uid)) {
-		t.Errorf("deleting the mirror pod touched the static pod: %+v", m.pod(p.uid))
+	if !agenttest.IsRunning(m.Pod(p.UID)) {
+		t.Errorf("deleting the mirror pod touched the static pod: %+v", m.Pod(p.UID))
 	}
-	m.remove(p.file())
+	m.Remove(p.File())
 	m.waitAPI("the mirror pod is deleted with its static pod", func(ctx context.Context) (bool, error) {
 		_, err := m.c.Admin.CoreV1().Pods(staticNamespace).Get(ctx, mirrorName, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
@@ -464,13 +465,13 @@ func (m *clusterNode) ensureNamespace(ns string) {
 // NotReady, saying why, and the pods are stopped and written Failed as the
 // kubelet's shutdown manager writes them.
 func TestClusterNodeShutdown(t *testing.T) {
-	m := join(t, withConfig(func(cfg *agent.Config) {
+	m := join(t, agenttest.WithConfig(func(cfg *agent.Config) {
 		cfg.ShutdownGracePeriod.Duration = 2 * time.Second
 		cfg.ShutdownGracePeriodCriticalPods.Duration = time.Second
 	}))
 	m.create(m.apiPod("stopped", 1, "main"))
 	m.waitPhase("stopped", v1.PodRunning)
-	m.agent.RequestShutdown()
+	m.Agent.RequestShutdown()
 	m.waitAPI("the Node is NotReady: node is shutting down", func(ctx context.Context) (bool, error) {
 		n, err := m.c.Admin.CoreV1().Nodes().Get(ctx, m.node, metav1.GetOptions{})
 		if err != nil {
@@ -483,7 +484,7 @@ func TestClusterNodeShutdown(t *testing.T) {
 		}
 		return false, nil
 	})
-	if err := m.harness.wait(); err != nil {
+	if err := m.Harness.Wait(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	pod := m.waitPhase("stopped", v1.PodFailed)

@@ -1,4 +1,4 @@
-package agent
+package server
 
 import (
 	"net"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/podlife/podlife/agent/api"
 )
 
 // The socket is 0600 from the moment it exists, whatever the umask. Not
@@ -14,7 +16,7 @@ import (
 func TestListenControlModeIgnoresUmask(t *testing.T) {
 	old := syscall.Umask(0)
 	defer syscall.Umask(old)
-	path := filepath.Join(t.TempDir(), ControlSocketName)
+	path := filepath.Join(t.TempDir(), api.ControlSocketName)
 	l, err := listenControl(path)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +82,7 @@ func TestListenControlReplacesOnlyItsStaleSocket(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { os.RemoveAll(dir) })
-			path := filepath.Join(dir, ControlSocketName)
+			path := filepath.Join(dir, api.ControlSocketName)
 			tc.setup(t, path)
 			before, _ := os.Lstat(path)
 			l, err := listenControl(path)
@@ -109,7 +111,7 @@ func TestListenControlReplacesOnlyItsStaleSocket(t *testing.T) {
 
 func TestListenControlPathTooLong(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), strings.Repeat("d", maxSocketPath), ControlSocketName)
+	path := filepath.Join(t.TempDir(), strings.Repeat("d", maxSocketPath), api.ControlSocketName)
 	if _, err := listenControl(path); err == nil || !strings.Contains(err.Error(), "longer than 107 bytes") {
 		t.Fatalf("listenControl: %v, want a path length error", err)
 	}
@@ -125,4 +127,29 @@ func staleSocket(t *testing.T, path string) {
 	}
 	l.SetUnlinkOnClose(false)
 	l.Close()
+}
+
+// nobody is the uid of an unprivileged user, another than the agent's.
+const nobody = 65534
+
+func TestPeerAllowed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		peer     uint32
+		agentUID int
+		want     bool
+	}{
+		{"the agent's user", 1000, 1000, true},
+		{"root, agent run by a user", 0, 1000, true},
+		{"root, agent run by root", 0, 0, true},
+		{"another user, agent run by root", nobody, 0, false},
+		{"another user, agent run by a user", 1001, 1000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := peerAllowed(tc.peer, tc.agentUID); got != tc.want {
+				t.Errorf("peerAllowed(%d, %d) = %v, want %v", tc.peer, tc.agentUID, got, tc.want)
+			}
+		})
+	}
 }

@@ -1,4 +1,4 @@
-package agent_test
+package integration_test
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/client"
+	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/cri/critest"
 )
 
@@ -33,23 +35,23 @@ spec:
     image: %s
     imagePullPolicy: Never
     command: [sh, -c, %q]
-`, name, ctrdNamespace, uid, restartPolicy, critest.BusyboxImage, script)
+`, name, agenttest.CtrdNamespace, uid, restartPolicy, critest.BusyboxImage, script)
 }
 
 // readLogs is what podlife logs prints for container app of the agent's
 // static pod name, with query.
-func readLogs(t *testing.T, a *ctrdAgent, name string, query url.Values) (string, error) {
+func readLogs(t *testing.T, a *agenttest.CtrdAgent, name string, query url.Values) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
-	err := agent.ContainerLogs(t.Context(), a.ControlSocket(), ctrdNamespace, name+"-"+a.node, "", query, &out)
+	err := client.ContainerLogs(t.Context(), a.ControlSocket(), agenttest.CtrdNamespace, name+"-"+a.Node, "", query, &out)
 	return out.String(), err
 }
 
 // waitLog waits until the container's log can be read (the runtime created
 // the container and its log file).
-func waitLog(t *testing.T, a *ctrdAgent, name string) {
+func waitLog(t *testing.T, a *agenttest.CtrdAgent, name string) {
 	t.Helper()
-	ctrdEventually(t, "the log of pod "+name+" can be read", func() (bool, string) {
+	agenttest.CtrdEventually(t, "the log of pod "+name+" can be read", func() (bool, string) {
 		_, err := readLogs(t, a, name, nil)
 		return err == nil, fmt.Sprint(err)
 	})
@@ -75,10 +77,10 @@ func loop(n int, pad, interval string) string {
 // tail, and with timestamps; a container that has not restarted has no
 // previous log.
 func TestContainerdLogsFollow(t *testing.T) {
-	e := newCtrdEnv(t)
-	manifests := filepath.Join(e.dir, "manifests")
-	a := e.startAgent(manifests, nil)
-	uid := e.newUID()
+	e := agenttest.NewCtrdEnv(t)
+	manifests := filepath.Join(e.Dir, "manifests")
+	a := e.StartAgent(manifests, nil)
+	uid := e.NewUID()
 	writeManifest(t, manifests, "printer.yaml", logPod("printer", uid, "Never", loop(20, "", "0.1")+"; echo bye >&2"))
 	waitLog(t, a, "printer")
 
@@ -91,7 +93,7 @@ func TestContainerdLogsFollow(t *testing.T) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(ctrdTimeout):
+	case <-time.After(agenttest.CtrdTimeout):
 		t.Fatal("podlife logs -f did not end after the container exited")
 	}
 	want := numbered(20, "") + "bye\n"
@@ -116,20 +118,20 @@ func TestContainerdLogsFollow(t *testing.T) {
 	if _, perr := time.Parse(time.RFC3339Nano, ts); err != nil || perr != nil || rest != "bye\n" {
 		t.Errorf("podlife logs --timestamps --tail 1: %v, printed %q, want an RFC 3339 time and bye", err, got)
 	}
-	if _, err := readLogs(t, a, "printer", url.Values{"previous": {"true"}}); err == nil || !strings.Contains(err.Error(), `container "app" of pod `+ctrdNamespace+"/printer-"+a.node+" has no previous instance") {
+	if _, err := readLogs(t, a, "printer", url.Values{"previous": {"true"}}); err == nil || !strings.Contains(err.Error(), `container "app" of pod `+agenttest.CtrdNamespace+"/printer-"+a.Node+" has no previous instance") {
 		t.Errorf("podlife logs --previous of a container that never restarted: %v, want an error naming it", err)
 	}
 }
 
 // podlife logs --previous prints the instance before the current one.
 func TestContainerdLogsPrevious(t *testing.T) {
-	e := newCtrdEnv(t)
-	manifests := filepath.Join(e.dir, "manifests")
-	a := e.startAgent(manifests, nil)
-	uid := e.newUID()
+	e := agenttest.NewCtrdEnv(t)
+	manifests := filepath.Join(e.Dir, "manifests")
+	a := e.StartAgent(manifests, nil)
+	uid := e.NewUID()
 	writeManifest(t, manifests, "restarter.yaml", logPod("restarter", uid, "OnFailure", "echo started at $(cut -d' ' -f1 /proc/uptime); exit 1"))
-	ctrdEventually(t, "the container restarted", func() (bool, string) {
-		st, ok := a.StatusOf(types.UID(uid))
+	agenttest.CtrdEventually(t, "the container restarted", func() (bool, string) {
+		st, ok := a.PodStatus(types.UID(uid))
 		return ok && len(st.ContainerStatuses) == 1 && st.ContainerStatuses[0].RestartCount >= 1, fmt.Sprintf("%+v", st.ContainerStatuses)
 	})
 	stamp := func(out string) float64 {
@@ -145,7 +147,7 @@ func TestContainerdLogsPrevious(t *testing.T) {
 	var perr, cerr error
 	// The current instance may be being replaced; both are read until
 	// they come from two instances one after the other.
-	ctrdEventually(t, "the current and the previous logs", func() (bool, string) {
+	agenttest.CtrdEventually(t, "the current and the previous logs", func() (bool, string) {
 		prev, perr = readLogs(t, a, "restarter", url.Values{"previous": {"true"}})
 		cur, cerr = readLogs(t, a, "restarter", nil)
 		return perr == nil && cerr == nil && prev != "" && cur != "" && prev != cur, fmt.Sprintf("previous %q %v, current %q %v", prev, perr, cur, cerr)
@@ -160,21 +162,21 @@ func TestContainerdLogsPrevious(t *testing.T) {
 // containerLogMaxFiles files are kept, and a follow loses nothing across
 // the rotations.
 func TestContainerdLogsRotation(t *testing.T) {
-	e := newCtrdEnv(t)
-	manifests := filepath.Join(e.dir, "manifests")
+	e := agenttest.NewCtrdEnv(t)
+	manifests := filepath.Join(e.Dir, "manifests")
 	var root string
-	a := e.startAgent(manifests, func(c *agent.Config) {
+	a := e.StartAgent(manifests, func(c *agent.Config) {
 		root = c.RootDir
 		c.ContainerLogMaxSize = "2Ki"
 		c.ContainerLogMaxFiles = 3
 		c.ContainerLogMonitorInterval.Duration = 300 * time.Millisecond
 	})
-	uid := e.newUID()
+	uid := e.NewUID()
 	const lines = 250
 	pad := " " + strings.Repeat("x", 40)
 	writeManifest(t, manifests, "rotated.yaml", logPod("rotated", uid, "Never", loop(lines, pad, "0.02")))
 	waitLog(t, a, "rotated")
-	logDir := filepath.Join(root, "pods", ctrdNamespace+"_rotated-"+a.node+"_"+uid, "app")
+	logDir := filepath.Join(root, "pods", agenttest.CtrdNamespace+"_rotated-"+a.Node+"_"+uid, "app")
 
 	done := make(chan struct{})
 	var followed string
@@ -184,7 +186,7 @@ func TestContainerdLogsRotation(t *testing.T) {
 		followed, followErr = readLogs(t, a, "rotated", url.Values{"follow": {"true"}})
 	}()
 	maxFiles, rotated := 0, map[string]bool{}
-	deadline := time.After(ctrdTimeout)
+	deadline := time.After(agenttest.CtrdTimeout)
 	for waiting := true; waiting; {
 		select {
 		case <-done:
@@ -241,24 +243,24 @@ func firstDiff(got, want string) string {
 // server ends its requests as it shuts down rather than wait for them
 // until the runtime connection is gone.
 func TestContainerdLogsFollowEndsWithAgent(t *testing.T) {
-	e := newCtrdEnv(t)
-	manifests := filepath.Join(e.dir, "manifests")
-	a := e.startAgent(manifests, nil)
-	uid := e.newUID()
+	e := agenttest.NewCtrdEnv(t)
+	manifests := filepath.Join(e.Dir, "manifests")
+	a := e.StartAgent(manifests, nil)
+	uid := e.NewUID()
 	writeManifest(t, manifests, "sleeper.yaml", logPod("sleeper", uid, "Never", "echo hello; exec sleep 3600"))
-	ctrdEventually(t, "the container printed hello", func() (bool, string) {
+	agenttest.CtrdEventually(t, "the container printed hello", func() (bool, string) {
 		out, err := readLogs(t, a, "sleeper", nil)
 		return out == "hello\n", fmt.Sprintf("%q %v", out, err)
 	})
 	done := make(chan error, 1)
 	var out bytes.Buffer
 	go func() {
-		done <- agent.ContainerLogs(t.Context(), a.ControlSocket(), ctrdNamespace, "sleeper-"+a.node, "app", url.Values{"follow": {"true"}}, &out)
+		done <- client.ContainerLogs(t.Context(), a.ControlSocket(), agenttest.CtrdNamespace, "sleeper-"+a.Node, "app", url.Values{"follow": {"true"}}, &out)
 	}()
-	ctrdEventually(t, "the agent serves the follow", func() (bool, string) {
-		return strings.Contains(a.logs.String(), "path=/containerLogs/"+ctrdNamespace+"/sleeper-"+a.node+"/app"), ""
+	agenttest.CtrdEventually(t, "the agent serves the follow", func() (bool, string) {
+		return strings.Contains(a.Logs.String(), "path=/containerLogs/"+agenttest.CtrdNamespace+"/sleeper-"+a.Node+"/app"), ""
 	})
-	if err := a.stop(); err != nil {
+	if err := a.Stop(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	select {
@@ -266,10 +268,10 @@ func TestContainerdLogsFollowEndsWithAgent(t *testing.T) {
 		if err != nil || out.String() != "hello\n" {
 			t.Errorf("the follow ended with %v, printed %q, want hello", err, out.String())
 		}
-	case <-time.After(ctrdTimeout):
+	case <-time.After(agenttest.CtrdTimeout):
 		t.Fatal("the follow did not end with the agent")
 	}
-	if logs := a.logs.String(); strings.Contains(logs, "output ended early") {
+	if logs := a.Logs.String(); strings.Contains(logs, "output ended early") {
 		t.Errorf("the follow was cut by the agent's end rather than ended by it:\n%s", logs)
 	}
 }

@@ -1,4 +1,4 @@
-package agent_test
+package integration_test
 
 // Cluster-mode measurements, as benchmarks (they need the control plane;
 // the containerd ones need the runtime too):
@@ -33,18 +33,19 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
 func BenchmarkClusterPodLatencyEmbedded(b *testing.B) {
-	m := join(b, withConfig(defaultIntervals))
+	m := join(b, agenttest.WithConfig(defaultIntervals))
 	benchPodLatency(b, m.clusterNode, func(name string) *v1.Pod { return m.apiPod(name, 1, "main") })
 }
 
 func BenchmarkClusterPodLatencyContainerd(b *testing.B) {
-	e := newCtrdEnv(b)
+	e := agenttest.NewCtrdEnv(b)
 	n := newClusterNode(b)
-	e.joinContainerd(n, defaultIntervals)
-	benchPodLatency(b, n, func(name string) *v1.Pod { return n.busyboxPod(name, 1, ctrdTrapper("main")) })
+	joinContainerd(e, n, defaultIntervals)
+	benchPodLatency(b, n, func(name string) *v1.Pod { return n.busyboxPod(name, 1, agenttest.CtrdTrapper("main")) })
 }
 
 // benchPodLatency runs b.N pods one at a time.
@@ -125,15 +126,15 @@ const hundred = 100
 const steadyWindow = 30 * time.Second
 
 func BenchmarkClusterHundredPodsEmbedded(b *testing.B) {
-	m := join(b, withConfig(defaultIntervals))
+	m := join(b, agenttest.WithConfig(defaultIntervals))
 	benchHundredPods(b, m.clusterNode, func(name string) *v1.Pod { return m.apiPod(name, 1, "main") })
 }
 
 func BenchmarkClusterHundredPodsContainerd(b *testing.B) {
-	e := newCtrdEnv(b)
+	e := agenttest.NewCtrdEnv(b)
 	n := newClusterNode(b)
-	e.joinContainerd(n, defaultIntervals)
-	benchHundredPods(b, n, func(name string) *v1.Pod { return n.busyboxPod(name, 1, ctrdTrapper("main")) })
+	joinContainerd(e, n, defaultIntervals)
+	benchHundredPods(b, n, func(name string) *v1.Pod { return n.busyboxPod(name, 1, agenttest.CtrdTrapper("main")) })
 }
 
 // benchHundredPods starts 100 pods, waits until all run, and measures the

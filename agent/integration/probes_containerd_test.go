@@ -1,4 +1,4 @@
-package agent_test
+package integration_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/cri/critest"
 )
 
@@ -18,10 +19,10 @@ import (
 // file it tests) gets the container killed and restarted through the
 // engine, with its restart count, the Unhealthy and Killing events.
 func TestContainerdLivenessRestarts(t *testing.T) {
-	e := newCtrdEnv(t)
-	manifests := filepath.Join(e.dir, "manifests")
-	a := e.startAgent(manifests, nil)
-	uid := e.newUID()
+	e := agenttest.NewCtrdEnv(t)
+	manifests := filepath.Join(e.Dir, "manifests")
+	a := e.StartAgent(manifests, nil)
+	uid := e.NewUID()
 	writeManifest(t, manifests, "live.yaml", fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:
@@ -41,18 +42,18 @@ spec:
         command: [test, -f, /tmp/healthy]
       periodSeconds: 1
       failureThreshold: 2
-`, ctrdNamespace, uid, critest.BusyboxImage))
+`, agenttest.CtrdNamespace, uid, critest.BusyboxImage))
 
 	var first string
-	ctrdEventually(t, "the container runs", func() (bool, string) {
-		st, _ := a.StatusOf(types.UID(uid))
+	agenttest.CtrdEventually(t, "the container runs", func() (bool, string) {
+		st, _ := a.PodStatus(types.UID(uid))
 		if len(st.ContainerStatuses) == 1 && st.ContainerStatuses[0].State.Running != nil {
 			first = st.ContainerStatuses[0].ContainerID
 		}
 		return first != "", fmt.Sprintf("%+v", st.ContainerStatuses)
 	})
-	ctrdEventually(t, "the container restarted once", func() (bool, string) {
-		st, _ := a.StatusOf(types.UID(uid))
+	agenttest.CtrdEventually(t, "the container restarted once", func() (bool, string) {
+		st, _ := a.PodStatus(types.UID(uid))
 		if len(st.ContainerStatuses) != 1 {
 			return false, fmt.Sprintf("%+v", st)
 		}
@@ -60,7 +61,7 @@ spec:
 		return cs.RestartCount >= 1 && cs.ContainerID != first && cs.State.Running != nil &&
 			cs.LastTerminationState.Terminated != nil, fmt.Sprintf("%+v", cs)
 	})
-	logs := a.logs.String()
+	logs := a.Logs.String()
 	for _, want := range []string{"event: Liveness probe failed: ", "event: Container app failed liveness probe, will be restarted"} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("no %q in the agent's log", want)
@@ -69,7 +70,7 @@ spec:
 	if err := os.Remove(filepath.Join(manifests, "live.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	e.waitRuntimeGone(uid)
+	e.WaitRuntimeGone(uid)
 }
 
 // Readiness keeps being probed while the pod terminates: during a long
@@ -77,10 +78,10 @@ spec:
 // follows the file the test removes and creates again (the kubelet's
 // v1.35 bug #140881 stopped it), until a kill with grace 0 ends the pod.
 func TestContainerdReadinessDuringGrace(t *testing.T) {
-	e := newCtrdEnv(t)
-	manifests := filepath.Join(e.dir, "manifests")
-	a := e.startAgent(manifests, nil)
-	uid := e.newUID()
+	e := agenttest.NewCtrdEnv(t)
+	manifests := filepath.Join(e.Dir, "manifests")
+	a := e.StartAgent(manifests, nil)
+	uid := e.NewUID()
 	writeManifest(t, manifests, "ready.yaml", fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:
@@ -100,13 +101,13 @@ spec:
         command: [test, -f, /tmp/ready]
       periodSeconds: 1
       failureThreshold: 1
-`, ctrdNamespace, uid, critest.BusyboxImage))
+`, agenttest.CtrdNamespace, uid, critest.BusyboxImage))
 
 	podReady := func(want v1.ConditionStatus, terminating bool) {
 		t.Helper()
-		ctrdEventually(t, fmt.Sprintf("Ready is %s (terminating: %v)", want, terminating), func() (bool, string) {
-			st, _ := a.StatusOf(types.UID(uid))
-			p, _ := a.pod(uid)
+		agenttest.CtrdEventually(t, fmt.Sprintf("Ready is %s (terminating: %v)", want, terminating), func() (bool, string) {
+			st, _ := a.PodStatus(types.UID(uid))
+			p, _ := a.Pod(uid)
 			for _, c := range st.Conditions {
 				if c.Type == v1.PodReady {
 					return c.Status == want && (p.Worker == "terminating") == terminating, fmt.Sprintf("Ready %s, worker %s", c.Status, p.Worker)
@@ -117,7 +118,7 @@ spec:
 	}
 	podReady(v1.ConditionTrue, false)
 	var id string
-	for _, c := range e.containers(uid) {
+	for _, c := range e.Containers(uid) {
 		id = c.Id
 	}
 
@@ -125,7 +126,7 @@ spec:
 	go func() { killed <- a.KillPod(context.Background(), types.UID(uid), nil) }()
 	exec := func(cmd ...string) {
 		t.Helper()
-		if _, _, err := e.rt.ExecSync(t.Context(), id, cmd, 0); err != nil {
+		if _, _, err := e.RT.ExecSync(t.Context(), id, cmd, 0); err != nil {
 			t.Fatalf("exec %v: %v", cmd, err)
 		}
 	}
@@ -134,7 +135,7 @@ spec:
 	podReady(v1.ConditionFalse, true)
 	exec("touch", "/tmp/ready")
 	podReady(v1.ConditionTrue, true)
-	if p, _ := a.pod(uid); p.Containers[0].State != "running" {
+	if p, _ := a.Pod(uid); p.Containers[0].State != "running" {
 		t.Fatalf("the container stopped within its grace period: %+v", p)
 	}
 
@@ -148,5 +149,5 @@ spec:
 	if err := os.Remove(filepath.Join(manifests, "ready.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	e.waitRuntimeGone(uid)
+	e.WaitRuntimeGone(uid)
 }

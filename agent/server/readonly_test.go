@@ -1,4 +1,4 @@
-package agent
+package server
 
 import (
 	"net/http"
@@ -102,28 +102,6 @@ func TestTCPGuard(t *testing.T) {
 			}
 			if tc.wantCode == http.StatusMethodNotAllowed && w.Header().Get("Allow") != "GET, HEAD" {
 				t.Errorf("Allow %q, want GET, HEAD", w.Header().Get("Allow"))
-			}
-		})
-	}
-}
-
-func TestPeerAllowed(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name     string
-		peer     uint32
-		agentUID int
-		want     bool
-	}{
-		{"the agent's user", 1000, 1000, true},
-		{"root, agent run by a user", 0, 1000, true},
-		{"root, agent run by root", 0, 0, true},
-		{"another user, agent run by root", nobody, 0, false},
-		{"another user, agent run by a user", 1001, 1000, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := peerAllowed(tc.peer, tc.agentUID); got != tc.want {
-				t.Errorf("peerAllowed(%d, %d) = %v, want %v", tc.peer, tc.agentUID, got, tc.want)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package agent_test
+package integration_test
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/cri/critest"
 )
 
@@ -22,11 +23,11 @@ import (
 // message; an empty message of a failed FallbackToLogsOnError container is
 // its log's tail. The pod's directory goes with the pod.
 func TestContainerdPodFiles(t *testing.T) {
-	e := newCtrdEnv(t)
-	manifests := filepath.Join(e.dir, "manifests")
+	e := agenttest.NewCtrdEnv(t)
+	manifests := filepath.Join(e.Dir, "manifests")
 	var root string
-	a := e.startAgent(manifests, func(c *agent.Config) { root = c.RootDir })
-	uid := e.newUID()
+	a := e.StartAgent(manifests, func(c *agent.Config) { root = c.RootDir })
+	uid := e.NewUID()
 	manifest := fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:
@@ -60,13 +61,13 @@ spec:
     imagePullPolicy: Never
     terminationMessagePath: /tmp/last-words
     command: [sh, -c, "printf custom > /tmp/last-words"]
-`, ctrdNamespace, uid, critest.BusyboxImage)
+`, agenttest.CtrdNamespace, uid, critest.BusyboxImage)
 	writeManifest(t, manifests, "files.yaml", manifest)
 
 	var st v1.PodStatus
-	ctrdEventually(t, "every container of the pod terminated", func() (bool, string) {
+	agenttest.CtrdEventually(t, "every container of the pod terminated", func() (bool, string) {
 		var ok bool
-		st, ok = a.StatusOf(types.UID(uid))
+		st, ok = a.PodStatus(types.UID(uid))
 		if !ok || st.Phase != v1.PodFailed || len(st.ContainerStatuses) != 4 {
 			return false, fmt.Sprintf("%+v", st)
 		}
@@ -86,7 +87,7 @@ spec:
 	}
 	for _, line := range []string{
 		"127.0.0.1\tlocalhost\n",
-		"\n" + st.PodIP + "\th1.sub." + ctrdNamespace + ".svc.cluster.local\th1\n",
+		"\n" + st.PodIP + "\th1.sub." + agenttest.CtrdNamespace + ".svc.cluster.local\th1\n",
 		"# Entries added by HostAliases.\n10.9.8.7\talias.one\talias.two\n",
 	} {
 		if !strings.Contains(messages["hosts"], line) {
@@ -112,8 +113,8 @@ spec:
 	if err := os.Remove(filepath.Join(manifests, "files.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	e.waitRuntimeGone(uid)
-	ctrdEventually(t, "the pod's directory is removed", func() (bool, string) {
+	e.WaitRuntimeGone(uid)
+	agenttest.CtrdEventually(t, "the pod's directory is removed", func() (bool, string) {
 		_, err := os.Stat(podDir)
 		return os.IsNotExist(err), fmt.Sprint(err)
 	})
@@ -136,10 +137,10 @@ func writeManifest(t *testing.T, dir, name, content string) {
 // sandbox has no hostname of its own: runc cannot set one without a UTS
 // namespace) and sees the node's hostname.
 func TestContainerdHostNetworkPod(t *testing.T) {
-	e := newCtrdEnv(t)
-	manifests := filepath.Join(e.dir, "manifests")
-	a := e.startAgent(manifests, nil)
-	uid := e.newUID()
+	e := agenttest.NewCtrdEnv(t)
+	manifests := filepath.Join(e.Dir, "manifests")
+	a := e.StartAgent(manifests, nil)
+	uid := e.NewUID()
 	writeManifest(t, manifests, "hostnet.yaml", fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata: {name: hostnet, namespace: %s, uid: %s}
@@ -152,11 +153,11 @@ spec:
     image: %s
     imagePullPolicy: Never
     command: [sh, -c, "hostname > /dev/termination-log"]
-`, ctrdNamespace, uid, critest.BusyboxImage))
+`, agenttest.CtrdNamespace, uid, critest.BusyboxImage))
 	var st v1.PodStatus
-	ctrdEventually(t, "the host-network pod ran", func() (bool, string) {
+	agenttest.CtrdEventually(t, "the host-network pod ran", func() (bool, string) {
 		var ok bool
-		st, ok = a.StatusOf(types.UID(uid))
+		st, ok = a.PodStatus(types.UID(uid))
 		return ok && st.Phase == v1.PodSucceeded, fmt.Sprintf("%+v", st)
 	})
 	host, err := os.Hostname()

@@ -1,0 +1,38 @@
+// Package agent is the podlife node agent's composition root and the glue
+// between its parts and the pod lifecycle engine (worker): its kubelet
+// counterpart is pkg/kubelet's Kubelet type. New prepares the root
+// directory, connects to the CRI runtime (or starts the embedded one),
+// joins the cluster when a kubeconfig is given, builds the engine and its
+// status manager, prober, admission chain and node shutdown manager, and
+// listens with agent/server; Run runs them until its context ends or a
+// node shutdown completes.
+//
+// What the root does itself: the configuration (Config, the file kind
+// AgentConfiguration, the flags' defaults) and the root directory's
+// checks; the pods of its sources (manifests and, in cluster mode, the API
+// server), admitted or rejected, handed to the engine; housekeeping, which
+// reconciles the engine with the sources and the runtime (orphans,
+// restarts, the pod gauges); the runtime poll that resyncs changed pods,
+// as the kubelet's pod lifecycle event generator does; the probes' results,
+// events, metrics and the engine's transition log; the node's resources;
+// and the answers of agent/server's HostInterface (Lifecycle, PodList,
+// HealthProblem, ContainerLog, RequestShutdown, ShutdownPlan).
+//
+// Its subpackages:
+//   - admission: the local admission chain (resources, node shutdown).
+//   - api: the wire types of the endpoints (Lifecycle, PodInfo, ...), their
+//     paths and default addresses; what clients link instead of the agent.
+//   - apisource: the API server as a second pod source (cluster mode).
+//   - client: the control socket's client (ShutdownNode, ContainerLogs).
+//   - demo: the demo verb's scripted scenario on the embedded runtime.
+//   - manifests: the static pod manifests of a directory.
+//   - mirror: the mirror pods of the static pods (cluster mode).
+//   - node: the Node object and its Lease (cluster mode).
+//   - podstatus: the status manager, which keeps and writes pod statuses.
+//   - server: the read-only TCP endpoint and the control socket.
+//   - shutdown: graceful node shutdown, band by band.
+//
+// And for tests: integration, the tests of agents on containerd and in a
+// cluster (tests only); internal/agenttest, the test agents they and the
+// root's own tests run.
+package agent
