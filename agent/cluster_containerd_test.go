@@ -16,8 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podlife/podlife/agent"
-	"github.com/podlife/podlife/cri/critest"
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/internal/critest"
 )
 
 // joinContainerd runs an agent on containerd as a new node of the control

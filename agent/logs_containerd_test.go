@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/agent"
-	"github.com/podlife/podlife/cri/critest"
+	"github.com/podlife/podlife/internal/critest"
 )
 
 // logPod is a static pod of one busybox container running script.

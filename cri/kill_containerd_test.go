@@ -24,7 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/podlife/podlife/cri/critest"
+	"github.com/podlife/podlife/internal/critest"
 )
 
 // ctrdTimeout bounds each wait for an outcome that should come within

@@ -1,6 +1,6 @@
 // Package critest connects integration tests to a real CRI runtime.
 //
-// Unit tests of package cri run against fakes; what a fake cannot tell is
+// Unit tests of the cri packages run against fakes; what a fake cannot tell is
 // how a real runtime behaves: how long StopContainer takes when a process
 // ignores SIGTERM, which exit code a killed container reports, what a label
 // filter matches. Tests that need those answers call Connect, which dials
@@ -9,7 +9,7 @@
 // root, no containerd) while CI, which starts one, runs them:
 //
 //	ENDPOINT=$(tools/containerd-up.sh | tail -1)
-//	PODLIFE_CRI_ENDPOINT=$ENDPOINT go test -race -count=1 ./cri/...
+//	PODLIFE_CRI_ENDPOINT=$ENDPOINT go test -race -count=1 ./cri/... ./internal/critest
 //	tools/containerd-down.sh "$ENDPOINT"
 //
 // No registry is reachable there, so tests use only BusyboxImage and
