@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/cri/mount"
 )
 
 // The files the syncer makes for a pod live in one directory per pod under
@@ -64,7 +66,7 @@ func removePodDir(podsRoot string, uid types.UID) error {
 	}
 	// Its volumes' mounts go first: removing through one would remove
 	// what it mounts (a hostPath's files under a subPath).
-	if err := unmountAllUnder(dir); err != nil {
+	if err := mount.UnmountAllUnder(dir); err != nil {
 		return fmt.Errorf("pod %s: not removing %s: %w", uid, dir, err)
 	}
 	return os.RemoveAll(dir)

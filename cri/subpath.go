@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/podlife/podlife/cri/mount"
 )
 
 // A subPath mount is the kubelet's: the runtime, as root, would follow
@@ -36,7 +38,7 @@ func subPathMount(volumePath, subPath, target string) (string, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return "", err
 	}
-	if err := unmountAllAt(target); err != nil {
+	if err := mount.UnmountAllAt(target); err != nil {
 		return "", err
 	}
 	if err := os.MkdirAll(filepath.Dir(target), 0o750); err != nil {
@@ -133,18 +135,4 @@ func subPathError(subPath, volumePath string, err error) error {
 		return fmt.Errorf("subPath %q of volume %s leads out of the volume (through a symbolic link or \"..\"): %w", subPath, volumePath, err)
 	}
 	return fmt.Errorf("subPath %q of volume %s: %w", subPath, volumePath, err)
-}
-
-// unmountAllAt unmounts every mount on path (a subPath's earlier bind
-// mounts).
-func unmountAllAt(path string) error {
-	for {
-		mounted, err := isMountPoint(path)
-		if err != nil || !mounted {
-			return err
-		}
-		if err := unix.Unmount(path, unix.UMOUNT_NOFOLLOW); err != nil {
-			return fmt.Errorf("unmount %s: %w", path, err)
-		}
-	}
 }

@@ -11,6 +11,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/cri/mount"
 )
 
 // The pod's volumes, as the kubelet sets them up before the pod's sandbox:
@@ -205,7 +207,7 @@ func setUpEmptyDir(dir string, src *v1.EmptyDirVolumeSource, allocatable resourc
 		if l := src.SizeLimit; l != nil && l.Sign() > 0 && (size.IsZero() || l.Cmp(size) < 0) {
 			size = *l
 		}
-		if err := mountTmpfs(dir, size.Value()); err != nil {
+		if err := mount.Tmpfs(dir, size.Value()); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/podlife/podlife/cri/mount"
 )
 
 // volPod is a pod "web" with the volumes given and one container "app"
@@ -437,7 +439,7 @@ func needRoot(t *testing.T) {
 func mountRoot(t *testing.T) string {
 	dir := t.TempDir()
 	t.Cleanup(func() {
-		if err := unmountAllUnder(dir); err != nil {
+		if err := mount.UnmountAllUnder(dir); err != nil {
 			t.Error(err)
 		}
 	})
@@ -447,7 +449,7 @@ func mountRoot(t *testing.T) string {
 // countMounts is how many mounts have path as mount point.
 func countMounts(t *testing.T, path string) int {
 	t.Helper()
-	points, err := mountPoints()
+	points, err := mount.Points()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,10 @@
-package cri
+// Package mount lists, makes and removes the mounts of the agent's mount
+// namespace that pods' volumes need (kubelet: k8s.io/mount-utils): a Memory
+// emptyDir's tmpfs, a subPath's bind mount, and their removal. Every mount
+// the syncer makes in a pod's directory is gone before the directory is
+// removed, or the removal would reach into what it mounts (a hostPath's
+// files).
+package mount
 
 import (
 	"bufio"
@@ -12,15 +18,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The node's mounts the syncer makes in a pod's directory (a Memory
-// emptyDir's tmpfs, a subPath's bind mount) and their removal: every one
-// is gone before the directory is removed, or the removal would reach into
-// what they mount (a hostPath's files).
-
-// mountTmpfs mounts a tmpfs of size bytes (0: the kernel's default, half
+// Tmpfs mounts a tmpfs of size bytes (0: the kernel's default, half
 // the memory) on dir, unless dir is a mount point already (a previous
 // sync mounted it).
-func mountTmpfs(dir string, size int64) error {
+func Tmpfs(dir string, size int64) error {
 	mounted, err := isMountPoint(dir)
 	if err != nil || mounted {
 		return err
@@ -38,16 +39,16 @@ func mountTmpfs(dir string, size int64) error {
 // isMountPoint reports whether path is the mount point of a mount of the
 // agent's mount namespace.
 func isMountPoint(path string) (bool, error) {
-	points, err := mountPoints()
+	points, err := Points()
 	if err != nil {
 		return false, err
 	}
 	return slices.Contains(points, filepath.Clean(path)), nil
 }
 
-// mountPoints are the mount points of the agent's mount namespace
+// Points are the mount points of the agent's mount namespace
 // (/proc/self/mountinfo's fifth field, octal escapes decoded).
-func mountPoints() ([]string, error) {
+func Points() ([]string, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil, err
@@ -86,10 +87,10 @@ func unescapeMountPath(s string) string {
 	return b.String()
 }
 
-// unmountAllUnder unmounts every mount beneath dir, the deepest first, and
+// UnmountAllUnder unmounts every mount beneath dir, the deepest first, and
 // fails naming those that stay.
-func unmountAllUnder(dir string) error {
-	points, err := mountPoints()
+func UnmountAllUnder(dir string) error {
+	points, err := Points()
 	if err != nil {
 		return err
 	}
@@ -112,4 +113,18 @@ func unmountAllUnder(dir string) error {
 		return fmt.Errorf("unmount %s", strings.Join(failed, "; "))
 	}
 	return nil
+}
+
+// UnmountAllAt unmounts every mount on path (a subPath's earlier bind
+// mounts).
+func UnmountAllAt(path string) error {
+	for {
+		mounted, err := isMountPoint(path)
+		if err != nil || !mounted {
+			return err
+		}
+		if err := unix.Unmount(path, unix.UMOUNT_NOFOLLOW); err != nil {
+			return fmt.Errorf("unmount %s: %w", path, err)
+		}
+	}
 }
