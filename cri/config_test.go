@@ -9,6 +9,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 func TestSandboxConfig(t *testing.T) {
@@ -26,7 +28,7 @@ func TestSandboxConfig(t *testing.T) {
 		{"host network: the node's hostname", func(p *v1.Pod) { p.Spec.HostNetwork = true }, "", runtimeapi.NamespaceMode_NODE},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})
+			pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
 			pod.Labels = map[string]string{"app": "x", PodNameLabel: "spoofed"}
 			pod.Annotations = map[string]string{"note": "n"}
 			tc.edit(pod)
@@ -59,7 +61,7 @@ func TestSandboxConfig(t *testing.T) {
 }
 
 func TestContainerConfig(t *testing.T) {
-	pod := makePod("p", v1.RestartPolicyAlways)
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways)
 	pod.Spec.TerminationGracePeriodSeconds = new(int64(12))
 	c := &v1.Container{
 		Name: "app", Image: "repo/app:1", Command: []string{"/bin/app"}, Args: []string{"-v"}, WorkingDir: "/w",
@@ -105,7 +107,7 @@ func TestPodLogDir(t *testing.T) {
 		{"empty namespace", func(p *v1.Pod) { p.Namespace = "" }, "", []string{"metadata.namespace", `""`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pod := makePod("p", v1.RestartPolicyAlways)
+			pod := crifake.MakePod("p", v1.RestartPolicyAlways)
 			tc.edit(pod)
 			dir, err := podLogDir("/logs", pod)
 			if tc.wantError == nil {
@@ -150,7 +152,7 @@ func TestSyncPodLogDirectoryStaysUnderRoot(t *testing.T) {
 				t.Fatal(err)
 			}
 			h := newHarness(t, Options{LogRoot: root}, "img")
-			pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "c"})
+			pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "c"})
 			tc.edit(pod)
 			_, err := h.syncPod(pod)
 			for _, want := range tc.want {

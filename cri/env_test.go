@@ -9,6 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 func fieldEnv(name, path string) v1.EnvVar {
@@ -27,7 +29,7 @@ func resourceEnv(name, container, res, divisor string) v1.EnvVar {
 // whose container "app" requests 250m CPU and 100Mi and limits 64Mi of
 // memory only, beside a container "other" limiting 1.5 CPU.
 func envPod(env ...v1.EnvVar) *v1.Pod {
-	pod := makePod("web", v1.RestartPolicyAlways, ctr{name: "app"}, ctr{name: "other"})
+	pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"}, crifake.Ctr{Name: "other"})
 	pod.Labels = map[string]string{"app": "web", "tier": "front"}
 	pod.Annotations = map[string]string{"example.com/note": "hello"}
 	pod.Spec.NodeName = "node-1"
@@ -200,13 +202,13 @@ func TestSyncPodEnvironment(t *testing.T) {
 	h := newHarness(t, Options{HostIPs: []string{"192.168.1.2"}}, "img")
 	var mu sync.Mutex
 	var got *runtimeapi.ContainerConfig
-	h.rt.onCreate = func(_ context.Context, _ string, cfg *runtimeapi.ContainerConfig) error {
+	h.rt.OnCreate = func(_ context.Context, _ string, cfg *runtimeapi.ContainerConfig) error {
 		mu.Lock()
 		defer mu.Unlock()
 		got = cfg
 		return nil
 	}
-	pod := makePod("web", v1.RestartPolicyAlways, ctr{name: "app"})
+	pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"})
 	c := &pod.Spec.Containers[0]
 	c.Env = []v1.EnvVar{fieldEnv("POD_IP", "status.podIP"), fieldEnv("HOST_IP", "status.hostIP"), {Name: "MSG", Value: "at $(POD_IP)"}}
 	c.Command = []string{"echo", "$(MSG)", "$$(MSG)"}
@@ -226,7 +228,7 @@ func TestSyncPodEnvironment(t *testing.T) {
 		t.Errorf("the pod's command was changed: %q", c.Command)
 	}
 
-	bad := makePod("bad", v1.RestartPolicyAlways, ctr{name: "app"})
+	bad := crifake.MakePod("bad", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"})
 	bad.Spec.Containers[0].Env = []v1.EnvVar{{Name: "PASSWORD", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k"}}}}
 	if _, err := h.syncPod(bad); err == nil || !strings.Contains(err.Error(), `container "app" of pod ns/bad: env PASSWORD`) {
 		t.Fatalf("SyncPod error %v", err)
@@ -248,13 +250,13 @@ func TestSyncPodEnvironmentHostNetwork(t *testing.T) {
 	h := newHarness(t, Options{HostIPs: []string{"192.168.1.2", "fd00::2"}}, "img")
 	var mu sync.Mutex
 	var got map[string]string
-	h.rt.onCreate = func(_ context.Context, _ string, cfg *runtimeapi.ContainerConfig) error {
+	h.rt.OnCreate = func(_ context.Context, _ string, cfg *runtimeapi.ContainerConfig) error {
 		mu.Lock()
 		defer mu.Unlock()
 		got = envVars(cfg.Envs)
 		return nil
 	}
-	pod := makePod("web", v1.RestartPolicyAlways, ctr{name: "app"})
+	pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"})
 	pod.Spec.HostNetwork = true
 	pod.Spec.Containers[0].Env = []v1.EnvVar{fieldEnv("POD_IPS", "status.podIPs")}
 	h.mustSync(pod)

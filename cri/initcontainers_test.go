@@ -12,6 +12,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 // initCtr is an init container of a test pod: a sidecar when restartable.
@@ -269,7 +271,7 @@ func TestSyncPodInitContainers(t *testing.T) {
 		for _, policy := range sc.policies {
 			t.Run(fmt.Sprintf("%s/%s", sc.name, policy), func(t *testing.T) {
 				h := newHarness(t, Options{RestartBackoff: 10 * time.Second}, "img")
-				pod := withInits(makePod("p", policy, ctr{name: "app"}), sc.inits...)
+				pod := withInits(crifake.MakePod("p", policy, crifake.Ctr{Name: "app"}), sc.inits...)
 				runSteps(t, h, pod, sc.steps)
 			})
 		}
@@ -282,13 +284,13 @@ func TestSyncPodInitContainersSandboxDied(t *testing.T) {
 	for _, policy := range []v1.RestartPolicy{always, onFailure} {
 		t.Run(string(policy), func(t *testing.T) {
 			h := newHarness(t, Options{}, "img")
-			pod := withInits(makePod("p", policy, ctr{name: "app"}), initCtr{name: "sc", sidecar: true}, initCtr{name: "i1"})
+			pod := withInits(crifake.MakePod("p", policy, crifake.Ctr{Name: "app"}), initCtr{name: "sc", sidecar: true}, initCtr{name: "i1"})
 			h.mustSync(pod)
 			h.mustSync(pod)
 			h.exit(h.newest(pod, "i1"), 0)
 			h.mustSync(pod)
 			h.exit(h.newest(pod, "app"), 1)
-			h.killSandbox(sandboxID(pod, 0))
+			h.killSandbox(crifake.SandboxID(pod, 0))
 
 			h.mustSync(pod)
 			// The old sidecar was stopped; the new sandbox starts over.
@@ -296,7 +298,7 @@ func TestSyncPodInitContainersSandboxDied(t *testing.T) {
 			if got := h.instances(pod); !maps.Equal(got, want) {
 				t.Fatalf("containers %v, want %v", got, want)
 			}
-			if h.containerState(containerID(pod, 1, "sc", 1)) != runtimeapi.ContainerState_CONTAINER_RUNNING {
+			if h.containerState(crifake.ContainerID(pod, 1, "sc", 1)) != runtimeapi.ContainerState_CONTAINER_RUNNING {
 				t.Fatalf("the sidecar does not run in the new sandbox")
 			}
 			st := h.statuses.last(t, pod.UID)
@@ -313,7 +315,7 @@ func TestSyncPodInitContainersSandboxDied(t *testing.T) {
 			if got := h.instances(pod); !maps.Equal(got, want) {
 				t.Fatalf("containers %v, want %v", got, want)
 			}
-			if h.containerState(containerID(pod, 1, "app", 1)) != runtimeapi.ContainerState_CONTAINER_RUNNING {
+			if h.containerState(crifake.ContainerID(pod, 1, "app", 1)) != runtimeapi.ContainerState_CONTAINER_RUNNING {
 				t.Fatalf("the container does not run in the new sandbox")
 			}
 		})
@@ -327,13 +329,13 @@ func TestSyncPodInitContainersSandboxDiedNever(t *testing.T) {
 	for _, initDone := range []bool{false, true} {
 		t.Run(fmt.Sprintf("init done %v", initDone), func(t *testing.T) {
 			h := newHarness(t, Options{}, "img")
-			pod := withInits(makePod("p", never, ctr{name: "app"}), initCtr{name: "i1"})
+			pod := withInits(crifake.MakePod("p", never, crifake.Ctr{Name: "app"}), initCtr{name: "i1"})
 			h.mustSync(pod)
 			if initDone {
 				h.exit(h.newest(pod, "i1"), 0)
 				h.mustSync(pod)
 			}
-			h.killSandbox(sandboxID(pod, 0))
+			h.killSandbox(crifake.SandboxID(pod, 0))
 			terminal, err := h.syncPod(pod)
 			if !terminal || err != nil {
 				t.Fatalf("SyncPod = %v, %v; want true, nil", terminal, err)
@@ -352,7 +354,7 @@ func TestSyncPodInitContainersSandboxDiedNever(t *testing.T) {
 // the Initialized condition, the phase and readiness.
 func TestSyncPodInitContainerStatuses(t *testing.T) {
 	h := newHarness(t, Options{RuntimeName: "rt"}, "img")
-	pod := withInits(makePod("p", always, ctr{name: "app"}), initCtr{name: "sc", sidecar: true}, initCtr{name: "i1"})
+	pod := withInits(crifake.MakePod("p", always, crifake.Ctr{Name: "app"}), initCtr{name: "sc", sidecar: true}, initCtr{name: "i1"})
 	for i, tc := range []struct {
 		exit           map[string]int32
 		init, ctrs     string
@@ -461,7 +463,7 @@ func checkInitStatus(t *testing.T, step int, st v1.PodStatus, init, ctrs string,
 // initialization, and shows in its status.
 func TestSyncPodInitContainerImageError(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
-	pod := withInits(makePod("p", always, ctr{name: "app"}), initCtr{name: "i1"})
+	pod := withInits(crifake.MakePod("p", always, crifake.Ctr{Name: "app"}), initCtr{name: "i1"})
 	pod.Spec.InitContainers[0].Image = "missing"
 	h.images.InjectError("PullImage", errors.New("registry down"))
 	if _, err := h.syncPod(pod); err == nil || !strings.Contains(err.Error(), "registry down") {
@@ -530,10 +532,10 @@ func TestSyncTerminatingPodStopsInitContainers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Options{}, "img")
-			pod := withInits(makePod("p", never, ctr{name: "app"}), initCtr{name: "sc", sidecar: true}, initCtr{name: "i1"})
+			pod := withInits(crifake.MakePod("p", never, crifake.Ctr{Name: "app"}), initCtr{name: "sc", sidecar: true}, initCtr{name: "i1"})
 			tc.steps(h, pod)
-			h.rt.resetStops()
-			h.rt.onStop = func(_ context.Context, id string, _ int64, next func() error) error {
+			h.rt.ResetStops()
+			h.rt.OnStop = func(_ context.Context, id string, _ int64, next func() error) error {
 				if err := next(); err != nil {
 					return err
 				}
@@ -542,16 +544,16 @@ func TestSyncTerminatingPodStopsInitContainers(t *testing.T) {
 				h.fake.Containers[id].ExitCode = 143 // SIGTERM
 				return nil
 			}
-			var want []stopCall
+			var want []crifake.StopCall
 			for _, name := range tc.wantStop {
-				want = append(want, stopCall{h.newest(pod, name), defaultGracePeriod})
+				want = append(want, crifake.StopCall{ID: h.newest(pod, name), Timeout: defaultGracePeriod})
 			}
-			slices.SortFunc(want, func(a, b stopCall) int { return strings.Compare(a.id, b.id) })
+			slices.SortFunc(want, func(a, b crifake.StopCall) int { return strings.Compare(a.ID, b.ID) })
 
 			if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, nil, nil); err != nil {
 				t.Fatalf("SyncTerminatingPod: %v", err)
 			}
-			if got := h.rt.stopCalls(); !slices.Equal(got, want) {
+			if got := h.rt.StopCalls(); !slices.Equal(got, want) {
 				t.Errorf("stops %v, want %v", got, want)
 			}
 			for name, states := range h.instances(pod) {
@@ -576,7 +578,7 @@ func TestSyncTerminatingPodStopsInitContainers(t *testing.T) {
 func TestPlanInit(t *testing.T) {
 	sc := initCtr{name: "sc", sidecar: true}
 	pod := func(policy v1.RestartPolicy, inits ...initCtr) *v1.Pod {
-		return withInits(makePod("p", policy, ctr{name: "app"}), inits...)
+		return withInits(crifake.MakePod("p", policy, crifake.Ctr{Name: "app"}), inits...)
 	}
 	two := []initCtr{{name: "i1"}, {name: "i2"}}
 	for _, tc := range []struct {

@@ -16,6 +16,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 func TestGraceArithmetic(t *testing.T) {
@@ -72,11 +74,11 @@ func TestSidecarBudget(t *testing.T) {
 
 func TestNewTermOrder(t *testing.T) {
 	always := v1.ContainerRestartPolicyAlways
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"}, ctr{name: "b"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
 	pod.Spec.InitContainers = []v1.Container{
 		{Name: "s1", RestartPolicy: &always}, {Name: "init"}, {Name: "s2", RestartPolicy: &always}, {Name: "s3", RestartPolicy: &always},
 	}
-	if o := newTermOrder(makePod("q", v1.RestartPolicyAlways, ctr{name: "a"}), []string{"a"}); o != nil {
+	if o := newTermOrder(crifake.MakePod("q", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}), []string{"a"}); o != nil {
 		t.Errorf("a pod without sidecars has an order: %+v", o)
 	}
 	o := newTermOrder(pod, []string{"a", "b", "s1", "s2", "s3"})
@@ -120,7 +122,7 @@ func TestNewTermOrder(t *testing.T) {
 	o.stopped("b")
 	var got []string
 	for range 3 {
-		got = append(got, waitFor(t, waited, "a sidecar's turn"))
+		got = append(got, crifake.WaitFor(t, waited, "a sidecar's turn"))
 	}
 	if want := []string{"s3", "s2", "s1"}; !slices.Equal(got, want) {
 		t.Errorf("sidecars had their turn in order %v, want %v", got, want)
@@ -150,14 +152,14 @@ func (l *callLog) get() []string {
 func record(h *harness, exec func(ctx context.Context, id string) error) *callLog {
 	l := &callLog{}
 	name := func(id string) string { return h.container(id).GetMetadata().GetName() }
-	h.rt.onExec = func(ctx context.Context, id string, cmd []string) error {
+	h.rt.OnExec = func(ctx context.Context, id string, cmd []string) error {
 		l.add("exec " + name(id) + " " + strings.Join(cmd, " "))
 		if exec != nil {
 			return exec(ctx, id)
 		}
 		return nil
 	}
-	h.rt.onStop = func(_ context.Context, id string, timeout int64, next func() error) error {
+	h.rt.OnStop = func(_ context.Context, id string, timeout int64, next func() error) error {
 		l.add("stop " + name(id) + " " + time.Duration(timeout*int64(time.Second)).String())
 		return next()
 	}
@@ -170,7 +172,7 @@ func preStopExec(cmd ...string) *v1.Lifecycle {
 
 func TestPreStopHookBeforeStop(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"}, ctr{name: "b"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
 	pod.Spec.TerminationGracePeriodSeconds = new(int64(20))
 	pod.Spec.Containers[0].Lifecycle = preStopExec("drain")
 	h.mustSync(pod)
@@ -198,7 +200,7 @@ func TestPreStopHookBeforeStop(t *testing.T) {
 
 func TestPreStopHookFails(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
 	pod.Spec.Containers[0].Lifecycle = preStopExec("false")
 	h.mustSync(pod)
 	log := record(h, func(context.Context, string) error { return errors.New("exit code 1") })
@@ -217,7 +219,7 @@ func TestPreStopHookFails(t *testing.T) {
 // gets the 2 s minimum.
 func TestPreStopHookCutOff(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
 	pod.Spec.Containers[0].Lifecycle = preStopExec("sleep", "600")
 	h.mustSync(pod)
 	cut := make(chan error, 1)
@@ -230,7 +232,7 @@ func TestPreStopHookCutOff(t *testing.T) {
 	if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, new(int64(1)), nil); err != nil {
 		t.Fatalf("SyncTerminatingPod: %v", err)
 	}
-	if err := waitFor(t, cut, "the hook to be cut off"); err == nil {
+	if err := crifake.WaitFor(t, cut, "the hook to be cut off"); err == nil {
 		t.Errorf("the hook's context ended without an error")
 	}
 	if took := time.Since(start); took < time.Second {
@@ -245,7 +247,7 @@ func TestPreStopHookCutOff(t *testing.T) {
 // new deadline; the hook is not run a second time.
 func TestPreStopHookShortenedGrace(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
 	pod.Spec.Containers[0].Lifecycle = preStopExec("sleep", "600")
 	h.mustSync(pod)
 	running := make(chan struct{}, 1)
@@ -257,9 +259,9 @@ func TestPreStopHookShortenedGrace(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	first := make(chan error, 1)
 	go func() { first <- h.s.SyncTerminatingPod(ctx, pod, nil, new(int64(300)), nil) }()
-	waitFor(t, running, "the hook to run")
+	crifake.WaitFor(t, running, "the hook to run")
 	cancel() // the engine cancels the sync when a shorter grace arrives
-	if err := waitFor(t, first, "the first SyncTerminatingPod"); !errors.Is(err, context.Canceled) {
+	if err := crifake.WaitFor(t, first, "the first SyncTerminatingPod"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("first SyncTerminatingPod = %v, want Canceled", err)
 	}
 	if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, new(int64(1)), nil); err != nil {
@@ -273,7 +275,7 @@ func TestPreStopHookShortenedGrace(t *testing.T) {
 func TestSidecarsStopAfterRegularContainersInReverseOrder(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
 	always := v1.ContainerRestartPolicyAlways
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"}, ctr{name: "b"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
 	pod.Spec.TerminationGracePeriodSeconds = new(int64(30))
 	pod.Spec.InitContainers = []v1.Container{
 		{Name: "s1", Image: "img", RestartPolicy: &always},
@@ -284,9 +286,9 @@ func TestSidecarsStopAfterRegularContainersInReverseOrder(t *testing.T) {
 	}
 	// b's stop takes a while: the sidecars wait for it.
 	log := record(h, nil)
-	stopped := h.rt.onStop
-	h.rt.onStop = func(ctx context.Context, id string, timeout int64, next func() error) error {
-		if id == containerID(pod, 0, "b", 0) {
+	stopped := h.rt.OnStop
+	h.rt.OnStop = func(ctx context.Context, id string, timeout int64, next func() error) error {
+		if id == crifake.ContainerID(pod, 0, "b", 0) {
 			time.Sleep(100 * time.Millisecond)
 		}
 		return stopped(ctx, id, timeout, next)
@@ -311,14 +313,14 @@ func TestSidecarsStopAfterRegularContainersInReverseOrder(t *testing.T) {
 
 func TestPostStartHookFailureKillsContainer(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"}, ctr{name: "b"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
 	pod.Spec.TerminationGracePeriodSeconds = new(int64(7))
 	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{
 		PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"setup"}}},
 		PreStop:   &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"drain"}}},
 	}
 	log := record(h, nil)
-	h.rt.onExec = func(ctx context.Context, id string, cmd []string) error {
+	h.rt.OnExec = func(ctx context.Context, id string, cmd []string) error {
 		log.add("exec " + strings.Join(cmd, " "))
 		if cmd[0] == "setup" {
 			return errors.New("exit code 3")
@@ -332,10 +334,10 @@ func TestPostStartHookFailureKillsContainer(t *testing.T) {
 	if got, want := log.get(), []string{"exec setup", "exec drain", "stop a 7s"}; !slices.Equal(got, want) {
 		t.Errorf("calls %q, want %q", got, want)
 	}
-	if st := h.containerState(containerID(pod, 0, "a", 0)); st != runtimeapi.ContainerState_CONTAINER_EXITED {
+	if st := h.containerState(crifake.ContainerID(pod, 0, "a", 0)); st != runtimeapi.ContainerState_CONTAINER_EXITED {
 		t.Errorf("a is %v after its postStart hook failed", st)
 	}
-	if st := h.containerState(containerID(pod, 0, "b", 0)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
+	if st := h.containerState(crifake.ContainerID(pod, 0, "b", 0)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		t.Errorf("b is %v", st)
 	}
 	if got := h.events.messages(pod.UID, "FailedPostStartHook"); !slices.Equal(got, []string{"PostStartHook failed"}) {
@@ -367,7 +369,7 @@ func TestRuntimeSignal(t *testing.T) {
 			t.Errorf("runtimeSignal(%q) = %v, %v; want %v, %v", tc.sig, got, ok, tc.want, tc.ok)
 		}
 	}
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
 	sig := v1.SIGUSR1
 	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{StopSignal: &sig}
 	cfg, err := containerConfig(pod, &pod.Spec.Containers[0], 0, false)
@@ -409,7 +411,7 @@ func TestEmbeddedTerminationOrder(t *testing.T) {
 	defer s.Close()
 	ctx := context.Background()
 	always := v1.ContainerRestartPolicyAlways
-	pod := makePod("order", v1.RestartPolicyAlways, ctr{name: "main"})
+	pod := crifake.MakePod("order", v1.RestartPolicyAlways, crifake.Ctr{Name: "main"})
 	pod.Spec.Containers[0].Lifecycle = preStopExec("main-hook")
 	pod.Spec.InitContainers = []v1.Container{
 		{Name: "first", Image: "img", RestartPolicy: &always, Lifecycle: preStopExec("first-hook")},
@@ -461,7 +463,7 @@ func TestPreStopHTTPGetHook(t *testing.T) {
 	port, _ := strconv.Atoi(u.Port())
 
 	h := newHarness(t, Options{}, "img")
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
 	c := &pod.Spec.Containers[0]
 	c.Ports = []v1.ContainerPort{{Name: "web", ContainerPort: int32(port)}}
 	c.Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{
@@ -472,7 +474,7 @@ func TestPreStopHTTPGetHook(t *testing.T) {
 	if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, nil, nil); err != nil {
 		t.Fatalf("SyncTerminatingPod: %v", err)
 	}
-	r := waitFor(t, got, "the hook's request")
+	r := crifake.WaitFor(t, got, "the hook's request")
 	if r.Method != http.MethodGet || r.URL.Path != "/drain" || r.Header.Get("X-Why") != "stop" || r.Host != "svc.example" {
 		t.Errorf("request %s %s host %s headers %v", r.Method, r.URL, r.Host, r.Header)
 	}

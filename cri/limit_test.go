@@ -10,6 +10,8 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	fakecri "k8s.io/cri-api/pkg/apis/testing"
+
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 // blockingStops is the fake runtime with a StopContainer that reports its
@@ -65,7 +67,7 @@ func TestLimitBoundsCallsAndKeepsReadsFlowing(t *testing.T) {
 		wg.Go(func() { errs[i] = limited.StopContainer(ctx, fmt.Sprintf("c%d", i), 30) })
 	}
 	for range limit {
-		waitFor(t, rt.entered, "a stop to reach the runtime")
+		crifake.WaitFor(t, rt.entered, "a stop to reach the runtime")
 	}
 	// Every change slot is held: reads still go through.
 	if _, err := limited.ListPodSandbox(ctx, nil); err != nil {
@@ -88,7 +90,7 @@ func TestLimitBoundsCallsAndKeepsReadsFlowing(t *testing.T) {
 		wg.Go(func() { _, _ = limited.PodSandboxStatus(ctx, fmt.Sprintf("s%d", i), false) })
 	}
 	for range limit {
-		waitFor(t, rt.readsEntered, "a read to reach the runtime")
+		crifake.WaitFor(t, rt.readsEntered, "a read to reach the runtime")
 	}
 	if _, err := limited.ListPodSandbox(cancelled, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("ListPodSandbox with a cancelled context while the reads lane is full = %v, want context.Canceled", err)

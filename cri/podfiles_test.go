@@ -12,12 +12,14 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 // filesPod is a pod whose containers have the API's default termination
 // message path, "app" with FallbackToLogsOnError.
 func filesPod(name string, policy v1.RestartPolicy) *v1.Pod {
-	pod := makePod(name, policy, ctr{name: "app"}, ctr{name: "side"})
+	pod := crifake.MakePod(name, policy, crifake.Ctr{Name: "app"}, crifake.Ctr{Name: "side"})
 	for i := range pod.Spec.Containers {
 		pod.Spec.Containers[i].TerminationMessagePath = v1.TerminationMessagePathDefault
 		pod.Spec.Containers[i].TerminationMessagePolicy = v1.TerminationMessageReadFile
@@ -31,7 +33,7 @@ func filesPod(name string, policy v1.RestartPolicy) *v1.Pod {
 func recordMounts(h *harness) func() map[string][]*runtimeapi.Mount {
 	var mu sync.Mutex
 	mounts := map[string][]*runtimeapi.Mount{}
-	h.rt.onCreate = func(_ context.Context, _ string, cfg *runtimeapi.ContainerConfig) error {
+	h.rt.OnCreate = func(_ context.Context, _ string, cfg *runtimeapi.ContainerConfig) error {
 		mu.Lock()
 		defer mu.Unlock()
 		mounts[fmt.Sprintf("%s/%d", cfg.Metadata.Name, cfg.Metadata.Attempt)] = cfg.Mounts
@@ -74,7 +76,7 @@ func TestPodFileMounts(t *testing.T) {
 		t.Errorf("hosts file: %q, %v; want the sandbox's IP with the hostname", content, err)
 	}
 
-	h.exit(containerID(pod, 0, "app", 0), 1)
+	h.exit(crifake.ContainerID(pod, 0, "app", 0), 1)
 	h.clock.Step(time.Minute)
 	h.mustSync(pod)
 	if got := mounts()["app/1"]; len(got) != 2 || got[1].HostPath != filepath.Join(root, "uid-web", "containers", "app", "1") {
@@ -128,10 +130,10 @@ func TestTerminationMessageReadBack(t *testing.T) {
 	h := newHarness(t, Options{PodsRoot: filepath.Join(root, "pods"), LogRoot: filepath.Join(root, "logs")}, "img")
 	pod := filesPod("web", v1.RestartPolicyOnFailure)
 	h.mustSync(pod)
-	writeFile(t, filepath.Join(root, "pods", "uid-web", "containers", "side", "0"), "side is done")
-	writeFile(t, filepath.Join(root, "logs", "ns_web_uid-web", "app", "0.log"), "2030-01-02T03:04:05Z stderr F panic: boom\n")
-	h.exit(containerID(pod, 0, "side", 0), 0)
-	h.exit(containerID(pod, 0, "app", 0), 2)
+	crifake.WriteFile(t, filepath.Join(root, "pods", "uid-web", "containers", "side", "0"), "side is done")
+	crifake.WriteFile(t, filepath.Join(root, "logs", "ns_web_uid-web", "app", "0.log"), "2030-01-02T03:04:05Z stderr F panic: boom\n")
+	h.exit(crifake.ContainerID(pod, 0, "side", 0), 0)
+	h.exit(crifake.ContainerID(pod, 0, "app", 0), 2)
 	h.mustSync(pod) // app is in back-off
 
 	st := h.statuses.last(t, pod.UID)
@@ -145,8 +147,8 @@ func TestTerminationMessageReadBack(t *testing.T) {
 
 	h.clock.Step(time.Minute)
 	h.mustSync(pod) // app restarts
-	writeFile(t, filepath.Join(root, "pods", "uid-web", "containers", "app", "1"), "second")
-	h.exit(containerID(pod, 0, "app", 1), 0)
+	crifake.WriteFile(t, filepath.Join(root, "pods", "uid-web", "containers", "app", "1"), "second")
+	h.exit(crifake.ContainerID(pod, 0, "app", 1), 0)
 	if terminal, err := h.syncPod(pod); !terminal || err != nil {
 		t.Fatalf("SyncPod = %v, %v; want terminal", terminal, err)
 	}
@@ -216,7 +218,7 @@ func TestTerminationMessageEmbedded(t *testing.T) {
 	if terminal, err := s.SyncPod(ctx, 0, pod, nil, nil); terminal || err != nil {
 		t.Fatalf("SyncPod = %v, %v", terminal, err)
 	}
-	writeFile(t, filepath.Join(root, string(pod.UID), "containers", "app", "0"), "app wrote this")
+	crifake.WriteFile(t, filepath.Join(root, string(pod.UID), "containers", "app", "0"), "app wrote this")
 	cs, err := rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: map[string]string{ContainerNameLabel: "app", PodUIDLabel: string(pod.UID)}})
 	if err != nil || len(cs) != 1 {
 		t.Fatalf("containers %v, %v; want app", cs, err)
@@ -253,14 +255,14 @@ func mountsEqual(a, b []*runtimeapi.Mount) bool {
 func TestPodMessagesCappedInStatus(t *testing.T) {
 	root := t.TempDir()
 	h := newHarness(t, Options{PodsRoot: root}, "img")
-	pod := makePod("web", v1.RestartPolicyNever, ctr{name: "a"}, ctr{name: "b"}, ctr{name: "c"}, ctr{name: "d"})
+	pod := crifake.MakePod("web", v1.RestartPolicyNever, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"}, crifake.Ctr{Name: "c"}, crifake.Ctr{Name: "d"})
 	for i := range pod.Spec.Containers {
 		pod.Spec.Containers[i].TerminationMessagePath = v1.TerminationMessagePathDefault
 	}
 	h.mustSync(pod)
 	for _, c := range pod.Spec.Containers {
-		writeFile(t, filepath.Join(root, "uid-web", "containers", c.Name, "0"), strings.Repeat(c.Name, 5000))
-		h.exit(containerID(pod, 0, c.Name, 0), 0)
+		crifake.WriteFile(t, filepath.Join(root, "uid-web", "containers", c.Name, "0"), strings.Repeat(c.Name, 5000))
+		h.exit(crifake.ContainerID(pod, 0, c.Name, 0), 0)
 	}
 	if terminal, err := h.syncPod(pod); !terminal || err != nil {
 		t.Fatalf("SyncPod = %v, %v; want terminal", terminal, err)

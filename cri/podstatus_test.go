@@ -5,6 +5,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 // rtContainer is a runtime container status for podRuntime fixtures.
@@ -39,7 +41,9 @@ const (
 )
 
 func TestFinished(t *testing.T) {
-	two := func(policy v1.RestartPolicy) *v1.Pod { return makePod("p", policy, ctr{name: "a"}, ctr{name: "b"}) }
+	two := func(policy v1.RestartPolicy) *v1.Pod {
+		return crifake.MakePod("p", policy, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
+	}
 	for _, tc := range []struct {
 		name string
 		pod  *v1.Pod
@@ -48,7 +52,7 @@ func TestFinished(t *testing.T) {
 	}{
 		{"Always never finishes", two(v1.RestartPolicyAlways),
 			podFixture(nil, fxC("a0", "s1", "a", 0, stExited, 0, 2), fxC("b0", "s1", "b", 0, stExited, 0, 1)), false},
-		{"no containers in the spec", makePod("p", v1.RestartPolicyNever), podFixture(nil), false},
+		{"no containers in the spec", crifake.MakePod("p", v1.RestartPolicyNever), podFixture(nil), false},
 		{"Never, all exited", two(v1.RestartPolicyNever),
 			podFixture(nil, fxC("a0", "s1", "a", 0, stExited, 1, 2), fxC("b0", "s1", "b", 0, stExited, 0, 1)), true},
 		{"Never, one running", two(v1.RestartPolicyNever),
@@ -77,7 +81,7 @@ func TestFinished(t *testing.T) {
 }
 
 func TestGenerateStatus(t *testing.T) {
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"}, ctr{name: "b"}, ctr{name: "c"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"}, crifake.Ctr{Name: "c"})
 	sandboxes := []*runtimeapi.PodSandbox{{Id: "s1", CreatedAt: 2000}, {Id: "s0", CreatedAt: 1000}}
 	rt := podFixture(sandboxes,
 		fxC("a1", "s1", "a", 1, stExited, 2, 30),
@@ -147,7 +151,7 @@ func TestGenerateStatus(t *testing.T) {
 }
 
 func TestGenerateStatusInitContainers(t *testing.T) {
-	pod := withInits(makePod("p", v1.RestartPolicyAlways, ctr{name: "app"}), initCtr{name: "sc", sidecar: true}, initCtr{name: "i1"}, initCtr{name: "i2"})
+	pod := withInits(crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"}), initCtr{name: "sc", sidecar: true}, initCtr{name: "i1"}, initCtr{name: "i2"})
 	for _, tc := range []struct {
 		name        string
 		rt          *podRuntime
@@ -216,7 +220,7 @@ func TestPodReadyToStartContainers(t *testing.T) {
 	sb := func(id string, state runtimeapi.PodSandboxState) *runtimeapi.PodSandbox {
 		return &runtimeapi.PodSandbox{Id: id, State: state}
 	}
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
 	for _, tc := range []struct {
 		name      string
 		sandboxes []*runtimeapi.PodSandbox

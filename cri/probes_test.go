@@ -23,6 +23,7 @@ import (
 	utilexec "k8s.io/utils/exec"
 
 	"github.com/podlife/podlife/cri/prober"
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 // probeHarness is the harness with a prober on its fake clock, whose exec
@@ -39,7 +40,7 @@ type probeHarness struct {
 func newProbeHarness(t *testing.T) *probeHarness {
 	h := &probeHarness{harness: newHarness(t, Options{}, "img")}
 	h.healthy.Store(true)
-	h.rt.onExec = func(_ context.Context, _ string, cmd []string) error {
+	h.rt.OnExec = func(_ context.Context, _ string, cmd []string) error {
 		h.execs.Add(1)
 		if h.healthy.Load() {
 			return nil
@@ -95,11 +96,11 @@ func TestLivenessFailureRestarts(t *testing.T) {
 	} {
 		t.Run(string(tc.policy), func(t *testing.T) {
 			h := newProbeHarness(t)
-			pod := makePod("web", tc.policy, ctr{name: "app"})
+			pod := crifake.MakePod("web", tc.policy, crifake.Ctr{Name: "app"})
 			pod.Spec.Containers[0].LivenessProbe = execCheck(2)
 			pod.Spec.Containers[0].LivenessProbe.TerminationGracePeriodSeconds = tc.probeGrace
 			h.mustSync(pod)
-			first := containerID(pod, 0, "app", 0)
+			first := crifake.ContainerID(pod, 0, "app", 0)
 			h.probe(0, 1, 1)
 			h.healthy.Store(false)
 			h.probe(time.Second, 2, 1)
@@ -124,7 +125,7 @@ func TestLivenessFailureRestarts(t *testing.T) {
 			if st := h.containerState(first); st != runtimeapi.ContainerState_CONTAINER_EXITED {
 				t.Fatalf("unhealthy container %v after SyncPod, want exited", st)
 			}
-			if stops := h.rt.stopCalls(); len(stops) != 1 || stops[0].id != first || stops[0].timeout != tc.wantStop {
+			if stops := h.rt.StopCalls(); len(stops) != 1 || stops[0].ID != first || stops[0].Timeout != tc.wantStop {
 				t.Errorf("stops %+v, want %s stopped with grace %d", stops, first, tc.wantStop)
 			}
 			wantKill := "Container app failed liveness probe"
@@ -144,7 +145,7 @@ func TestLivenessFailureRestarts(t *testing.T) {
 				}
 				return
 			}
-			if cs.RestartCount != 1 || cs.State.Running == nil || cs.ContainerID != "cri://"+containerID(pod, 0, "app", 1) {
+			if cs.RestartCount != 1 || cs.State.Running == nil || cs.ContainerID != "cri://"+crifake.ContainerID(pod, 0, "app", 1) {
 				t.Fatalf("status after the restart: restartCount %d, state %+v, id %s", cs.RestartCount, cs.State, cs.ContainerID)
 			}
 			if _, ok := h.m.Results().Get(prober.Liveness, first); ok {
@@ -160,7 +161,7 @@ func TestLivenessFailureRestarts(t *testing.T) {
 // and ContainersReady conditions in the generated status.
 func TestReadinessInStatus(t *testing.T) {
 	h := newProbeHarness(t)
-	pod := makePod("web", v1.RestartPolicyAlways, ctr{name: "app"}, ctr{name: "plain"})
+	pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"}, crifake.Ctr{Name: "plain"})
 	pod.Spec.Containers[0].ReadinessProbe = execCheck(1)
 	h.mustSync(pod)
 	ready := func(want bool) {
@@ -192,9 +193,9 @@ func TestReadinessInStatus(t *testing.T) {
 // tcpSocket by connect, grpc by the health service's answer.
 func TestProbeRunner(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
-	pod := makePod("web", v1.RestartPolicyAlways, ctr{name: "app"})
+	pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"})
 	h.mustSync(pod)
-	sbID := sandboxID(pod, 0)
+	sbID := crifake.SandboxID(pod, 0)
 	h.fake.Lock()
 	h.fake.Sandboxes[sbID].Network = &runtimeapi.PodSandboxNetworkStatus{Ip: "127.0.0.1"}
 	h.fake.Unlock()
@@ -237,7 +238,7 @@ func TestProbeRunner(t *testing.T) {
 	defer gsrv.Stop()
 	gport := int32(glis.Addr().(*net.TCPAddr).Port)
 
-	h.rt.onExec = func(_ context.Context, _ string, cmd []string) error {
+	h.rt.OnExec = func(_ context.Context, _ string, cmd []string) error {
 		switch cmd[0] {
 		case "fail":
 			return utilexec.CodeExitError{Err: errors.New("exit status 3"), Code: 3}
@@ -282,7 +283,7 @@ func TestProbeRunner(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &v1.Container{Name: "app", Ports: []v1.ContainerPort{{Name: "web", ContainerPort: int32(port)}}}
-			target := prober.Target{Pod: pod, Container: c, ContainerID: containerID(pod, 0, "app", 0), SandboxID: sbID}
+			target := prober.Target{Pod: pod, Container: c, ContainerID: crifake.ContainerID(pod, 0, "app", 0), SandboxID: sbID}
 			got, out, err := NewProbeRunner(h.rt).Probe(context.Background(), target, &v1.Probe{ProbeHandler: tc.handler, TimeoutSeconds: tc.timeout})
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("Probe error %v, want error %v", err, tc.wantErr)
@@ -302,12 +303,12 @@ func TestProbeRunner(t *testing.T) {
 // termination stops the container, and the pod's probes are dropped.
 func TestProbesFollowTheSyncs(t *testing.T) {
 	h := newProbeHarness(t)
-	pod := makePod("web", v1.RestartPolicyAlways, ctr{name: "app"})
+	pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"})
 	pod.Spec.Containers[0].LivenessProbe = execCheck(1)
 	pod.Spec.Containers[0].ReadinessProbe = execCheck(1)
 	h.mustSync(pod)
 	h.probe(0, 2, 2)
-	h.exit(containerID(pod, 0, "app", 0), 1)
+	h.exit(crifake.ContainerID(pod, 0, "app", 0), 1)
 	_, _ = h.syncPod(pod) // restarts it, probes the new instance
 	h.probe(0, 4, 2)
 	if n := h.calls("CreateContainer"); n != 2 {
@@ -331,12 +332,12 @@ func TestProbesFollowTheSyncs(t *testing.T) {
 // the pod's restart policy.
 func TestSidecarLivenessFailureRestarts(t *testing.T) {
 	h := newProbeHarness(t)
-	pod := makePod("web", v1.RestartPolicyNever, ctr{name: "app"})
+	pod := crifake.MakePod("web", v1.RestartPolicyNever, crifake.Ctr{Name: "app"})
 	always := v1.ContainerRestartPolicyAlways
 	pod.Spec.InitContainers = []v1.Container{{Name: "side", Image: "img", RestartPolicy: &always, LivenessProbe: execCheck(1)}}
 	h.mustSync(pod)
 	h.mustSync(pod) // the sidecar runs: the app starts
-	first := containerID(pod, 0, "side", 0)
+	first := crifake.ContainerID(pod, 0, "side", 0)
 	h.probe(0, 1, 1)
 	h.healthy.Store(false)
 	h.probe(time.Second, 2, 0)
@@ -344,13 +345,13 @@ func TestSidecarLivenessFailureRestarts(t *testing.T) {
 	if st := h.containerState(first); st != runtimeapi.ContainerState_CONTAINER_EXITED {
 		t.Fatalf("unhealthy sidecar %v after SyncPod, want exited", st)
 	}
-	if st := h.containerState(containerID(pod, 0, "side", 1)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
+	if st := h.containerState(crifake.ContainerID(pod, 0, "side", 1)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		t.Fatalf("the sidecar's next instance %v, want running", st)
 	}
 	if got := h.events.messages(pod.UID, "Killing"); !slices.Equal(got, []string{"Container side failed liveness probe, will be restarted"}) {
 		t.Errorf("Killing events %q", got)
 	}
-	if st := h.containerState(containerID(pod, 0, "app", 0)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
+	if st := h.containerState(crifake.ContainerID(pod, 0, "app", 0)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		t.Errorf("the app %v, want still running", st)
 	}
 }

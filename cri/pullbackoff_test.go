@@ -11,6 +11,8 @@ import (
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 // containerdPullError is what containerd answers for an image no registry
@@ -27,7 +29,7 @@ func TestPullFailureReportedOncePerBackoff(t *testing.T) {
 	h := newHarness(t, Options{})
 	pulls, clientLogs := 0, 0
 	failing := true
-	h.imgs.onPull = func(ctx context.Context, _ string, next func() (string, error)) (string, error) {
+	h.imgs.OnPull = func(ctx context.Context, _ string, next func() (string, error)) (string, error) {
 		pulls++
 		if klog.FromContext(ctx).GetSink() != nil {
 			clientLogs++
@@ -37,7 +39,7 @@ func TestPullFailureReportedOncePerBackoff(t *testing.T) {
 		}
 		return next()
 	}
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "web", image: "localhost/podlife/busybox:latest"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "web", Image: "localhost/podlife/busybox:latest"})
 	warnings := func() []string { return h.events.messages(pod.UID, "Failed") }
 	waitingReason := func() string {
 		st := h.statuses.last(t, pod.UID).ContainerStatuses[0]

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 // RemoveDeadPod removes a pod in which nothing runs, once even when asked
@@ -15,12 +17,12 @@ import (
 func TestRemoveDeadPod(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
 	dead := completedPod(h, "dead")
-	h.killSandbox(sandboxID(dead, 0))
+	h.killSandbox(crifake.SandboxID(dead, 0))
 	alive := runningPod(h, "alive")
 
 	removing, release := h.blockRemovals()
 	h.s.RemoveDeadPod(dead.UID)
-	waitFor(t, removing, "RemoveContainer")
+	crifake.WaitFor(t, removing, "RemoveContainer")
 	// A second request while the first is in flight starts nothing.
 	h.s.RemoveDeadPod(dead.UID)
 	h.s.RemoveDeadPod(alive.UID)
@@ -65,7 +67,7 @@ func TestRemoveDeadPodRemovalBlocks(t *testing.T) {
 	removing, release := h.blockRemovals()
 
 	h.s.RemoveDeadPod(pod.UID)
-	waitFor(t, removing, "RemoveContainer")
+	crifake.WaitFor(t, removing, "RemoveContainer")
 	closed := make(chan struct{})
 	go func() { h.s.Close(); close(closed) }()
 	select {
@@ -75,7 +77,7 @@ func TestRemoveDeadPodRemovalBlocks(t *testing.T) {
 	}
 
 	close(release)
-	waitFor(t, closed, "Close")
+	crifake.WaitFor(t, closed, "Close")
 	if sbs, cs := h.podObjects(pod.UID); len(sbs)+len(cs) > 0 {
 		t.Errorf("left behind: %v %v", sbs, cs)
 	}
@@ -85,14 +87,14 @@ func TestRemoveDeadPodRemovalBlocks(t *testing.T) {
 func TestRemoveDeadPodRemovalTimeout(t *testing.T) {
 	h := newHarness(t, Options{RemovalTimeout: 20 * time.Millisecond}, "img")
 	pod := terminatedPod(h, "p")
-	h.rt.onRemove = func(ctx context.Context, _ string, _ func() error) error {
+	h.rt.OnRemove = func(ctx context.Context, _ string, _ func() error) error {
 		<-ctx.Done()
 		return ctx.Err()
 	}
 	h.s.RemoveDeadPod(pod.UID)
 	closed := make(chan struct{})
 	go func() { h.s.Close(); close(closed) }()
-	waitFor(t, closed, "Close")
+	crifake.WaitFor(t, closed, "Close")
 	if _, cs := h.podObjects(pod.UID); len(cs) != 2 {
 		t.Errorf("containers %v", cs)
 	}
@@ -138,7 +140,7 @@ func TestRemoveDeadPodLogDirectory(t *testing.T) {
 					t.Fatal(err)
 				}
 				var once sync.Once
-				h.rt.onRemove = func(ctx context.Context, _ string, next func() error) error {
+				h.rt.OnRemove = func(ctx context.Context, _ string, next func() error) error {
 					once.Do(func() {
 						if _, err := h.fake.RunPodSandbox(ctx, cfg, ""); err != nil {
 							t.Error(err)

@@ -5,6 +5,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 func reqs(kv ...string) v1.ResourceList {
@@ -33,7 +35,7 @@ func TestContainerResources(t *testing.T) {
 		{"memory limit", v1.ResourceRequirements{Limits: reqs("memory", "64Mi")}, 2, 0, 100000, 64 << 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})
+			pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
 			pod.Spec.Containers[0].Resources = tc.res
 			r := containerResources(pod, &pod.Spec.Containers[0], 8<<30)
 			if r.CpuShares != tc.shares || r.CpuQuota != tc.quota || r.CpuPeriod != tc.peri || r.MemoryLimitInBytes != tc.mem {
@@ -106,7 +108,7 @@ func TestOOMScoreAdj(t *testing.T) {
 		}, machine, 900, 500},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})
+			pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
 			tc.edit(pod)
 			if got := containerResources(pod, &pod.Spec.Containers[0], tc.machine).OomScoreAdj; got != tc.want {
 				t.Errorf("oom_score_adj %d, want %d", got, tc.want)

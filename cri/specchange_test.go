@@ -7,6 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 // An update that changes a container's spec replaces the running instance
@@ -27,7 +29,7 @@ func TestSyncPodReplacesChangedContainer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Options{}, "img", "img2")
-			pod := makePod("web", v1.RestartPolicyAlways, ctr{name: "app"}, ctr{name: "side"})
+			pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"}, crifake.Ctr{Name: "side"})
 			h.mustSync(pod)
 			h.events.reset()
 			updated := pod.DeepCopy()
@@ -58,7 +60,7 @@ func TestSyncPodReplacesChangedContainer(t *testing.T) {
 			if got := h.events.reasons(pod.UID); !slices.Equal(got, []string{"Killing", "Created", "Started"}) {
 				t.Errorf("events %v", got)
 			}
-			if stops := h.rt.stopCalls(); len(stops) != 1 || stops[0].timeout != 30 {
+			if stops := h.rt.StopCalls(); len(stops) != 1 || stops[0].Timeout != 30 {
 				t.Errorf("stops %+v, want one with the pod's grace 30", stops)
 			}
 		})

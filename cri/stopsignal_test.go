@@ -5,6 +5,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 func TestStatusStopSignal(t *testing.T) {
@@ -50,7 +52,7 @@ func TestStatusStopSignal(t *testing.T) {
 // The sync's status carries the stop signal of a container instance.
 func TestSyncPodStatusStopSignal(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"}, ctr{name: "b"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
 	sig := v1.SIGTERM
 	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{StopSignal: &sig}
 	h.mustSync(pod)

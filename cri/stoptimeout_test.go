@@ -11,6 +11,7 @@ import (
 	remote "k8s.io/cri-client/pkg"
 
 	"github.com/podlife/podlife/cri/embedded"
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 // embeddedClients starts an embedded runtime for the test and connects the
@@ -57,7 +58,7 @@ func TestHugeGracePeriodStillStops(t *testing.T) {
 		{"a kill's", "kill", nil, new(int64(9.3e9))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pod := makePod(tc.pod, v1.RestartPolicyAlways, ctr{name: "app"})
+			pod := crifake.MakePod(tc.pod, v1.RestartPolicyAlways, crifake.Ctr{Name: "app"})
 			pod.Spec.TerminationGracePeriodSeconds = tc.podGrace
 			if terminal, err := s.SyncPod(ctx, 0, pod, nil, nil); terminal || err != nil {
 				t.Fatalf("SyncPod = %v, %v", terminal, err)

@@ -11,11 +11,12 @@ import (
 	"go.uber.org/goleak"
 	"google.golang.org/protobuf/proto"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	fakecri "k8s.io/cri-api/pkg/apis/testing"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 // The syncer removes pods in background goroutines; every test must leave
@@ -110,111 +111,6 @@ func (l *eventLog) reset() {
 	l.events = nil
 }
 
-// ---- a runtime wrapper to observe and distort the fake ---------------------
-
-type stopCall struct {
-	id      string
-	timeout int64
-}
-
-// hookRuntime is the fake runtime with optional hooks in front of some
-// calls; a nil hook passes the call to the fake. It records every
-// StopContainer with its timeout.
-type hookRuntime struct {
-	*fakecri.FakeRuntimeService
-
-	onCreate func(ctx context.Context, sandboxID string, cfg *runtimeapi.ContainerConfig) error // before the fake's CreateContainer; an error fails the call
-	onStart  func(ctx context.Context, id string, next func() error) error
-	onStop   func(ctx context.Context, id string, timeout int64, next func() error) error
-	onRemove func(ctx context.Context, id string, next func() error) error
-	onExec   func(ctx context.Context, id string, cmd []string) error // instead of the fake's ExecSync
-
-	mu    sync.Mutex
-	stops []stopCall
-}
-
-func (r *hookRuntime) CreateContainer(ctx context.Context, sandboxID string, cfg *runtimeapi.ContainerConfig, sbCfg *runtimeapi.PodSandboxConfig) (string, error) {
-	if r.onCreate != nil {
-		if err := r.onCreate(ctx, sandboxID, cfg); err != nil {
-			return "", err
-		}
-	}
-	return r.FakeRuntimeService.CreateContainer(ctx, sandboxID, cfg, sbCfg)
-}
-
-func (r *hookRuntime) StartContainer(ctx context.Context, id string) error {
-	next := func() error { return r.FakeRuntimeService.StartContainer(ctx, id) }
-	if r.onStart != nil {
-		return r.onStart(ctx, id, next)
-	}
-	return next()
-}
-
-func (r *hookRuntime) StopContainer(ctx context.Context, id string, timeout int64) error {
-	r.mu.Lock()
-	r.stops = append(r.stops, stopCall{id, timeout})
-	r.mu.Unlock()
-	next := func() error { return r.FakeRuntimeService.StopContainer(ctx, id, timeout) }
-	if r.onStop != nil {
-		return r.onStop(ctx, id, timeout, next)
-	}
-	return next()
-}
-
-func (r *hookRuntime) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
-	if r.onExec != nil {
-		return nil, nil, r.onExec(ctx, id, cmd)
-	}
-	return r.FakeRuntimeService.ExecSync(ctx, id, cmd, timeout)
-}
-
-func (r *hookRuntime) RemoveContainer(ctx context.Context, id string) error {
-	next := func() error { return r.FakeRuntimeService.RemoveContainer(ctx, id) }
-	if r.onRemove != nil {
-		return r.onRemove(ctx, id, next)
-	}
-	return next()
-}
-
-// stopCalls returns the StopContainer calls so far, sorted by ID (they run
-// concurrently).
-func (r *hookRuntime) stopCalls() []stopCall {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := slices.Clone(r.stops)
-	slices.SortFunc(out, func(a, b stopCall) int {
-		if a.id < b.id {
-			return -1
-		}
-		if a.id > b.id {
-			return 1
-		}
-		return 0
-	})
-	return out
-}
-
-func (r *hookRuntime) resetStops() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.stops = nil
-}
-
-// hookImages is the fake image service with an optional hook in front of
-// PullImage.
-type hookImages struct {
-	*fakecri.FakeImageService
-	onPull func(ctx context.Context, image string, next func() (string, error)) (string, error)
-}
-
-func (i *hookImages) PullImage(ctx context.Context, spec *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, sbCfg *runtimeapi.PodSandboxConfig) (string, error) {
-	next := func() (string, error) { return i.FakeImageService.PullImage(ctx, spec, auth, sbCfg) }
-	if i.onPull != nil {
-		return i.onPull(ctx, spec.Image, next)
-	}
-	return next()
-}
-
 // ---- harness ---------------------------------------------------------------
 
 // epoch is the fake clock's start.
@@ -223,9 +119,9 @@ var epoch = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 type harness struct {
 	t        *testing.T
 	fake     *fakecri.FakeRuntimeService
-	rt       *hookRuntime
+	rt       *crifake.HookRuntime
 	images   *fakecri.FakeImageService
-	imgs     *hookImages
+	imgs     *crifake.HookImages
 	clock    *testingclock.FakeClock
 	statuses *statusLog
 	events   *eventLog
@@ -245,8 +141,8 @@ func newHarness(t *testing.T, opts Options, presentImages ...string) *harness {
 		statuses: &statusLog{},
 		events:   &eventLog{},
 	}
-	h.rt = &hookRuntime{FakeRuntimeService: h.fake}
-	h.imgs = &hookImages{FakeImageService: h.images}
+	h.rt = &crifake.HookRuntime{FakeRuntimeService: h.fake}
+	h.imgs = &crifake.HookImages{FakeImageService: h.images}
 	h.images.SetFakeImages(presentImages)
 	opts.Statuses, opts.Events, opts.Clock = h.statuses, h.events, h.clock
 	if opts.RestartBackoff == 0 {
@@ -258,42 +154,6 @@ func newHarness(t *testing.T, opts Options, presentImages ...string) *harness {
 	h.s = NewSyncer(h.rt, h.imgs, opts)
 	t.Cleanup(h.s.Close)
 	return h
-}
-
-// ctr is a container spec with an image and a pull policy.
-type ctr struct {
-	name, image string
-	pull        v1.PullPolicy
-}
-
-// makePod returns a pod named name (UID "uid-"+name) with the containers
-// given; each defaults to image "img" and pull policy IfNotPresent.
-func makePod(name string, policy v1.RestartPolicy, containers ...ctr) *v1.Pod {
-	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name)},
-		Spec:       v1.PodSpec{RestartPolicy: policy},
-	}
-	for _, c := range containers {
-		if c.image == "" {
-			c.image = "img"
-		}
-		if c.pull == "" {
-			c.pull = v1.PullIfNotPresent
-		}
-		pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: c.name, Image: c.image, ImagePullPolicy: c.pull})
-	}
-	return pod
-}
-
-// sandboxID is the fake's ID of pod's attempt-th sandbox.
-func sandboxID(pod *v1.Pod, attempt uint32) string {
-	return fakecri.BuildSandboxName(&runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt})
-}
-
-// containerID is the fake's ID of the attempt-th instance of container name
-// in pod's sbAttempt-th sandbox.
-func containerID(pod *v1.Pod, sbAttempt uint32, name string, attempt uint32) string {
-	return fakecri.BuildContainerName(&runtimeapi.ContainerMetadata{Name: name, Attempt: attempt}, sandboxID(pod, sbAttempt))
 }
 
 // syncPod runs SyncPod with a live context.
@@ -419,7 +279,7 @@ func (h *harness) podObjects(uid types.UID) (sandboxes, containers []string) {
 func (h *harness) blockRemovals() (removing <-chan string, release chan<- struct{}) {
 	ids := make(chan string, 8)
 	gate := make(chan struct{})
-	h.rt.onRemove = func(ctx context.Context, id string, next func() error) error {
+	h.rt.OnRemove = func(ctx context.Context, id string, next func() error) error {
 		ids <- id
 		select {
 		case <-gate:
@@ -447,19 +307,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// waitFor waits for ch to be closed or to deliver, failing after a bound
-// that is only there so a broken test does not hang.
-func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(10 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-	}
-	panic("unreachable")
-}
-
 // ---- tests of syncer.go ----------------------------------------------------
 
 func TestNewSyncerDefaults(t *testing.T) {
@@ -485,7 +332,7 @@ func TestNewSyncerDefaults(t *testing.T) {
 		}
 	}
 	// The zero Options work end to end: statuses and events are dropped.
-	pod := makePod("zero", v1.RestartPolicyAlways, ctr{name: "c"})
+	pod := crifake.MakePod("zero", v1.RestartPolicyAlways, crifake.Ctr{Name: "c"})
 	if terminal, err := s.SyncPod(context.Background(), 0, pod, nil, nil); terminal || err != nil {
 		t.Fatalf("SyncPod = %v, %v", terminal, err)
 	}
@@ -504,7 +351,7 @@ func TestSyncerConcurrentPods(t *testing.T) {
 	const n = 8
 	pods := make([]*v1.Pod, n)
 	for i := range pods {
-		pods[i] = makePod(fmt.Sprintf("p%d", i), v1.RestartPolicyAlways, ctr{name: "a"}, ctr{name: "b"})
+		pods[i] = crifake.MakePod(fmt.Sprintf("p%d", i), v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -517,7 +364,7 @@ func TestSyncerConcurrentPods(t *testing.T) {
 			}
 			// A crash and its restart touch the shared back-off.
 			h.fake.Lock()
-			a := h.fake.Containers[containerID(pod, 0, "a", 0)]
+			a := h.fake.Containers[crifake.ContainerID(pod, 0, "a", 0)]
 			a.State, a.ExitCode, a.FinishedAt = runtimeapi.ContainerState_CONTAINER_EXITED, 1, h.clock.Now().UnixNano()
 			h.fake.Unlock()
 			if _, err := h.s.SyncPod(ctx, 0, pod, nil, nil); err != nil {

@@ -12,6 +12,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	fakecri "k8s.io/cri-api/pkg/apis/testing"
+
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 func TestSyncPodCreatesPod(t *testing.T) {
@@ -44,7 +46,7 @@ func TestSyncPodCreatesPod(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, tc.opts, tc.present...)
-			pod := makePod("web", v1.RestartPolicyAlways, ctr{name: "app"}, ctr{name: "side", image: "img2"})
+			pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"}, crifake.Ctr{Name: "side", Image: "img2"})
 			pod.Labels = map[string]string{"app": "web", PodUIDLabel: "not-the-uid"}
 			pod.Spec.TerminationGracePeriodSeconds = tc.grace
 			h.mustSync(pod)
@@ -53,7 +55,7 @@ func TestSyncPodCreatesPod(t *testing.T) {
 			if n := h.calls("RunPodSandbox"); n != 1 {
 				t.Fatalf("RunPodSandbox called %d times, want 1", n)
 			}
-			sbID := sandboxID(pod, 0)
+			sbID := crifake.SandboxID(pod, 0)
 			if st := h.sandboxState(sbID); st != runtimeapi.PodSandboxState_SANDBOX_READY {
 				t.Fatalf("sandbox state %v", st)
 			}
@@ -70,7 +72,7 @@ func TestSyncPodCreatesPod(t *testing.T) {
 
 			// Every container created in it, started and labelled.
 			for _, name := range []string{"app", "side"} {
-				c := h.container(containerID(pod, 0, name, 0))
+				c := h.container(crifake.ContainerID(pod, 0, name, 0))
 				if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 					t.Errorf("container %s state %v", name, c.State)
 				}
@@ -110,7 +112,7 @@ func TestSyncPodCreatesPod(t *testing.T) {
 				cs := st.ContainerStatuses[i]
 				if cs.Name != name || cs.Image != pod.Spec.Containers[i].Image || cs.State.Running == nil || !cs.Ready ||
 					cs.Started == nil || !*cs.Started || cs.RestartCount != 0 ||
-					cs.ContainerID != tc.wantIDScheme+containerID(pod, 0, name, 0) {
+					cs.ContainerID != tc.wantIDScheme+crifake.ContainerID(pod, 0, name, 0) {
 					t.Errorf("status of %s: %+v", name, cs)
 				}
 			}
@@ -151,13 +153,13 @@ func TestSyncPodLogDirectory(t *testing.T) {
 	for _, root := range []string{"", t.TempDir()} {
 		h := newHarness(t, Options{LogRoot: root}, "img")
 		var logPaths []string
-		h.rt.onCreate = func(_ context.Context, _ string, cfg *runtimeapi.ContainerConfig) error {
+		h.rt.OnCreate = func(_ context.Context, _ string, cfg *runtimeapi.ContainerConfig) error {
 			logPaths = append(logPaths, cfg.LogPath)
 			return nil
 		}
-		pod := makePod("logs", v1.RestartPolicyAlways, ctr{name: "c"})
+		pod := crifake.MakePod("logs", v1.RestartPolicyAlways, crifake.Ctr{Name: "c"})
 		h.mustSync(pod)
-		h.exit(containerID(pod, 0, "c", 0), 1)
+		h.exit(crifake.ContainerID(pod, 0, "c", 0), 1)
 		if root != "" {
 			// The removal of a previous incarnation of the UID took the
 			// directory: the next container's creation makes it again.
@@ -226,8 +228,8 @@ func TestSyncPodCancelledStartsNothing(t *testing.T) {
 			name: "exited container due for a restart",
 			setup: func(h *harness, pod *v1.Pod) {
 				h.mustSync(pod)
-				h.exit(containerID(pod, 0, "a", 0), 1)
-				h.exit(containerID(pod, 0, "b", 0), 0)
+				h.exit(crifake.ContainerID(pod, 0, "a", 0), 1)
+				h.exit(crifake.ContainerID(pod, 0, "b", 0), 0)
 			},
 			wantCreates: 2,
 		},
@@ -235,16 +237,16 @@ func TestSyncPodCancelledStartsNothing(t *testing.T) {
 			name: "sandbox died",
 			setup: func(h *harness, pod *v1.Pod) {
 				h.mustSync(pod)
-				h.exit(containerID(pod, 0, "a", 0), 1)
-				h.exit(containerID(pod, 0, "b", 0), 0)
-				h.killSandbox(sandboxID(pod, 0))
+				h.exit(crifake.ContainerID(pod, 0, "a", 0), 1)
+				h.exit(crifake.ContainerID(pod, 0, "b", 0), 0)
+				h.killSandbox(crifake.SandboxID(pod, 0))
 			},
 			wantCreates: 2,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Options{}, "img")
-			pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"}, ctr{name: "b"})
+			pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
 			tc.setup(h, pod)
 			starts, sandboxes := h.calls("StartContainer"), h.calls("RunPodSandbox")
 
@@ -280,7 +282,7 @@ func TestSyncPodCancelledBetweenContainers(t *testing.T) {
 		{
 			name: "after the first start",
 			hook: func(h *harness, cancel context.CancelFunc) {
-				h.rt.onStart = func(_ context.Context, _ string, next func() error) error {
+				h.rt.OnStart = func(_ context.Context, _ string, next func() error) error {
 					err := next()
 					cancel()
 					return err
@@ -291,7 +293,7 @@ func TestSyncPodCancelledBetweenContainers(t *testing.T) {
 		{
 			name: "while the second is created",
 			hook: func(h *harness, cancel context.CancelFunc) {
-				h.rt.onCreate = func(_ context.Context, _ string, cfg *runtimeapi.ContainerConfig) error {
+				h.rt.OnCreate = func(_ context.Context, _ string, cfg *runtimeapi.ContainerConfig) error {
 					if cfg.Metadata.Name == "b" {
 						cancel()
 					}
@@ -306,7 +308,7 @@ func TestSyncPodCancelledBetweenContainers(t *testing.T) {
 		{
 			name: "while the second's image is pulled",
 			hook: func(h *harness, cancel context.CancelFunc) {
-				h.imgs.onPull = func(_ context.Context, image string, next func() (string, error)) (string, error) {
+				h.imgs.OnPull = func(_ context.Context, image string, next func() (string, error)) (string, error) {
 					if image == "img-b" {
 						cancel()
 					}
@@ -318,7 +320,7 @@ func TestSyncPodCancelledBetweenContainers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Options{}, "img")
-			pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"}, ctr{name: "b", image: "img-b"}, ctr{name: "c"})
+			pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b", Image: "img-b"}, crifake.Ctr{Name: "c"})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			tc.hook(h, cancel)
@@ -329,14 +331,14 @@ func TestSyncPodCancelledBetweenContainers(t *testing.T) {
 			_, have := h.podObjects(pod.UID)
 			var want []string
 			for name := range tc.want {
-				want = append(want, containerID(pod, 0, name, 0))
+				want = append(want, crifake.ContainerID(pod, 0, name, 0))
 			}
 			slices.Sort(want)
 			if !slices.Equal(have, want) {
 				t.Fatalf("containers %v, want %v", have, want)
 			}
 			for name, st := range tc.want {
-				if got := h.containerState(containerID(pod, 0, name, 0)); got != st {
+				if got := h.containerState(crifake.ContainerID(pod, 0, name, 0)); got != st {
 					t.Errorf("container %s is %v, want %v", name, got, st)
 				}
 			}
@@ -362,10 +364,10 @@ func TestSyncPodRestartNever(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Options{}, "img")
-			pod := makePod("p", v1.RestartPolicyNever, ctr{name: "a"}, ctr{name: "b"})
+			pod := crifake.MakePod("p", v1.RestartPolicyNever, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
 			h.mustSync(pod)
 			for name, code := range tc.exits {
-				h.exit(containerID(pod, 0, name, 0), code)
+				h.exit(crifake.ContainerID(pod, 0, name, 0), code)
 			}
 			for range 2 { // the second sync sees the same
 				terminal, err := h.syncPod(pod)
@@ -388,7 +390,7 @@ func TestSyncPodRestartNever(t *testing.T) {
 				case !exited && cs.State.Running == nil:
 					t.Errorf("container %s state %+v, want running", cs.Name, cs.State)
 				}
-				if exited && cs.State.Terminated.ContainerID != "cri://"+containerID(pod, 0, cs.Name, 0) {
+				if exited && cs.State.Terminated.ContainerID != "cri://"+crifake.ContainerID(pod, 0, cs.Name, 0) {
 					t.Errorf("container %s terminated ID %q", cs.Name, cs.State.Terminated.ContainerID)
 				}
 			}
@@ -398,14 +400,14 @@ func TestSyncPodRestartNever(t *testing.T) {
 
 func TestSyncPodRestartOnFailure(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
-	pod := makePod("p", v1.RestartPolicyOnFailure, ctr{name: "a"}, ctr{name: "b"})
+	pod := crifake.MakePod("p", v1.RestartPolicyOnFailure, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
 	h.mustSync(pod)
 
 	// b completes: it is not restarted; a fails: it is.
-	h.exit(containerID(pod, 0, "b", 0), 0)
-	h.exit(containerID(pod, 0, "a", 0), 3)
+	h.exit(crifake.ContainerID(pod, 0, "b", 0), 0)
+	h.exit(crifake.ContainerID(pod, 0, "a", 0), 3)
 	h.mustSync(pod)
-	if st := h.containerState(containerID(pod, 0, "a", 1)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
+	if st := h.containerState(crifake.ContainerID(pod, 0, "a", 1)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		t.Fatalf("restarted a is %v", st)
 	}
 	if n := h.calls("CreateContainer"); n != 3 {
@@ -424,7 +426,7 @@ func TestSyncPodRestartOnFailure(t *testing.T) {
 	}
 
 	// a completes now: the pod is done.
-	h.exit(containerID(pod, 0, "a", 1), 0)
+	h.exit(crifake.ContainerID(pod, 0, "a", 1), 0)
 	terminal, err := h.syncPod(pod)
 	if !terminal || err != nil {
 		t.Fatalf("SyncPod = %v, %v; want true, nil", terminal, err)
@@ -442,14 +444,14 @@ func TestSyncPodRestartOnFailure(t *testing.T) {
 func TestSyncPodRestartAlwaysRestartsSuccess(t *testing.T) {
 	for _, code := range []int32{0, 1} {
 		h := newHarness(t, Options{}, "img")
-		pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})
+		pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
 		h.mustSync(pod)
-		h.exit(containerID(pod, 0, "a", 0), code)
+		h.exit(crifake.ContainerID(pod, 0, "a", 0), code)
 		h.mustSync(pod) // the first restart is immediate
-		if st := h.containerState(containerID(pod, 0, "a", 1)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		if st := h.containerState(crifake.ContainerID(pod, 0, "a", 1)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
 			t.Errorf("exit %d: restarted container is %v", code, st)
 		}
-		c := h.container(containerID(pod, 0, "a", 1))
+		c := h.container(crifake.ContainerID(pod, 0, "a", 1))
 		if c.Annotations[RestartCountAnnotation] != "1" {
 			t.Errorf("exit %d: restart count annotation %q", code, c.Annotations[RestartCountAnnotation])
 		}
@@ -458,14 +460,14 @@ func TestSyncPodRestartAlwaysRestartsSuccess(t *testing.T) {
 
 func TestSyncPodCrashLoopBackOff(t *testing.T) {
 	h := newHarness(t, Options{RestartBackoff: 10 * time.Second, MaxRestartBackoff: 40 * time.Second}, "img")
-	pod := makePod("loop", v1.RestartPolicyAlways, ctr{name: "c"}, ctr{name: "steady"})
+	pod := crifake.MakePod("loop", v1.RestartPolicyAlways, crifake.Ctr{Name: "c"}, crifake.Ctr{Name: "steady"})
 	h.mustSync(pod)
-	h.exit(containerID(pod, 0, "c", 0), 1)
+	h.exit(crifake.ContainerID(pod, 0, "c", 0), 1)
 	h.mustSync(pod) // first restart: at once
 	attempt := uint32(1)
 
 	for i, delay := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 40 * time.Second} {
-		cur := containerID(pod, 0, "c", attempt)
+		cur := crifake.ContainerID(pod, 0, "c", attempt)
 		if st := h.containerState(cur); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
 			t.Fatalf("round %d: %s is %v", i, cur, st)
 		}
@@ -523,36 +525,36 @@ func TestSyncPodCrashLoopBackOff(t *testing.T) {
 
 func TestSyncPodSandboxDied(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"}, ctr{name: "b"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
 	pod.Spec.TerminationGracePeriodSeconds = new(int64(7))
 	h.mustSync(pod)
-	h.exit(containerID(pod, 0, "b", 0), 1) // one already exited, one still runs
-	h.killSandbox(sandboxID(pod, 0))
+	h.exit(crifake.ContainerID(pod, 0, "b", 0), 1) // one already exited, one still runs
+	h.killSandbox(crifake.SandboxID(pod, 0))
 	h.events.reset()
 
 	h.mustSync(pod)
 
 	// The old container still running was stopped with the pod's grace.
-	if got, want := h.rt.stopCalls(), []stopCall{{containerID(pod, 0, "a", 0), 7}}; !slices.Equal(got, want) {
+	if got, want := h.rt.StopCalls(), []crifake.StopCall{{ID: crifake.ContainerID(pod, 0, "a", 0), Timeout: 7}}; !slices.Equal(got, want) {
 		t.Errorf("stops %v, want %v", got, want)
 	}
 	for _, name := range []string{"a", "b"} {
-		if st := h.containerState(containerID(pod, 0, name, 0)); st != runtimeapi.ContainerState_CONTAINER_EXITED {
+		if st := h.containerState(crifake.ContainerID(pod, 0, name, 0)); st != runtimeapi.ContainerState_CONTAINER_EXITED {
 			t.Errorf("old %s is %v", name, st)
 		}
 	}
 	// A new sandbox, the next attempt, with new instances.
-	if st := h.sandboxState(sandboxID(pod, 1)); st != runtimeapi.PodSandboxState_SANDBOX_READY {
+	if st := h.sandboxState(crifake.SandboxID(pod, 1)); st != runtimeapi.PodSandboxState_SANDBOX_READY {
 		t.Fatalf("new sandbox is %v", st)
 	}
 	h.fake.Lock()
-	attempt := h.fake.Sandboxes[sandboxID(pod, 1)].Metadata.Attempt
+	attempt := h.fake.Sandboxes[crifake.SandboxID(pod, 1)].Metadata.Attempt
 	h.fake.Unlock()
 	if attempt != 1 {
 		t.Errorf("new sandbox attempt %d", attempt)
 	}
 	for _, name := range []string{"a", "b"} {
-		if st := h.containerState(containerID(pod, 1, name, 1)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		if st := h.containerState(crifake.ContainerID(pod, 1, name, 1)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
 			t.Errorf("new %s is %v", name, st)
 		}
 	}
@@ -561,7 +563,7 @@ func TestSyncPodSandboxDied(t *testing.T) {
 		t.Errorf("phase %s", st.Phase)
 	}
 	for _, cs := range st.ContainerStatuses {
-		if cs.ContainerID != "cri://"+containerID(pod, 1, cs.Name, 1) || cs.State.Running == nil {
+		if cs.ContainerID != "cri://"+crifake.ContainerID(pod, 1, cs.Name, 1) || cs.State.Running == nil {
 			t.Errorf("status of %s: %+v", cs.Name, cs)
 		}
 	}
@@ -590,7 +592,7 @@ func TestSyncPodSandboxDiedTerminal(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Options{}, "img")
-			pod := makePod("p", tc.policy, ctr{name: "a"}, ctr{name: "b"})
+			pod := crifake.MakePod("p", tc.policy, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
 			if tc.exits == nil {
 				// The sandbox came up; the containers' image was missing.
 				h.images.InjectError("ImageStatus", errors.New("boom"))
@@ -601,10 +603,10 @@ func TestSyncPodSandboxDiedTerminal(t *testing.T) {
 			} else {
 				h.mustSync(pod)
 				for name, code := range tc.exits {
-					h.exit(containerID(pod, 0, name, 0), code)
+					h.exit(crifake.ContainerID(pod, 0, name, 0), code)
 				}
 			}
-			h.killSandbox(sandboxID(pod, 0))
+			h.killSandbox(crifake.SandboxID(pod, 0))
 
 			terminal, err := h.syncPod(pod)
 			if err != nil || terminal != tc.wantTerminal {
@@ -623,7 +625,7 @@ func TestSyncPodSandboxDiedTerminal(t *testing.T) {
 			if tc.policy == v1.RestartPolicyOnFailure && !tc.wantTerminal {
 				// Only the failed container runs again.
 				_, cs := h.podObjects(pod.UID)
-				want := []string{containerID(pod, 0, "a", 0), containerID(pod, 0, "b", 0), containerID(pod, 1, "b", 1)}
+				want := []string{crifake.ContainerID(pod, 0, "a", 0), crifake.ContainerID(pod, 0, "b", 0), crifake.ContainerID(pod, 1, "b", 1)}
 				slices.Sort(want)
 				if !slices.Equal(cs, want) {
 					t.Errorf("containers %v, want %v", cs, want)
@@ -672,7 +674,7 @@ func TestSyncPodImages(t *testing.T) {
 			for m, err := range tc.inject {
 				h.images.InjectError(m, err)
 			}
-			pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "c", image: "repo/app:1", pull: tc.pull})
+			pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "c", Image: "repo/app:1", Pull: tc.pull})
 			terminal, err := h.syncPod(pod)
 			if terminal {
 				t.Fatal("terminal")
@@ -745,7 +747,7 @@ func TestSyncPodRuntimeErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Options{}, "img")
-			pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"}, ctr{name: "b"})
+			pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
 			h.fake.InjectError(tc.method, errors.New("injected"))
 			terminal, err := h.syncPod(pod)
 			if terminal || err == nil || !strings.Contains(err.Error(), "injected") {
@@ -796,9 +798,9 @@ func TestSyncPodRuntimeErrors(t *testing.T) {
 // cannot be stopped, no new sandbox is created.
 func TestSyncPodSandboxDiedOldContainerNotStopped(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
 	h.mustSync(pod)
-	h.killSandbox(sandboxID(pod, 0))
+	h.killSandbox(crifake.SandboxID(pod, 0))
 	h.fake.InjectError("StopContainer", errors.New("injected"))
 	if terminal, err := h.syncPod(pod); terminal || err == nil || !strings.Contains(err.Error(), "injected") {
 		t.Fatalf("SyncPod = %v, %v; want the stop error", terminal, err)
@@ -810,7 +812,7 @@ func TestSyncPodSandboxDiedOldContainerNotStopped(t *testing.T) {
 		t.Errorf("events %v", h.events.reasons(pod.UID))
 	}
 	h.mustSync(pod)
-	if st := h.containerState(containerID(pod, 1, "a", 1)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
+	if st := h.containerState(crifake.ContainerID(pod, 1, "a", 1)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		t.Errorf("new container is %v", st)
 	}
 }
@@ -821,7 +823,7 @@ func TestSyncPodLogDirectoryUnusable(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness(t, Options{LogRoot: file}, "img")
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
 	if _, err := h.syncPod(pod); err == nil || !strings.Contains(err.Error(), "log directory") {
 		t.Fatalf("SyncPod = %v, want a log directory error", err)
 	}
@@ -833,7 +835,7 @@ func TestSyncPodLogDirectoryUnusable(t *testing.T) {
 // Without the sandbox's status the pod has no IP, and runs all the same.
 func TestSyncPodSandboxStatusError(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
 	h.fake.InjectError("PodSandboxStatus", errors.New("injected"))
 	h.mustSync(pod)
 	if st := h.statuses.last(t, pod.UID); st.PodIP != "" || st.PodIPs != nil || st.Phase != v1.PodRunning {
@@ -858,7 +860,7 @@ func TestSyncPodReadErrors(t *testing.T) {
 		{"ListContainers", 2},
 	} {
 		h := newHarness(t, Options{}, "img")
-		pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})
+		pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
 		if tc.method == "ContainerStatus" {
 			h.mustSync(pod)
 		}

@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podlife/podlife/internal/crifake"
 	"github.com/podlife/podlife/worker"
 )
 
@@ -18,10 +19,10 @@ import (
 // exited with code 1 and waits for its restart.
 func runningPod(h *harness, name string) *v1.Pod {
 	h.t.Helper()
-	pod := makePod(name, v1.RestartPolicyAlways, ctr{name: "a"}, ctr{name: "b"}, ctr{name: "c"})
+	pod := crifake.MakePod(name, v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"}, crifake.Ctr{Name: "c"})
 	h.mustSync(pod)
-	h.exit(containerID(pod, 0, "c", 0), 1)
-	h.rt.resetStops()
+	h.exit(crifake.ContainerID(pod, 0, "c", 0), 1)
+	h.rt.ResetStops()
 	return pod
 }
 
@@ -47,16 +48,16 @@ func TestSyncTerminatingPodGracePeriod(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Options{}, "img")
-			pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"}, ctr{name: "b"}, ctr{name: "c"})
+			pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"}, crifake.Ctr{Name: "c"})
 			pod.Spec.TerminationGracePeriodSeconds = tc.podGrace
 			h.mustSync(pod)
-			h.exit(containerID(pod, 0, "c", 0), 1)
+			h.exit(crifake.ContainerID(pod, 0, "c", 0), 1)
 			// a honours SIGTERM with 143; b's stop leaves the fake's 0.
-			h.rt.onStop = func(_ context.Context, id string, _ int64, next func() error) error {
+			h.rt.OnStop = func(_ context.Context, id string, _ int64, next func() error) error {
 				if err := next(); err != nil {
 					return err
 				}
-				if id == containerID(pod, 0, "a", 0) {
+				if id == crifake.ContainerID(pod, 0, "a", 0) {
 					h.fake.Lock()
 					h.fake.Containers[id].ExitCode = 143
 					h.fake.Unlock()
@@ -69,8 +70,8 @@ func TestSyncTerminatingPodGracePeriod(t *testing.T) {
 				t.Fatalf("SyncTerminatingPod: %v", err)
 			}
 			// Every container that had not exited, stopped with the grace.
-			want := []stopCall{{containerID(pod, 0, "a", 0), tc.wantStop}, {containerID(pod, 0, "b", 0), tc.wantStop}}
-			if got := h.rt.stopCalls(); !slices.Equal(got, want) {
+			want := []crifake.StopCall{{ID: crifake.ContainerID(pod, 0, "a", 0), Timeout: tc.wantStop}, {ID: crifake.ContainerID(pod, 0, "b", 0), Timeout: tc.wantStop}}
+			if got := h.rt.StopCalls(); !slices.Equal(got, want) {
 				t.Errorf("stops %v, want %v", got, want)
 			}
 			_, ids := h.podObjects(pod.UID)
@@ -79,7 +80,7 @@ func TestSyncTerminatingPodGracePeriod(t *testing.T) {
 					t.Errorf("%s is %v", id, st)
 				}
 			}
-			if st := h.sandboxState(sandboxID(pod, 0)); st != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
+			if st := h.sandboxState(crifake.SandboxID(pod, 0)); st != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
 				t.Errorf("sandbox is %v", st)
 			}
 			// The final status: the exit codes, a failed pod.
@@ -111,7 +112,7 @@ func TestSyncTerminatingPodGracePeriod(t *testing.T) {
 			if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, tc.grace, nil); err != nil {
 				t.Fatalf("second SyncTerminatingPod: %v", err)
 			}
-			if n := len(h.rt.stopCalls()); n != 2 {
+			if n := len(h.rt.StopCalls()); n != 2 {
 				t.Errorf("%d stops after the retry", n)
 			}
 			if n := h.calls("StartContainer"); n != 3 {
@@ -153,7 +154,7 @@ func TestSyncTerminatingPodStatusFunc(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Options{}, "img")
-			pod := makePod("p", tc.policy, ctr{name: "a"}, ctr{name: "b"})
+			pod := crifake.MakePod("p", tc.policy, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
 			h.mustSync(pod)
 			if tc.completed {
 				h.exit("p_ns_uid-p_0_a_0", 0)
@@ -209,11 +210,11 @@ func TestSyncTerminatingPodStopError(t *testing.T) {
 	}
 
 	// The engine retries: now it succeeds, stopping only what still runs.
-	h.rt.resetStops()
+	h.rt.ResetStops()
 	if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, nil, nil); err != nil {
 		t.Fatalf("retry: %v", err)
 	}
-	if n := len(h.rt.stopCalls()); n != 1 {
+	if n := len(h.rt.StopCalls()); n != 1 {
 		t.Errorf("retry stopped %d containers, want 1", n)
 	}
 	if st := h.statuses.last(t, pod.UID); st.Phase != v1.PodFailed {
@@ -231,7 +232,7 @@ func TestSyncTerminatingPodSandboxStopError(t *testing.T) {
 	if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, nil, nil); err != nil {
 		t.Fatalf("retry: %v", err)
 	}
-	if st := h.sandboxState(sandboxID(pod, 0)); st != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
+	if st := h.sandboxState(crifake.SandboxID(pod, 0)); st != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
 		t.Errorf("sandbox is %v", st)
 	}
 }
@@ -241,8 +242,8 @@ func TestSyncTerminatingPodSandboxStopError(t *testing.T) {
 func TestSyncTerminatingPodContainerLeftRunning(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
 	pod := runningPod(h, "p")
-	stuck := containerID(pod, 0, "b", 0)
-	h.rt.onStop = func(_ context.Context, id string, _ int64, next func() error) error {
+	stuck := crifake.ContainerID(pod, 0, "b", 0)
+	h.rt.OnStop = func(_ context.Context, id string, _ int64, next func() error) error {
 		if id == stuck {
 			return nil // claims success, leaves it running
 		}
@@ -259,7 +260,7 @@ func TestSyncTerminatingPodContainerLeftRunning(t *testing.T) {
 		t.Error("a final status was written while a container runs")
 	}
 	// The runtime recovers: the retry succeeds.
-	h.rt.onStop = nil
+	h.rt.OnStop = nil
 	if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, nil, nil); err != nil {
 		t.Fatalf("retry: %v", err)
 	}
@@ -275,7 +276,7 @@ func TestSyncTerminatingPodCancelled(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
 	pod := runningPod(h, "p")
 	entered := make(chan string, 2)
-	h.rt.onStop = func(ctx context.Context, id string, _ int64, _ func() error) error {
+	h.rt.OnStop = func(ctx context.Context, id string, _ int64, _ func() error) error {
 		entered <- id
 		<-ctx.Done() // a long grace: SIGTERM is ignored
 		return ctx.Err()
@@ -284,15 +285,15 @@ func TestSyncTerminatingPodCancelled(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- h.s.SyncTerminatingPod(ctx, pod, nil, new(int64(300)), nil) }()
-	waitFor(t, entered, "StopContainer")
-	waitFor(t, entered, "StopContainer")
+	crifake.WaitFor(t, entered, "StopContainer")
+	crifake.WaitFor(t, entered, "StopContainer")
 	select {
 	case err := <-done:
 		t.Fatalf("SyncTerminatingPod returned %v before the cancel", err)
 	default:
 	}
 	cancel()
-	if err := waitFor(t, done, "SyncTerminatingPod to return"); !errors.Is(err, context.Canceled) {
+	if err := crifake.WaitFor(t, done, "SyncTerminatingPod to return"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("SyncTerminatingPod = %v, want context.Canceled", err)
 	}
 	if st := h.statuses.last(t, pod.UID); st.Phase != v1.PodRunning {
@@ -300,13 +301,13 @@ func TestSyncTerminatingPodCancelled(t *testing.T) {
 	}
 
 	// The retry with the short grace.
-	h.rt.onStop = nil
-	h.rt.resetStops()
+	h.rt.OnStop = nil
+	h.rt.ResetStops()
 	if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, new(int64(0)), nil); err != nil {
 		t.Fatalf("retry: %v", err)
 	}
-	want := []stopCall{{containerID(pod, 0, "a", 0), minimumGracePeriod}, {containerID(pod, 0, "b", 0), minimumGracePeriod}}
-	if got := h.rt.stopCalls(); !slices.Equal(got, want) {
+	want := []crifake.StopCall{{ID: crifake.ContainerID(pod, 0, "a", 0), Timeout: minimumGracePeriod}, {ID: crifake.ContainerID(pod, 0, "b", 0), Timeout: minimumGracePeriod}}
+	if got := h.rt.StopCalls(); !slices.Equal(got, want) {
 		t.Errorf("stops %v, want %v", got, want)
 	}
 }
@@ -315,11 +316,11 @@ func TestSyncTerminatingPodCancelled(t *testing.T) {
 // wait for the back-off, and the back-off is forgotten.
 func TestSyncTerminatingPodInCrashLoop(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"}, ctr{name: "b"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
 	h.mustSync(pod)
-	h.exit(containerID(pod, 0, "a", 0), 1)
+	h.exit(crifake.ContainerID(pod, 0, "a", 0), 1)
 	h.mustSync(pod)
-	h.exit(containerID(pod, 0, "a", 1), 1)
+	h.exit(crifake.ContainerID(pod, 0, "a", 1), 1)
 	if _, err := h.syncPod(pod); !errors.Is(err, ErrCrashLoopBackOff) {
 		t.Fatalf("SyncPod = %v, want a crash loop", err)
 	}
@@ -345,7 +346,7 @@ func TestSyncTerminatingPodInCrashLoop(t *testing.T) {
 	if a.State.Terminated == nil || a.State.Terminated.ExitCode != 1 || a.RestartCount != 1 {
 		t.Errorf("final status of a: %+v", a)
 	}
-	if a.LastTerminationState.Terminated == nil || a.LastTerminationState.Terminated.ContainerID != "cri://"+containerID(pod, 0, "a", 0) {
+	if a.LastTerminationState.Terminated == nil || a.LastTerminationState.Terminated.ContainerID != "cri://"+crifake.ContainerID(pod, 0, "a", 0) {
 		t.Errorf("last termination of a: %+v", a.LastTerminationState)
 	}
 }
@@ -354,9 +355,9 @@ func TestSyncTerminatingPodInCrashLoop(t *testing.T) {
 // in between) is stopped too: it must never start later.
 func TestSyncTerminatingPodStopsCreatedContainer(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"}, ctr{name: "b"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
 	ctx, cancel := context.WithCancel(context.Background())
-	h.rt.onCreate = func(_ context.Context, _ string, cfg *runtimeapi.ContainerConfig) error {
+	h.rt.OnCreate = func(_ context.Context, _ string, cfg *runtimeapi.ContainerConfig) error {
 		if cfg.Metadata.Name == "b" {
 			cancel()
 		}
@@ -365,14 +366,14 @@ func TestSyncTerminatingPodStopsCreatedContainer(t *testing.T) {
 	if _, err := h.s.SyncPod(ctx, 0, pod, nil, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("SyncPod = %v", err)
 	}
-	b := containerID(pod, 0, "b", 0)
+	b := crifake.ContainerID(pod, 0, "b", 0)
 	if st := h.containerState(b); st != runtimeapi.ContainerState_CONTAINER_CREATED {
 		t.Fatalf("b is %v", st)
 	}
 	if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, nil, nil); err != nil {
 		t.Fatalf("SyncTerminatingPod: %v", err)
 	}
-	if got := h.rt.stopCalls(); len(got) != 2 {
+	if got := h.rt.StopCalls(); len(got) != 2 {
 		t.Errorf("stops %v, want a and b", got)
 	}
 	if st := h.containerState(b); st != runtimeapi.ContainerState_CONTAINER_EXITED {
@@ -384,7 +385,7 @@ func TestSyncTerminatingPodStopsCreatedContainer(t *testing.T) {
 // a failed final status.
 func TestSyncTerminatingPodNothingRuns(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
-	pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
 	if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, nil, nil); err != nil {
 		t.Fatalf("SyncTerminatingPod: %v", err)
 	}
@@ -407,9 +408,9 @@ func TestSyncTerminatingRuntimePod(t *testing.T) {
 	}{
 		{"running", func(*harness, *v1.Pod) {}, []string{"a", "b"}},
 		{"already stopped", func(h *harness, pod *v1.Pod) {
-			h.exit(containerID(pod, 0, "a", 0), 0)
-			h.exit(containerID(pod, 0, "b", 0), 0)
-			h.killSandbox(sandboxID(pod, 0))
+			h.exit(crifake.ContainerID(pod, 0, "a", 0), 0)
+			h.exit(crifake.ContainerID(pod, 0, "b", 0), 0)
+			h.killSandbox(crifake.SandboxID(pod, 0))
 		}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -424,13 +425,13 @@ func TestSyncTerminatingRuntimePod(t *testing.T) {
 			if err := h.s.SyncTerminatingRuntimePod(context.Background(), rp); err != nil {
 				t.Fatalf("SyncTerminatingRuntimePod: %v", err)
 			}
-			var want []stopCall
+			var want []crifake.StopCall
 			for _, name := range tc.wantStops {
 				// The 2 s minimum applies to a runtime pod's 1 s too, as in
 				// the kubelet.
-				want = append(want, stopCall{containerID(pod, 0, name, 0), minimumGracePeriod})
+				want = append(want, crifake.StopCall{ID: crifake.ContainerID(pod, 0, name, 0), Timeout: minimumGracePeriod})
 			}
-			if got := h.rt.stopCalls(); !slices.Equal(got, want) {
+			if got := h.rt.StopCalls(); !slices.Equal(got, want) {
 				t.Errorf("stops %v, want %v", got, want)
 			}
 			// Removal happens in the background; Close waits for it.
@@ -447,7 +448,7 @@ func TestSyncTerminatingRuntimePod(t *testing.T) {
 			// The other pod is untouched.
 			sbs, cs := h.podObjects(other.UID)
 			if len(sbs) != 1 || len(cs) != 3 || h.sandboxState(sbs[0]) != runtimeapi.PodSandboxState_SANDBOX_READY ||
-				h.containerState(containerID(other, 0, "a", 0)) != runtimeapi.ContainerState_CONTAINER_RUNNING {
+				h.containerState(crifake.ContainerID(other, 0, "a", 0)) != runtimeapi.ContainerState_CONTAINER_RUNNING {
 				t.Errorf("the other pod changed: %v %v", sbs, cs)
 			}
 		})
@@ -457,9 +458,9 @@ func TestSyncTerminatingRuntimePod(t *testing.T) {
 func TestSyncTerminatingRuntimePodContainerLeftRunning(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
 	pod := runningPod(h, "orphan")
-	h.rt.onStop = func(context.Context, string, int64, func() error) error { return nil }
+	h.rt.OnStop = func(context.Context, string, int64, func() error) error { return nil }
 	err := h.s.SyncTerminatingRuntimePod(context.Background(), &worker.RunningPod{ID: pod.UID})
-	if err == nil || !strings.Contains(err.Error(), containerID(pod, 0, "a", 0)) {
+	if err == nil || !strings.Contains(err.Error(), crifake.ContainerID(pod, 0, "a", 0)) {
 		t.Fatalf("SyncTerminatingRuntimePod = %v, want an error naming the running container", err)
 	}
 	h.s.Close()
@@ -475,10 +476,10 @@ func TestSyncTerminatingRuntimePodContainerLeftRunning(t *testing.T) {
 // sandbox is still ready.
 func completedPod(h *harness, name string) *v1.Pod {
 	h.t.Helper()
-	pod := makePod(name, v1.RestartPolicyNever, ctr{name: "a"}, ctr{name: "b"})
+	pod := crifake.MakePod(name, v1.RestartPolicyNever, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
 	h.mustSync(pod)
-	h.exit(containerID(pod, 0, "a", 0), 0)
-	h.exit(containerID(pod, 0, "b", 0), 0)
+	h.exit(crifake.ContainerID(pod, 0, "a", 0), 0)
+	h.exit(crifake.ContainerID(pod, 0, "b", 0), 0)
 	if terminal, err := h.syncPod(pod); !terminal || err != nil {
 		h.t.Fatalf("SyncPod = %v, %v; want terminal", terminal, err)
 	}
@@ -502,7 +503,7 @@ func TestSyncTerminatedPod(t *testing.T) {
 	if n := h.calls("StopPodSandbox"); n != stops+1 {
 		t.Errorf("StopPodSandbox called %d times, want once", n-stops)
 	}
-	if st := h.sandboxState(sandboxID(pod, 0)); st != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
+	if st := h.sandboxState(crifake.SandboxID(pod, 0)); st != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
 		t.Errorf("sandbox is %v, want stopped", st)
 	}
 	if n := h.backoffEntries(pod.UID); n != 0 {
@@ -542,10 +543,10 @@ func TestCompletedPodStaysCompletedForNextSyncer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Options{}, "img")
-			pod := makePod("p", tc.policy, ctr{name: "a"}, ctr{name: "b"})
+			pod := crifake.MakePod("p", tc.policy, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
 			h.mustSync(pod)
-			h.exit(containerID(pod, 0, "a", 0), tc.codes[0])
-			h.exit(containerID(pod, 0, "b", 0), tc.codes[1])
+			h.exit(crifake.ContainerID(pod, 0, "a", 0), tc.codes[0])
+			h.exit(crifake.ContainerID(pod, 0, "b", 0), tc.codes[1])
 			if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, nil, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -613,13 +614,13 @@ func TestSyncTerminatedPodErrors(t *testing.T) {
 		if err := h.s.SyncTerminatedPod(context.Background(), pod, nil); err == nil || !strings.Contains(err.Error(), "injected") {
 			t.Fatalf("SyncTerminatedPod = %v", err)
 		}
-		if st := h.sandboxState(sandboxID(pod, 0)); st != runtimeapi.PodSandboxState_SANDBOX_READY {
+		if st := h.sandboxState(crifake.SandboxID(pod, 0)); st != runtimeapi.PodSandboxState_SANDBOX_READY {
 			t.Fatalf("sandbox is %v", st)
 		}
 		if err := h.s.SyncTerminatedPod(context.Background(), pod, nil); err != nil {
 			t.Fatalf("retry: %v", err)
 		}
-		if st := h.sandboxState(sandboxID(pod, 0)); st != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
+		if st := h.sandboxState(crifake.SandboxID(pod, 0)); st != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
 			t.Errorf("sandbox is %v after the retry", st)
 		}
 	})
@@ -636,7 +637,7 @@ func TestSyncTerminatedPodErrors(t *testing.T) {
 	})
 	t.Run("nothing in the runtime", func(t *testing.T) {
 		h := newHarness(t, Options{}, "img")
-		pod := makePod("p", v1.RestartPolicyAlways, ctr{name: "a"})
+		pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
 		if err := h.s.SyncTerminatedPod(context.Background(), pod, nil); err != nil {
 			t.Fatalf("SyncTerminatedPod: %v", err)
 		}

@@ -12,6 +12,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 // Which message the kubelet reports: the file's, else (FallbackToLogsOnError
@@ -88,9 +90,9 @@ func TestMessageReader(t *testing.T) {
 			path := filepath.Join(r.podsRoot, "u1", "containers", "app", "3")
 			os.Remove(path)
 			if tc.file != nil {
-				writeFile(t, path, *tc.file)
+				crifake.WriteFile(t, path, *tc.file)
 			}
-			writeFile(t, filepath.Join(r.logRoot, "ns_web_u1", "app", "3.log"), logLines)
+			crifake.WriteFile(t, filepath.Join(r.logRoot, "ns_web_u1", "app", "3.log"), logLines)
 			st := exitedStatus("app", 3, tc.exit, tc.reason)
 			st.Message = tc.runtime
 			if got := r.message(pod, c, st); got != tc.want {
@@ -145,7 +147,7 @@ func TestReadLogTail(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "0.log")
-			writeFile(t, path, tc.log)
+			crifake.WriteFile(t, path, tc.log)
 			got, err := readLogTail(path)
 			if err != nil || got != tc.want {
 				t.Errorf("readLogTail = %.80q (%d bytes), %v; want %.80q (%d bytes)", got, len(got), err, tc.want, len(tc.want))
@@ -201,16 +203,6 @@ func TestCapPodMessages(t *testing.T) {
 				t.Errorf("the pod's current messages take %d bytes, more than %d", total, maxPodMessages)
 			}
 		})
-	}
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 

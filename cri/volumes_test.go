@@ -12,13 +12,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/podlife/podlife/cri/mount"
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 // volPod is a pod "web" with the volumes given and one container "app"
 // mounting what mounts says.
 func volPod(vols []v1.Volume, mounts ...v1.VolumeMount) *v1.Pod {
-	pod := makePod("web", v1.RestartPolicyAlways, ctr{name: "app"})
+	pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"})
 	pod.Spec.Volumes = vols
 	pod.Spec.Containers[0].VolumeMounts = mounts
 	return pod
@@ -91,7 +91,7 @@ func TestCheckVolumes(t *testing.T) {
 func TestCheckHostPath(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "file")
-	writeFile(t, file, "x")
+	crifake.WriteFile(t, file, "x")
 	sock := filepath.Join(dir, "sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
@@ -231,10 +231,10 @@ func TestOpenBeneath(t *testing.T) {
 // made again for a new instance; the pod directory's removal unmounts it
 // first and leaves the volume's files (a hostPath's) alone.
 func TestSubPathMount(t *testing.T) {
-	needRoot(t)
+	crifake.NeedRoot(t)
 	host := t.TempDir()
-	writeFile(t, filepath.Join(host, "sub", "keep"), "host file")
-	pods := mountRoot(t)
+	crifake.WriteFile(t, filepath.Join(host, "sub", "keep"), "host file")
+	pods := crifake.MountRoot(t)
 	pod := volPod(nil)
 	target, err := subPathTarget(pods, pod, "h", "app", 0)
 	if err != nil {
@@ -248,7 +248,7 @@ func TestSubPathMount(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(target, "keep")); err != nil || string(got) != "host file" {
 		t.Errorf("through the subPath mount: %q, %v", got, err)
 	}
-	if n := countMounts(t, target); n != 1 {
+	if n := crifake.CountMounts(t, target); n != 1 {
 		t.Errorf("%d mounts on %s after two instances; want 1", n, target)
 	}
 	if err := removePodDir(pods, pod.UID); err != nil {
@@ -266,8 +266,8 @@ func TestSubPathMount(t *testing.T) {
 // 0777, and unmounted when the pod's directory is removed; a disk one is
 // a directory, 0777.
 func TestEmptyDirTmpfs(t *testing.T) {
-	needRoot(t)
-	pods := mountRoot(t)
+	crifake.NeedRoot(t)
+	pods := crifake.MountRoot(t)
 	s := NewSyncer(nil, nil, Options{PodsRoot: pods, Allocatable: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")}})
 	limit := resource.MustParse("16Mi")
 	pod := volPod([]v1.Volume{
@@ -291,7 +291,7 @@ func TestEmptyDirTmpfs(t *testing.T) {
 		if err := unix.Statfs(p, &st); err != nil || st.Type != unix.TMPFS_MAGIC || int64(st.Blocks)*st.Bsize != size {
 			t.Errorf("%s: statfs %+v, %v; want a tmpfs of %d bytes", name, st, err, size)
 		}
-		if n := countMounts(t, p); n != 1 {
+		if n := crifake.CountMounts(t, p); n != 1 {
 			t.Errorf("%s: %d mounts after two syncs, want 1", name, n)
 		}
 	}
@@ -303,7 +303,7 @@ func TestEmptyDirTmpfs(t *testing.T) {
 	if err := removePodDir(pods, pod.UID); err != nil {
 		t.Fatal(err)
 	}
-	if n := countMounts(t, vols["mem"].hostPath); n != 0 {
+	if n := crifake.CountMounts(t, vols["mem"].hostPath); n != 0 {
 		t.Errorf("the tmpfs stays mounted after the pod's removal")
 	}
 }
@@ -425,39 +425,4 @@ func TestWriteAtomically(t *testing.T) {
 	if fi, err := os.Lstat(filepath.Join(dir, "labels")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("labels is %v, %v; want a link through ..data", fi, err)
 	}
-}
-
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounts need root")
-	}
-}
-
-// mountRoot is a temporary pods root whose mounts are gone before it is
-// removed, also when the test fails.
-func mountRoot(t *testing.T) string {
-	dir := t.TempDir()
-	t.Cleanup(func() {
-		if err := mount.UnmountAllUnder(dir); err != nil {
-			t.Error(err)
-		}
-	})
-	return dir
-}
-
-// countMounts is how many mounts have path as mount point.
-func countMounts(t *testing.T, path string) int {
-	t.Helper()
-	points, err := mount.Points()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, p := range points {
-		if p == filepath.Clean(path) {
-			n++
-		}
-	}
-	return n
 }

@@ -8,6 +8,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 // Each container gets its volumeMounts first, in order, then the pod's
@@ -16,12 +18,12 @@ import (
 // subPath through its bind mount; a volume mounted at /etc/hosts replaces
 // the pod's hosts file.
 func TestVolumeMountList(t *testing.T) {
-	needRoot(t)
-	root := mountRoot(t)
+	crifake.NeedRoot(t)
+	root := crifake.MountRoot(t)
 	host := t.TempDir()
 	h := newHarness(t, Options{PodsRoot: root}, "img")
 	mounts := recordMounts(h)
-	pod := makePod("web", v1.RestartPolicyAlways, ctr{name: "app"}, ctr{name: "side"})
+	pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"}, crifake.Ctr{Name: "side"})
 	pod.Spec.Volumes = []v1.Volume{
 		emptyDir("shared"),
 		{Name: "info", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{
@@ -101,7 +103,7 @@ func TestVolumeFailedMount(t *testing.T) {
 			t.Fatalf("SyncPod: %v; want the check failed, naming pod, volume and path", err)
 		}
 		wantFailedMount(t, h, pod, file)
-		writeFile(t, file, "x")
+		crifake.WriteFile(t, file, "x")
 		h.mustSync(pod)
 		if h.calls("RunPodSandbox") != 1 || h.calls("StartContainer") != 1 {
 			t.Errorf("calls %v; want the pod started once the file is there", h.fake.GetCalls())
