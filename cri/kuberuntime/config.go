@@ -1,0 +1,207 @@
+package kuberuntime
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/cri"
+)
+
+// defaultGracePeriod is the API's default terminationGracePeriodSeconds.
+const defaultGracePeriod = 30
+
+// podGracePeriod is the pod's own termination grace period in seconds.
+func podGracePeriod(pod *v1.Pod) int64 {
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil && *g >= 0 {
+		return *g
+	}
+	return defaultGracePeriod
+}
+
+// podLabels are the labels every sandbox and container of pod carries.
+func podLabels(pod *v1.Pod) map[string]string {
+	return map[string]string{
+		cri.PodNameLabel:      pod.Name,
+		cri.PodNamespaceLabel: pod.Namespace,
+		cri.PodUIDLabel:       string(pod.UID),
+	}
+}
+
+// sandboxConfig describes the attempt-th sandbox of pod. logRoot, when set,
+// is where the runtime writes container logs (one directory per pod).
+func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) (*runtimeapi.PodSandboxConfig, error) {
+	labels := podLabels(pod)
+	for k, v := range pod.Labels {
+		if _, ours := labels[k]; !ours {
+			labels[k] = v
+		}
+	}
+	cfg := &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{
+			Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt,
+		},
+		Labels:      labels,
+		Annotations: maps.Clone(pod.Annotations),
+		Linux: &runtimeapi.LinuxPodSandboxConfig{
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: namespaceOptions(pod)},
+		},
+	}
+	if !pod.Spec.HostNetwork {
+		// A pod on the node's network has the node's UTS namespace too, and
+		// so its hostname: runc refuses to set one without a UTS namespace
+		// of its own (the kubelet sets none either).
+		cfg.Hostname = hostname(pod)
+	}
+	if logRoot != "" {
+		dir, err := podLogDir(logRoot, pod)
+		if err != nil {
+			return nil, err
+		}
+		cfg.LogDirectory = dir
+	}
+	return cfg, nil
+}
+
+// namespaceOptions are the kubelet's for pod, on its sandbox and on each
+// of its containers alike: one network (the node's with hostNetwork) and
+// IPC namespace per pod, one PID namespace per container, so that each
+// container's first process is its PID 1.
+func namespaceOptions(pod *v1.Pod) *runtimeapi.NamespaceOption {
+	network := runtimeapi.NamespaceMode_POD
+	if pod.Spec.HostNetwork {
+		network = runtimeapi.NamespaceMode_NODE
+	}
+	return &runtimeapi.NamespaceOption{
+		Network: network,
+		Pid:     runtimeapi.NamespaceMode_CONTAINER,
+		Ipc:     runtimeapi.NamespaceMode_POD,
+	}
+}
+
+// podLogDir is the kubelet's layout: <root>/<namespace>_<name>_<uid>. It
+// refuses a pod whose namespace, name or UID would lead the path elsewhere.
+func podLogDir(logRoot string, pod *v1.Pod) (string, error) {
+	for _, f := range []struct{ field, value string }{
+		{"metadata.namespace", pod.Namespace}, {"metadata.name", pod.Name}, {"metadata.uid", string(pod.UID)},
+	} {
+		if err := pathElement(pod, f.field, f.value); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(logRoot, pod.Namespace+"_"+pod.Name+"_"+string(pod.UID)), nil
+}
+
+// pathElement checks that value, the pod's field, is one element of a
+// path, so that a path built with it stays under its root: not empty, no
+// separator, not "." nor "..". Manifest validation refuses such values
+// first; this holds for any value that reaches a path another way.
+func pathElement(pod *v1.Pod, field, value string) error {
+	if !filepath.IsLocal(value) || strings.ContainsRune(value, filepath.Separator) || value == "." {
+		return fmt.Errorf("pod %s/%s: %s %q cannot be part of a file path: it must be one path element, neither \".\" nor \"..\"",
+			pod.Namespace, pod.Name, field, value)
+	}
+	return nil
+}
+
+// hostname is the pod's hostname: spec.hostname or the name, cut to a DNS
+// label's 63 characters, without the '-' or '.' the cut may leave at its
+// end (the kubelet's truncatePodHostnameIfNeeded).
+func hostname(pod *v1.Pod) string {
+	h := pod.Spec.Hostname
+	if h == "" {
+		h = pod.Name
+	}
+	if len(h) > 63 {
+		h = strings.TrimRight(h[:63], "-.")
+	}
+	return h
+}
+
+// containerConfig describes the attempt-th instance of container c of pod.
+// With logs, the container's name is a directory under the pod's.
+func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool) (*runtimeapi.ContainerConfig, error) {
+	labels := podLabels(pod)
+	labels[cri.ContainerNameLabel] = c.Name
+	cfg := &runtimeapi.ContainerConfig{
+		Metadata:   &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: attempt},
+		Image:      &runtimeapi.ImageSpec{Image: c.Image, UserSpecifiedImage: c.Image},
+		Command:    c.Command,
+		Args:       c.Args,
+		WorkingDir: c.WorkingDir,
+		Labels:     labels,
+		Annotations: map[string]string{
+			cri.RestartCountAnnotation:  strconv.FormatUint(uint64(attempt), 10),
+			cri.ContainerHashAnnotation: containerHash(c),
+			cri.GracePeriodAnnotation:   strconv.FormatInt(podGracePeriod(pod), 10),
+		},
+		Linux: &runtimeapi.LinuxContainerConfig{
+			// The pod's namespaces again: the runtime reads a container's
+			// from its own config, and without them it joins the
+			// sandbox's PID namespace (NamespaceMode_POD is CRI's zero
+			// value), where the pause process, not the container's, is
+			// PID 1.
+			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: namespaceOptions(pod)},
+		},
+	}
+	if l := c.Lifecycle; l != nil && l.StopSignal != nil {
+		sig, ok := runtimeSignal(*l.StopSignal)
+		if !ok {
+			return nil, fmt.Errorf("container %q of pod %s/%s: lifecycle.stopSignal %q is not a signal the CRI knows",
+				c.Name, pod.Namespace, pod.Name, *l.StopSignal)
+		}
+		cfg.StopSignal = sig
+	}
+	if withLogs {
+		if err := pathElement(pod, "container name", c.Name); err != nil {
+			return nil, err
+		}
+		cfg.LogPath = filepath.Join(c.Name, strconv.FormatUint(uint64(attempt), 10)+".log")
+	}
+	return cfg, nil
+}
+
+// runtimeSignal is the CRI's name for a stop signal: SIGUSR1 is
+// SIGNAL_SIGUSR1, SIGRTMIN+1 SIGNAL_SIGRTMINPLUS1, SIGRTMAX-1
+// SIGNAL_SIGRTMAXMINUS1.
+func runtimeSignal(sig v1.Signal) (runtimeapi.Signal, bool) {
+	name := strings.NewReplacer("+", "PLUS", "-", "MINUS").Replace(string(sig))
+	v, ok := runtimeapi.Signal_value["SIGNAL_"+name]
+	if !ok || v == int32(runtimeapi.Signal_SIGNAL_RUNTIME_DEFAULT) {
+		return 0, false
+	}
+	return runtimeapi.Signal(v), true
+}
+
+// ensureDir creates a log directory; "" means no logs.
+func ensureDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("pod log directory: %w", err)
+	}
+	return nil
+}
+
+// containerHash identifies the container's spec, resources aside (the
+// kubelet resizes those in place rather than restart for them).
+func containerHash(c *v1.Container) string {
+	spec := *c
+	spec.Resources = v1.ResourceRequirements{}
+	data, err := json.Marshal(&spec)
+	if err != nil {
+		panic(fmt.Sprintf("a v1.Container always marshals: %v", err))
+	}
+	h := fnv.New64a()
+	h.Write(data)
+	return strconv.FormatUint(h.Sum64(), 16)
+}

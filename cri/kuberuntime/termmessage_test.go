@@ -1,0 +1,218 @@
+package kuberuntime
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/internal/crifake"
+)
+
+// Which message the kubelet reports: the file's, else (FallbackToLogsOnError
+// on a failure) the log's tail; an unreadable file says so.
+func TestTerminationMessageSelection(t *testing.T) {
+	errLog := errors.New("disk on fire")
+	for _, tc := range []struct {
+		name     string
+		file     messageFile
+		fallback bool
+		log      string
+		logErr   error
+		want     string
+	}{
+		{"the file", messageFile{path: "/f", data: []byte("bye")}, false, "log\n", nil, "bye"},
+		{"the file, even with fallback", messageFile{path: "/f", data: []byte("bye")}, true, "log\n", nil, "bye"},
+		{"an empty file without fallback", messageFile{path: "/f"}, false, "log\n", nil, ""},
+		{"an empty file with fallback", messageFile{path: "/f"}, true, "log\n", nil, "log\n"},
+		{"a missing file with fallback", messageFile{path: "/f", err: fs.ErrNotExist}, true, "log\n", nil, "log\n"},
+		{"a missing file without fallback", messageFile{path: "/f", err: fs.ErrNotExist}, false, "log\n", nil, ""},
+		{"no file with fallback", messageFile{}, true, "log\n", nil, "log\n"},
+		{"an unreadable file", messageFile{path: "/f", err: fs.ErrPermission}, true, "log\n", nil,
+			"Error on reading termination log /f: " + fs.ErrPermission.Error()},
+		{"an unreadable log", messageFile{path: "/f"}, true, "", errLog,
+			"Error on reading termination message from logs: disk on fire"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			read := false
+			got := terminationMessage(tc.file, tc.fallback, func() (string, error) { read = true; return tc.log, tc.logErr })
+			if got != tc.want {
+				t.Errorf("message %q, want %q", got, tc.want)
+			}
+			if read && !tc.fallback {
+				t.Errorf("the log was read without fallback")
+			}
+		})
+	}
+}
+
+// The message reader: the file's last 4 KiB, the fallback only for a
+// failed container (not one that could not run), the runtime's message
+// first.
+func TestMessageReader(t *testing.T) {
+	root := t.TempDir()
+	r := messageReader{podsRoot: filepath.Join(root, "pods"), logRoot: filepath.Join(root, "logs")}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u1"}}
+	long := strings.Repeat("x", 5000) + "END"
+	logLines := "2030-01-02T03:04:05.000000000Z stdout F out line\n2030-01-02T03:04:05.000000001Z stderr F err line\n"
+	for _, tc := range []struct {
+		name    string
+		policy  v1.TerminationMessagePolicy
+		file    *string // nil: no file
+		exit    int32
+		reason  string
+		runtime string // the runtime's own message
+		want    string
+		noPath  bool
+	}{
+		{"file", v1.TerminationMessageReadFile, new("done"), 0, "Completed", "", "done", false},
+		{"the last 4 KiB", v1.TerminationMessageReadFile, &long, 1, "Error", "", long[len(long)-4096:], false},
+		{"fallback on failure", v1.TerminationMessageFallbackToLogsOnError, new(""), 1, "Error", "", "out line\nerr line\n", false},
+		{"no fallback on success", v1.TerminationMessageFallbackToLogsOnError, new(""), 0, "Completed", "", "", false},
+		{"no fallback when it could not run", v1.TerminationMessageFallbackToLogsOnError, new(""), 128, "ContainerCannotRun", "", "", false},
+		{"no fallback with policy File", v1.TerminationMessageReadFile, new(""), 1, "Error", "", "", false},
+		{"the runtime's message first", v1.TerminationMessageReadFile, new("bye"), 137, "OOMKilled", "oom", "oom: bye", false},
+		{"the runtime's message alone", v1.TerminationMessageReadFile, new(""), 137, "OOMKilled", "oom", "oom", false},
+		{"no terminationMessagePath", v1.TerminationMessageFallbackToLogsOnError, nil, 1, "Error", "", "out line\nerr line\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &v1.Container{Name: "app", TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: tc.policy}
+			if tc.noPath {
+				c.TerminationMessagePath = ""
+			}
+			path := filepath.Join(r.podsRoot, "u1", "containers", "app", "3")
+			os.Remove(path)
+			if tc.file != nil {
+				crifake.WriteFile(t, path, *tc.file)
+			}
+			crifake.WriteFile(t, filepath.Join(r.logRoot, "ns_web_u1", "app", "3.log"), logLines)
+			st := exitedStatus("app", 3, tc.exit, tc.reason)
+			st.Message = tc.runtime
+			if got := r.message(pod, c, st); got != tc.want {
+				t.Errorf("message %.60q (%d bytes), want %.60q (%d bytes)", got, len(got), tc.want, len(tc.want))
+			}
+		})
+	}
+	t.Run("zero reader", func(t *testing.T) {
+		st := exitedStatus("app", 3, 1, "Error")
+		st.Message = "runtime"
+		c := &v1.Container{Name: "app", TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: v1.TerminationMessageFallbackToLogsOnError}
+		if got := (messageReader{}).message(pod, c, st); got != "runtime" {
+			t.Errorf("message %q, want only the runtime's", got)
+		}
+	})
+}
+
+// The log's tail: the last 80 records' content, at most its last 2 KiB,
+// partial records joined, lines that are no CRI record skipped; read from
+// the end of a log of any size.
+func TestReadLogTail(t *testing.T) {
+	line := func(i int) string {
+		return fmt.Sprintf("2030-01-02T03:04:05.%09dZ stdout F line %d\n", i, i)
+	}
+	lines := func(from, to int) string {
+		var b strings.Builder
+		for i := from; i < to; i++ {
+			b.WriteString(line(i))
+		}
+		return b.String()
+	}
+	contents := func(from, to int) string {
+		var b strings.Builder
+		for i := from; i < to; i++ {
+			fmt.Fprintf(&b, "line %d\n", i)
+		}
+		return b.String()
+	}
+	big := strings.Repeat("y", 3000)
+	for _, tc := range []struct {
+		name, log, want string
+	}{
+		{"a few lines", lines(0, 3), contents(0, 3)},
+		{"the last 80 lines", lines(0, 200), contents(120, 200)},
+		{"the last 80 lines of a large log", strings.Repeat("2030-01-02T03:04:05Z stdout F "+strings.Repeat("z", 100)+"\n", 10000) + lines(0, 80), contents(0, 80)},
+		{"the last 2 KiB", "2030-01-02T03:04:05Z stderr F " + big + "\n", (big + "\n")[3001-2048:]},
+		{"partial records", "2030-01-02T03:04:05Z stdout P abc\n2030-01-02T03:04:05Z stdout F def\n", "abcdef\n"},
+		{"tags", "2030-01-02T03:04:05Z stdout F:x abc\n", "abc\n"},
+		{"not CRI lines", "garbage\n2030-01-02T03:04:05Z nowhere F abc\n" + line(1), contents(1, 2)},
+		{"no final newline", "2030-01-02T03:04:05Z stdout F abc", "abc\n"},
+		{"empty", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "0.log")
+			crifake.WriteFile(t, path, tc.log)
+			got, err := readLogTail(path)
+			if err != nil || got != tc.want {
+				t.Errorf("readLogTail = %.80q (%d bytes), %v; want %.80q (%d bytes)", got, len(got), err, tc.want, len(tc.want))
+			}
+		})
+	}
+	if _, err := readLogTail(filepath.Join(t.TempDir(), "missing.log")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("readLogTail of a missing log: %v, want ErrNotExist", err)
+	}
+}
+
+// The pod's messages share 12 KiB evenly between its containers, init
+// containers included, in both the state and the last termination state.
+func TestCapPodMessages(t *testing.T) {
+	terminated := func(n int) v1.ContainerState {
+		return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Message: strings.Repeat("m", n)}}
+	}
+	for _, tc := range []struct {
+		name           string
+		inits, regular int
+		size           int
+		want           int
+	}{
+		{"one container keeps 4 KiB", 0, 1, 4096, 4096},
+		{"three share 12 KiB", 0, 3, 4096, 4096},
+		{"four get 3 KiB each", 0, 4, 4096, 3072},
+		{"init containers count", 2, 2, 4096, 3072},
+		{"short messages stay", 0, 12, 100, 100},
+		{"twelve get 1 KiB", 6, 6, 4096, 1024},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &v1.Pod{}
+			st := &v1.PodStatus{}
+			for i := range tc.inits {
+				pod.Spec.InitContainers = append(pod.Spec.InitContainers, v1.Container{Name: fmt.Sprint("i", i)})
+				st.InitContainerStatuses = append(st.InitContainerStatuses, v1.ContainerStatus{State: terminated(tc.size), LastTerminationState: terminated(tc.size)})
+			}
+			for i := range tc.regular {
+				pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: fmt.Sprint("c", i)})
+				st.ContainerStatuses = append(st.ContainerStatuses, v1.ContainerStatus{State: terminated(tc.size), LastTerminationState: terminated(tc.size)})
+			}
+			total := 0
+			capPodMessages(pod, st)
+			for _, cs := range append(st.InitContainerStatuses, st.ContainerStatuses...) {
+				for _, s := range []v1.ContainerState{cs.State, cs.LastTerminationState} {
+					if n := len(s.Terminated.Message); n != tc.want {
+						t.Errorf("message of %d bytes, want %d", n, tc.want)
+					}
+				}
+				total += len(cs.State.Terminated.Message)
+			}
+			if total > maxPodMessages {
+				t.Errorf("the pod's current messages take %d bytes, more than %d", total, maxPodMessages)
+			}
+		})
+	}
+}
+
+// exitedStatus is the runtime status of the attempt-th instance of
+// container name, exited with code and reason.
+func exitedStatus(name string, attempt uint32, code int32, reason string) *runtimeapi.ContainerStatus {
+	return &runtimeapi.ContainerStatus{
+		Metadata: &runtimeapi.ContainerMetadata{Name: name, Attempt: attempt},
+		State:    runtimeapi.ContainerState_CONTAINER_EXITED,
+		ExitCode: code,
+		Reason:   reason,
+	}
+}
