@@ -23,6 +23,7 @@ import (
 	"github.com/podlife/podlife/agent/shutdown"
 	"github.com/podlife/podlife/cri/embedded"
 	"github.com/podlife/podlife/cri/kuberuntime"
+	"github.com/podlife/podlife/cri/podcache"
 	"github.com/podlife/podlife/cri/prober"
 	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/worker"
@@ -49,7 +50,7 @@ type Agent struct {
 
 	conn      *runtimeConn
 	syncer    *kuberuntime.Syncer
-	cache     *kuberuntime.Cache
+	cache     *podcache.Cache
 	workers   *worker.PodWorkers
 	source    *manifests.Source // nil: no manifest directory
 	cluster   *cluster          // nil: no API server (Config.Kubeconfig "")
@@ -150,7 +151,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		maxSize, _ := cfg.containerLogMaxSize()
 		a.rotator = kuberuntime.NewLogRotator(conn.poll, conn.service, root, a.clock, maxSize, cfg.ContainerLogMaxFiles)
 	}
-	a.cache = kuberuntime.NewCache(conn.poll, a.log)
+	a.cache = podcache.New(conn.poll, a.log)
 	a.workers = worker.New(a.syncer, worker.Options{
 		Clock: a.clock, ResyncInterval: cfg.SyncFrequency.Duration, StatusCache: a.cache,
 		Registerer: a.registry, Observer: engineObserver(opts.Observer, a.log, cfg.Verbosity), Logger: a.log, BackOffPeriod: opts.SyncBackOff,

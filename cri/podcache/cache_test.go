@@ -1,4 +1,4 @@
-package kuberuntime
+package podcache
 
 import (
 	"context"
@@ -31,7 +31,7 @@ type cacheFixture struct {
 
 func newCacheFixture(t *testing.T) *cacheFixture {
 	rt := apitest.NewFakeRuntimeService()
-	return &cacheFixture{t: t, rt: rt, c: NewCache(rt, nil)}
+	return &cacheFixture{t: t, rt: rt, c: New(rt, nil)}
 }
 
 func cacheLabels(uid string) map[string]string {
@@ -126,7 +126,7 @@ func cacheContainerIDs(cs []*runtimeapi.ContainerStatus) []string {
 
 func TestCacheGroupsByUID(t *testing.T) {
 	f := newCacheFixture(t)
-	if _, err := f.c.Get("u1"); !errors.Is(err, ErrCacheNotFilled) {
+	if _, err := f.c.Get("u1"); !errors.Is(err, ErrNotFilled) {
 		t.Fatalf("Get before the first poll: %v, want ErrCacheNotFilled", err)
 	}
 	old := f.sandbox("u1", 0, 100, false)
@@ -308,7 +308,7 @@ func TestCacheRun(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent()) // other tests' goroutines are not ours to judge
 	rt := apitest.NewFakeRuntimeService()
 	var log testlog.Buffer
-	c := NewCache(rt, slog.New(slog.NewTextHandler(&log, nil)))
+	c := New(rt, slog.New(slog.NewTextHandler(&log, nil)))
 	f := &cacheFixture{t: t, rt: rt, c: c}
 	f.sandbox("u1", 0, 100, true)
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))

@@ -1,4 +1,9 @@
-package kuberuntime
+// Package podcache is the runtime's view of podlife's pods as of its last
+// poll (kubelet: pkg/kubelet/container's cache, filled by the PLEG's
+// relist): the pod workers' worker.StatusCache, and the lists of the pods
+// that run and of those that only hold stopped sandboxes and exited
+// containers, by which the agent finds the pods only the runtime knows.
+package podcache
 
 import (
 	"cmp"
@@ -21,9 +26,9 @@ import (
 	"github.com/podlife/podlife/worker"
 )
 
-// ErrCacheNotFilled is Get's error until the first poll succeeded: an empty
+// ErrNotFilled is Get's error until the first poll succeeded: an empty
 // cache would tell the workers that no pod has anything running.
-var ErrCacheNotFilled = errors.New("cri: status cache not filled yet")
+var ErrNotFilled = errors.New("cri: status cache not filled yet")
 
 // Cache is the runtime's view of our pods as of the last successful poll.
 // It polls because containerd 1.6 has no GetContainerEvents. It is the pod
@@ -55,8 +60,8 @@ type cacheSnapshot struct {
 
 var _ worker.StatusCache = (*Cache)(nil)
 
-// NewCache returns an empty cache of rt; log nil discards its messages.
-func NewCache(rt cri.Runtime, log *slog.Logger) *Cache {
+// New returns an empty cache of rt; log nil discards its messages.
+func New(rt cri.Runtime, log *slog.Logger) *Cache {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -70,7 +75,7 @@ func NewCache(rt cri.Runtime, log *slog.Logger) *Cache {
 func (c *Cache) Get(uid types.UID) (*worker.PodStatus, error) {
 	snap := c.snapshot()
 	if snap == nil {
-		return nil, ErrCacheNotFilled
+		return nil, ErrNotFilled
 	}
 	p, ok := snap.pods[uid]
 	if !ok {
