@@ -14,12 +14,6 @@ import (
 // then kept running. The regular containers start once every init container
 // had its turn. Each sandbox initializes the pod anew.
 
-// isSidecar reports whether init container c is a restartable init
-// container: a sidecar, which runs beside the regular containers.
-func isSidecar(c *v1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
-}
-
 // initPlan is what one sync does about the pod's init containers.
 type initPlan struct {
 	// start lists the init containers to create, start or restart, in
@@ -77,7 +71,7 @@ func initTurn(inits []v1.Container, p *cri.PodRuntime, sbID string) int {
 // lets the next one start: a regular one once it exited 0, a sidecar once
 // it runs.
 func turnDone(c *v1.Container, cur *runtimeapi.ContainerStatus) bool {
-	if isSidecar(c) {
+	if cri.IsSidecar(c) {
 		return cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING
 	}
 	return cur.State == runtimeapi.ContainerState_CONTAINER_EXITED && cur.ExitCode == 0
@@ -92,7 +86,7 @@ func needsStart(c *v1.Container, cur *runtimeapi.ContainerStatus, policy v1.Rest
 	case runtimeapi.ContainerState_CONTAINER_RUNNING:
 		return false
 	case runtimeapi.ContainerState_CONTAINER_EXITED:
-		return isSidecar(c) || policy != v1.RestartPolicyNever
+		return cri.IsSidecar(c) || policy != v1.RestartPolicyNever
 	}
 	return true
 }
@@ -103,7 +97,7 @@ func sidecarsToRun(inits []v1.Container, p *cri.PodRuntime, sbID string, n int) 
 	var out []*v1.Container
 	for i := range inits[:n] {
 		c := &inits[i]
-		if !isSidecar(c) {
+		if !cri.IsSidecar(c) {
 			continue
 		}
 		if cur, _ := p.Latest(sbID, c.Name); cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
@@ -136,7 +130,7 @@ func initFailed(pod *v1.Pod, p *cri.PodRuntime, sbID string) bool {
 	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		if isSidecar(c) {
+		if cri.IsSidecar(c) {
 			continue
 		}
 		cur, _ := p.Latest(sbID, c.Name)

@@ -82,7 +82,7 @@ func (e *ctrdSyncer) run(pod *v1.Pod) {
 	e.t.Helper()
 	want := len(pod.Spec.Containers)
 	for i := range pod.Spec.InitContainers {
-		if isSidecar(&pod.Spec.InitContainers[i]) {
+		if cri.IsSidecar(&pod.Spec.InitContainers[i]) {
 			want++
 		}
 	}

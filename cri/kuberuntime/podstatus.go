@@ -52,7 +52,7 @@ func generateStatus(in statusInput) v1.PodStatus {
 		c := &in.pod.Spec.InitContainers[i]
 		cs := initContainerStatus(in, c)
 		st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
-		if isSidecar(c) {
+		if cri.IsSidecar(c) {
 			pin.sidecars = append(pin.sidecars, cs)
 		} else {
 			pin.inits = append(pin.inits, cs)
@@ -110,7 +110,7 @@ func initializedCondition(pod *v1.Pod, statuses []v1.ContainerStatus, initialize
 	for i := range pod.Spec.InitContainers {
 		c, cs := &pod.Spec.InitContainers[i], statuses[i]
 		done := cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
-		if isSidecar(c) {
+		if cri.IsSidecar(c) {
 			done = cs.Started != nil && *cs.Started
 		}
 		if !done {
@@ -139,7 +139,7 @@ func conditionStatus(b bool) v1.ConditionStatus {
 func initContainerStatus(in statusInput, c *v1.Container) v1.ContainerStatus {
 	cur, prev := in.rt.Latest(in.sandboxID, c.Name)
 	cs := containerStatus(in, c, cur, prev)
-	if !isSidecar(c) {
+	if !cri.IsSidecar(c) {
 		cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
 	}
 	return cs

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/qos"
 	"github.com/podlife/podlife/worker"
 )
 
@@ -200,7 +201,7 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 	if err != nil {
 		return err
 	}
-	cfg.Linux.Resources = containerResources(pod, c, s.opts.MachineMemory)
+	cfg.Linux.Resources = qos.ContainerResources(pod, c, s.opts.MachineMemory)
 	if err = s.setEnv(ctx, ps, c, cfg); err == nil {
 		cfg.Mounts, err = s.podFileMounts(ctx, ps, c, attempt)
 	}

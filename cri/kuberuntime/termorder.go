@@ -6,6 +6,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podlife/podlife/cri"
 )
 
 // termOrder is the kubelet's termination ordering of a pod with sidecars
@@ -49,7 +51,7 @@ func newTermOrder(pod *v1.Pod, stopping []string) *termOrder {
 	for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
 		c := &pod.Spec.InitContainers[i]
 		ch := channel(c.Name)
-		if !isSidecar(c) {
+		if !cri.IsSidecar(c) {
 			continue
 		}
 		o.after[c.Name] = append(o.after[c.Name], regular...)
@@ -64,7 +66,7 @@ func newTermOrder(pod *v1.Pod, stopping []string) *termOrder {
 // hasSidecar reports whether pod has a restartable init container.
 func hasSidecar(pod *v1.Pod) bool {
 	for i := range pod.Spec.InitContainers {
-		if isSidecar(&pod.Spec.InitContainers[i]) {
+		if cri.IsSidecar(&pod.Spec.InitContainers[i]) {
 			return true
 		}
 	}

@@ -87,7 +87,7 @@ func (s *Syncer) killUnhealthy(ctx context.Context, ps *podSync, c *v1.Container
 // for a failed probe: a sidecar always, another container unless the
 // pod's restart policy is Never (the kill's exit code is not 0).
 func restartsUnhealthy(pod *v1.Pod, c *v1.Container) bool {
-	return isSidecar(c) || pod.Spec.RestartPolicy != v1.RestartPolicyNever
+	return cri.IsSidecar(c) || pod.Spec.RestartPolicy != v1.RestartPolicyNever
 }
 
 // unhealthySidecars are the pod's running sidecars whose startup or
@@ -97,7 +97,7 @@ func (s *Syncer) unhealthySidecars(ps *podSync) []*v1.Container {
 	var out []*v1.Container
 	for i := range ps.pod.Spec.InitContainers {
 		c := &ps.pod.Spec.InitContainers[i]
-		if !isSidecar(c) {
+		if !cri.IsSidecar(c) {
 			continue
 		}
 		if cur, _ := ps.rt.Latest(ps.sbID, c.Name); cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING && s.unhealthy(cur.Id) {

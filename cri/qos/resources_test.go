@@ -1,4 +1,4 @@
-package kuberuntime
+package qos
 
 import (
 	"testing"
@@ -37,7 +37,7 @@ func TestContainerResources(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
 			pod.Spec.Containers[0].Resources = tc.res
-			r := containerResources(pod, &pod.Spec.Containers[0], 8<<30)
+			r := ContainerResources(pod, &pod.Spec.Containers[0], 8<<30)
 			if r.CpuShares != tc.shares || r.CpuQuota != tc.quota || r.CpuPeriod != tc.peri || r.MemoryLimitInBytes != tc.mem {
 				t.Errorf("resources %v", r)
 			}
@@ -110,11 +110,11 @@ func TestOOMScoreAdj(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
 			tc.edit(pod)
-			if got := containerResources(pod, &pod.Spec.Containers[0], tc.machine).OomScoreAdj; got != tc.want {
+			if got := ContainerResources(pod, &pod.Spec.Containers[0], tc.machine).OomScoreAdj; got != tc.want {
 				t.Errorf("oom_score_adj %d, want %d", got, tc.want)
 			}
 			if len(pod.Spec.InitContainers) > 0 {
-				if got := containerResources(pod, &pod.Spec.InitContainers[0], tc.machine).OomScoreAdj; got != tc.wantInt {
+				if got := ContainerResources(pod, &pod.Spec.InitContainers[0], tc.machine).OomScoreAdj; got != tc.wantInt {
 					t.Errorf("sidecar's oom_score_adj %d, want %d", got, tc.wantInt)
 				}
 			}

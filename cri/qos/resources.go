@@ -1,9 +1,16 @@
-package kuberuntime
+// Package qos makes a container's Linux resources as the kubelet does
+// (kubelet: pkg/kubelet/qos, and kuberuntime_container_linux.go's
+// generateLinuxContainerResources): CPU shares and a CFS quota from its CPU
+// request and limit, its memory limit, and the oom_score_adj of its pod's
+// QoS class.
+package qos
 
 import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/cri"
 )
 
 // The kubelet's cgroup constants (pkg/kubelet/cm, kuberuntime).
@@ -19,14 +26,14 @@ const (
 	besteffortOOMScoreAdj = 1000
 )
 
-// containerResources are the container's Linux resources as the kubelet's
+// ContainerResources are the container's Linux resources as the kubelet's
 // generateLinuxContainerResources makes them (cgroup v1 terms, which the
 // runtime converts): CPU shares from the CPU request, or from the limit
 // when there is no request; a CFS quota from the limit over a 100 ms
 // period (no quota without a limit); the memory limit; and oom_score_adj
 // by the pod's QoS class. machineMemory weighs a burstable container's
 // memory request.
-func containerResources(pod *v1.Pod, c *v1.Container, machineMemory int64) *runtimeapi.LinuxContainerResources {
+func ContainerResources(pod *v1.Pod, c *v1.Container, machineMemory int64) *runtimeapi.LinuxContainerResources {
 	limits, requests := c.Resources.Limits, c.Resources.Requests
 	cpuLimit := limits[v1.ResourceCPU]
 	shareCPU := requests[v1.ResourceCPU]
@@ -81,7 +88,7 @@ func oomScoreAdj(pod *v1.Pod, c *v1.Container, machineMemory int64) int64 {
 	}
 	request := c.Resources.Requests[v1.ResourceMemory]
 	adj := 1000 - 1000*request.Value()/machineMemory
-	if isSidecar(c) {
+	if cri.IsSidecar(c) {
 		if least := leastRegularMemoryRequest(pod); least > 0 {
 			adj = min(adj, 1000-1000*least/machineMemory)
 		}
