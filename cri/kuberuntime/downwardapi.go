@@ -11,6 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/podlife/podlife/cri/envvars"
 )
 
 // defaultDownwardAPIMode is the API's default mode of a downwardAPI
@@ -52,7 +54,7 @@ func downwardAPIFiles(pod *v1.Pod, src *v1.DownwardAPIVolumeSource, allocatable 
 		case item.FieldRef != nil:
 			content, err = podFieldValue(pod, item.FieldRef.FieldPath)
 		case item.ResourceFieldRef != nil:
-			content, err = resourceFieldValue(pod, nil, item.ResourceFieldRef, allocatable)
+			content, err = envvars.ResourceFieldValue(pod, nil, item.ResourceFieldRef, allocatable)
 		default:
 			err = fmt.Errorf("neither fieldRef nor resourceFieldRef is set")
 		}
@@ -70,7 +72,7 @@ func downwardAPIFiles(pod *v1.Pod, src *v1.DownwardAPIVolumeSource, allocatable 
 // or one by key as in metadata.labels['app']), as the kubelet writes
 // them.
 func podFieldValue(pod *v1.Pod, fieldPath string) (string, error) {
-	if v, ok := metadataValue(pod, fieldPath); ok {
+	if v, ok := envvars.MetadataValue(pod, fieldPath); ok {
 		return v, nil
 	}
 	switch fieldPath {

@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/podlife/podlife/internal/crifake"
 	"github.com/podlife/podlife/internal/critest"
 )
 
@@ -37,10 +38,10 @@ func TestContainerdEnvironment(t *testing.T) {
 	e, _ := newCtrdSyncerWith(t, Options{Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("3")}})
 	c := busybox("app", []string{"sh", "-c", `printf '%s\n' "$0" "$@" > /tmp/args; exec sleep 3600`, "$(POD_NAME)", "at $(POD_IP)", "$$(POD_IP)"})
 	c.Env = []v1.EnvVar{
-		fieldEnv("POD_IP", "status.podIP"),
-		fieldEnv("POD_NAME", "metadata.name"),
-		resourceEnv("MEM_LIMIT_MI", "", "limits.memory", "1Mi"),
-		resourceEnv("CPU_LIMIT", "", "limits.cpu", ""),
+		crifake.FieldEnv("POD_IP", "status.podIP"),
+		crifake.FieldEnv("POD_NAME", "metadata.name"),
+		crifake.ResourceEnv("MEM_LIMIT_MI", "", "limits.memory", "1Mi"),
+		crifake.ResourceEnv("CPU_LIMIT", "", "limits.cpu", ""),
 		{Name: "GREETING", Value: "hello $(POD_NAME)"},
 	}
 	c.Resources.Limits = v1.ResourceList{v1.ResourceMemory: resource.MustParse("64Mi")}

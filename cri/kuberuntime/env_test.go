@@ -7,192 +7,11 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podlife/podlife/cri/envvars"
 	"github.com/podlife/podlife/internal/crifake"
 )
-
-func fieldEnv(name, path string) v1.EnvVar {
-	return v1.EnvVar{Name: name, ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: path}}}
-}
-
-func resourceEnv(name, container, res, divisor string) v1.EnvVar {
-	ref := &v1.ResourceFieldSelector{ContainerName: container, Resource: res}
-	if divisor != "" {
-		ref.Divisor = resource.MustParse(divisor)
-	}
-	return v1.EnvVar{Name: name, ValueFrom: &v1.EnvVarSource{ResourceFieldRef: ref}}
-}
-
-// envPod is a pod with labels, annotations, a node and a service account,
-// whose container "app" requests 250m CPU and 100Mi and limits 64Mi of
-// memory only, beside a container "other" limiting 1.5 CPU.
-func envPod(env ...v1.EnvVar) *v1.Pod {
-	pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"}, crifake.Ctr{Name: "other"})
-	pod.Labels = map[string]string{"app": "web", "tier": "front"}
-	pod.Annotations = map[string]string{"example.com/note": "hello"}
-	pod.Spec.NodeName = "node-1"
-	pod.Spec.ServiceAccountName = "sa"
-	q := resource.MustParse
-	pod.Spec.Containers[0].Resources = v1.ResourceRequirements{
-		Requests: v1.ResourceList{v1.ResourceCPU: q("250m"), v1.ResourceMemory: q("100Mi")},
-		Limits:   v1.ResourceList{v1.ResourceMemory: q("64Mi")},
-	}
-	pod.Spec.Containers[1].Resources = v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: q("1500m")}}
-	pod.Spec.Containers[0].Env = env
-	return pod
-}
-
-func resolveEnv(pod *v1.Pod) ([]*runtimeapi.KeyValue, error) {
-	q := resource.MustParse
-	return containerEnv(envInput{
-		pod: pod, c: &pod.Spec.Containers[0],
-		podIPs: []string{"10.0.0.5", "fd00::5"}, hostIPs: []string{"192.168.1.2", "fd00::2"},
-		allocatable: v1.ResourceList{v1.ResourceCPU: q("4"), v1.ResourceMemory: q("8Gi"), v1.ResourceEphemeralStorage: q("100Gi")},
-	})
-}
-
-func TestContainerEnvValues(t *testing.T) {
-	yes := new(true)
-	for _, tc := range []struct {
-		name string
-		env  v1.EnvVar
-		want string
-	}{
-		{"plain", v1.EnvVar{Name: "X", Value: "v"}, "v"},
-		{"metadata.name", fieldEnv("X", "metadata.name"), "web"},
-		{"metadata.namespace", fieldEnv("X", "metadata.namespace"), "ns"},
-		{"metadata.uid", fieldEnv("X", "metadata.uid"), "uid-web"},
-		{"label", fieldEnv("X", "metadata.labels['tier']"), "front"},
-		{"missing label", fieldEnv("X", "metadata.labels['none']"), ""},
-		{"annotation", fieldEnv("X", "metadata.annotations['example.com/note']"), "hello"},
-		{"spec.nodeName", fieldEnv("X", "spec.nodeName"), "node-1"},
-		{"spec.serviceAccountName", fieldEnv("X", "spec.serviceAccountName"), "sa"},
-		{"status.hostIP", fieldEnv("X", "status.hostIP"), "192.168.1.2"},
-		{"status.hostIPs", fieldEnv("X", "status.hostIPs"), "192.168.1.2,fd00::2"},
-		{"status.podIP", fieldEnv("X", "status.podIP"), "10.0.0.5"},
-		{"status.podIPs", fieldEnv("X", "status.podIPs"), "10.0.0.5,fd00::5"},
-		{"requests.cpu in millicores", resourceEnv("X", "", "requests.cpu", "1m"), "250"},
-		{"requests.cpu rounded up to cores", resourceEnv("X", "", "requests.cpu", ""), "1"},
-		{"requests.memory", resourceEnv("X", "", "requests.memory", ""), "104857600"},
-		{"requests.memory in Mi", resourceEnv("X", "", "requests.memory", "1Mi"), "100"},
-		{"requests.memory in Gi, rounded up", resourceEnv("X", "", "requests.memory", "1Gi"), "1"},
-		{"limits.memory", resourceEnv("X", "", "limits.memory", "1Mi"), "64"},
-		{"limits.cpu unset: the node's", resourceEnv("X", "", "limits.cpu", ""), "4"},
-		{"limits.cpu unset: the node's, in millicores", resourceEnv("X", "", "limits.cpu", "1m"), "4000"},
-		{"limits.ephemeral-storage unset: the node's", resourceEnv("X", "", "limits.ephemeral-storage", "1Gi"), "100"},
-		{"requests.ephemeral-storage unset", resourceEnv("X", "", "requests.ephemeral-storage", ""), "0"},
-		{"requests.cpu unset", resourceEnv("X", "other", "requests.cpu", ""), "0"},
-		{"another container's limit", resourceEnv("X", "other", "limits.cpu", "1m"), "1500"},
-		{"another container's limit rounded up", resourceEnv("X", "other", "limits.cpu", ""), "2"},
-		{"this container by name", resourceEnv("X", "app", "limits.memory", "1Mi"), "64"},
-		{"optional config map skipped", v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{Key: "k", Optional: yes}}}, "<none>"},
-		{"optional secret skipped", v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k", Optional: yes}}}, "<none>"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			envs, err := resolveEnv(envPod(tc.env))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := "<none>"
-			if len(envs) == 1 && envs[0].Key == "X" {
-				got = string(envs[0].Value)
-			} else if len(envs) != 0 {
-				t.Fatalf("envs %v", envs)
-			}
-			if got != tc.want {
-				t.Errorf("X = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-// Values expand the variables defined before them, in spec order; a later
-// definition replaces an earlier one in place; valueFrom values are never
-// expanded.
-func TestContainerEnvExpansion(t *testing.T) {
-	pod := envPod(
-		v1.EnvVar{Name: "LATER_REF", Value: "$(NAME)"},
-		fieldEnv("NAME", "metadata.name"),
-		v1.EnvVar{Name: "GREETING", Value: "hi $(NAME) at $(POD_IP), $$(NAME) $(NONE)"},
-		fieldEnv("POD_IP", "status.podIP"),
-		v1.EnvVar{Name: "AFTER", Value: "$(POD_IP)"},
-		v1.EnvVar{Name: "NAME", Value: "renamed-$(NAME)"},
-		v1.EnvVar{Name: "LABEL", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.annotations['example.com/note']"}}},
-	)
-	pod.Annotations["example.com/note"] = "$(NAME)"
-	envs, err := resolveEnv(pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, kv := range envs {
-		got = append(got, kv.Key+"="+string(kv.Value))
-	}
-	want := []string{
-		"LATER_REF=$(NAME)",
-		"NAME=renamed-web",
-		"GREETING=hi web at $(POD_IP), $(NAME) $(NONE)",
-		"POD_IP=10.0.0.5",
-		"AFTER=10.0.0.5",
-		"LABEL=$(NAME)",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("env:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-}
-
-func TestContainerEnvErrors(t *testing.T) {
-	no := new(false)
-	for _, tc := range []struct {
-		name string
-		edit func(*v1.Container)
-		want []string
-	}{
-		{"config map", func(c *v1.Container) {
-			c.Env = []v1.EnvVar{{Name: "CM", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{Key: "k"}}}}
-		}, []string{`container "app" of pod ns/web`, "env CM", "configMapKeyRef is not supported"}},
-		{"secret, optional false", func(c *v1.Container) {
-			c.Env = []v1.EnvVar{{Name: "S", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k", Optional: no}}}}
-		}, []string{"env S", "secretKeyRef is not supported"}},
-		{"file", func(c *v1.Container) {
-			c.Env = []v1.EnvVar{{Name: "F", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{Key: "k"}}}}
-		}, []string{"env F", "fileKeyRef is not supported"}},
-		{"envFrom config map", func(c *v1.Container) {
-			c.EnvFrom = []v1.EnvFromSource{{ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}}}}
-		}, []string{`container "app" of pod ns/web`, `envFrom configMapRef "cfg" is not supported`}},
-		{"envFrom secret", func(c *v1.Container) {
-			c.EnvFrom = []v1.EnvFromSource{{SecretRef: &v1.SecretEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "s"}}}}
-		}, []string{`envFrom secretRef "s"`}},
-		{"unknown field", func(c *v1.Container) { c.Env = []v1.EnvVar{fieldEnv("U", "metadata.labels")} }, []string{"env U", `fieldRef "metadata.labels" is not supported`}},
-		{"unknown resource", func(c *v1.Container) { c.Env = []v1.EnvVar{resourceEnv("R", "", "limits.example.com/gpu", "")} }, []string{"env R", `"limits.example.com/gpu" is not supported`}},
-		{"unknown container", func(c *v1.Container) { c.Env = []v1.EnvVar{resourceEnv("R", "nope", "limits.cpu", "")} }, []string{"env R", `container "nope"`}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			pod := envPod()
-			tc.edit(&pod.Spec.Containers[0])
-			envs, err := resolveEnv(pod)
-			if err == nil {
-				t.Fatalf("envs %v, want an error", envs)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %s", err, w)
-				}
-			}
-		})
-	}
-	yes := new(true)
-	pod := envPod(v1.EnvVar{Name: "A", Value: "1"})
-	pod.Spec.Containers[0].EnvFrom = []v1.EnvFromSource{
-		{ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}, Optional: yes}},
-		{SecretRef: &v1.SecretEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "s"}, Optional: yes}},
-	}
-	if envs, err := resolveEnv(pod); err != nil || len(envs) != 1 {
-		t.Errorf("optional envFrom: %v, %v; want them skipped", envs, err)
-	}
-}
 
 // The sync gives the container the resolved environment, with the
 // sandbox's IP, and expands command and args with it; an unsupported
@@ -210,14 +29,14 @@ func TestSyncPodEnvironment(t *testing.T) {
 	}
 	pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"})
 	c := &pod.Spec.Containers[0]
-	c.Env = []v1.EnvVar{fieldEnv("POD_IP", "status.podIP"), fieldEnv("HOST_IP", "status.hostIP"), {Name: "MSG", Value: "at $(POD_IP)"}}
+	c.Env = []v1.EnvVar{crifake.FieldEnv("POD_IP", "status.podIP"), crifake.FieldEnv("HOST_IP", "status.hostIP"), {Name: "MSG", Value: "at $(POD_IP)"}}
 	c.Command = []string{"echo", "$(MSG)", "$$(MSG)"}
 	c.Args = []string{"$(HOST_IP)", "$(NONE)"}
 	h.mustSync(pod)
 	mu.Lock()
 	cfg := got
 	mu.Unlock()
-	env := envVars(cfg.GetEnvs())
+	env := envvars.Vars(cfg.GetEnvs())
 	if env["POD_IP"] != "192.168.192.168" || env["MSG"] != "at 192.168.192.168" || env["HOST_IP"] != "192.168.1.2" {
 		t.Errorf("env %v", env)
 	}
@@ -253,12 +72,12 @@ func TestSyncPodEnvironmentHostNetwork(t *testing.T) {
 	h.rt.OnCreate = func(_ context.Context, _ string, cfg *runtimeapi.ContainerConfig) error {
 		mu.Lock()
 		defer mu.Unlock()
-		got = envVars(cfg.Envs)
+		got = envvars.Vars(cfg.Envs)
 		return nil
 	}
 	pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"})
 	pod.Spec.HostNetwork = true
-	pod.Spec.Containers[0].Env = []v1.EnvVar{fieldEnv("POD_IPS", "status.podIPs")}
+	pod.Spec.Containers[0].Env = []v1.EnvVar{crifake.FieldEnv("POD_IPS", "status.podIPs")}
 	h.mustSync(pod)
 	mu.Lock()
 	defer mu.Unlock()

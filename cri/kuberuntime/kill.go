@@ -141,7 +141,7 @@ func (s *Syncer) killContainers(ctx context.Context, pod *v1.Pod, p *cri.PodRunt
 		k := kill{pod: pod, status: c, sbID: p.SandboxOf[c.Id], grace: grace, order: order,
 			event: fmt.Sprintf("Stopping container %s (grace period %ds)", names[i], stopTimeout(grace))}
 		if pod != nil {
-			k.spec = containerSpec(pod, names[i])
+			k.spec = cri.ContainerSpec(pod, names[i])
 		}
 		wg.Go(func() { errs[i] = s.killContainer(ctx, k) })
 	}
@@ -150,19 +150,6 @@ func (s *Syncer) killContainers(ctx context.Context, pod *v1.Pod, p *cri.PodRunt
 		return err
 	}
 	return errors.Join(errs...)
-}
-
-// containerSpec is the pod's container or init container of that name, or
-// nil.
-func containerSpec(pod *v1.Pod, name string) *v1.Container {
-	for _, cs := range [][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for i := range cs {
-			if cs[i].Name == name {
-				return &cs[i]
-			}
-		}
-	}
-	return nil
 }
 
 // preStopHooks remembers, by container ID, the preStop hooks started and

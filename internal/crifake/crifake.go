@@ -19,6 +19,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -159,6 +160,22 @@ func MakePod(name string, policy v1.RestartPolicy, containers ...Ctr) *v1.Pod {
 		pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: c.Name, Image: c.Image, ImagePullPolicy: c.Pull})
 	}
 	return pod
+}
+
+// FieldEnv is an environment variable named name of the pod's field at
+// path (fieldRef).
+func FieldEnv(name, path string) v1.EnvVar {
+	return v1.EnvVar{Name: name, ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: path}}}
+}
+
+// ResourceEnv is an environment variable named name of a container's
+// resource (resourceFieldRef), in units of divisor ("": none).
+func ResourceEnv(name, container, res, divisor string) v1.EnvVar {
+	ref := &v1.ResourceFieldSelector{ContainerName: container, Resource: res}
+	if divisor != "" {
+		ref.Divisor = resource.MustParse(divisor)
+	}
+	return v1.EnvVar{Name: name, ValueFrom: &v1.EnvVarSource{ResourceFieldRef: ref}}
 }
 
 // SandboxID is the fake's ID of pod's attempt-th sandbox.

@@ -1,4 +1,4 @@
-package kuberuntime
+package envvars
 
 import "testing"
 
@@ -33,7 +33,7 @@ func TestExpand(t *testing.T) {
 			t.Errorf("expand(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
-	if got := expandAll(nil, vars); got != nil {
+	if got := ExpandAll(nil, vars); got != nil {
 		t.Errorf("expandAll(nil) = %q", got)
 	}
 }

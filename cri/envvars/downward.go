@@ -1,4 +1,4 @@
-package kuberuntime
+package envvars
 
 import (
 	"fmt"
@@ -8,16 +8,18 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/podlife/podlife/cri"
 )
 
 // The downward API's values, shared by env (valueFrom) and downwardAPI
 // volumes, so that both show a pod the same way.
 
-// metadataValue is the value of one of the pod's metadata fields the
+// MetadataValue is the value of one of the pod's metadata fields the
 // downward API knows in env and volumes alike: name, namespace, UID, and
 // one label or annotation by key (metadata.labels['app']). ok is false for
 // any other path.
-func metadataValue(pod *v1.Pod, path string) (value string, ok bool) {
+func MetadataValue(pod *v1.Pod, path string) (value string, ok bool) {
 	switch path {
 	case "metadata.name":
 		return pod.Name, true
@@ -44,14 +46,14 @@ func subscript(path, field string) (string, bool) {
 	return strings.CutSuffix(rest, "']")
 }
 
-// resourceFieldValue is a resourceFieldRef's value, as the kubelet's
+// ResourceFieldValue is a resourceFieldRef's value, as the kubelet's
 // ExtractContainerResourceValue computes it: the named container's (c when
 // the reference names none) request or limit in units of the divisor (1
 // when not set), rounded up; CPU in millicores, the others in bytes. A
 // limit the container does not set is the node's allocatable amount.
-func resourceFieldValue(pod *v1.Pod, c *v1.Container, ref *v1.ResourceFieldSelector, allocatable v1.ResourceList) (string, error) {
+func ResourceFieldValue(pod *v1.Pod, c *v1.Container, ref *v1.ResourceFieldSelector, allocatable v1.ResourceList) (string, error) {
 	if ref.ContainerName != "" && (c == nil || ref.ContainerName != c.Name) {
-		if c = containerSpec(pod, ref.ContainerName); c == nil {
+		if c = cri.ContainerSpec(pod, ref.ContainerName); c == nil {
 			return "", fmt.Errorf("resourceFieldRef names container %q, which the pod does not have", ref.ContainerName)
 		}
 	}

@@ -1,4 +1,4 @@
-package kuberuntime
+package envvars
 
 import "strings"
 
@@ -41,8 +41,8 @@ func expand(input string, vars map[string]string) string {
 	return b.String() + input[checkpoint:]
 }
 
-// expandAll is expand over each of inputs; nil stays nil.
-func expandAll(inputs []string, vars map[string]string) []string {
+// ExpandAll is expand over each of inputs; nil stays nil.
+func ExpandAll(inputs []string, vars map[string]string) []string {
 	if inputs == nil {
 		return nil
 	}
