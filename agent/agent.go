@@ -23,6 +23,7 @@ import (
 	"github.com/podlife/podlife/agent/shutdown"
 	"github.com/podlife/podlife/cri/embedded"
 	"github.com/podlife/podlife/cri/kuberuntime"
+	"github.com/podlife/podlife/cri/logs"
 	"github.com/podlife/podlife/cri/podcache"
 	"github.com/podlife/podlife/cri/prober"
 	"github.com/podlife/podlife/fsm"
@@ -66,7 +67,7 @@ type Agent struct {
 	controlSocket string
 	// rotator rotates the container logs; nil on the embedded runtime,
 	// which writes none.
-	rotator *kuberuntime.LogRotator
+	rotator *logs.Rotator
 
 	shutdownOnce      sync.Once
 	shutdownRequested chan struct{}
@@ -149,7 +150,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 	})
 	if root := podLogRoot(cfg); root != "" {
 		maxSize, _ := cfg.containerLogMaxSize()
-		a.rotator = kuberuntime.NewLogRotator(conn.poll, conn.service, root, a.clock, maxSize, cfg.ContainerLogMaxFiles)
+		a.rotator = logs.NewRotator(conn.poll, conn.service, root, a.clock, maxSize, cfg.ContainerLogMaxFiles)
 	}
 	a.cache = podcache.New(conn.poll, a.log)
 	a.workers = worker.New(a.syncer, worker.Options{

@@ -14,7 +14,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/podlife/podlife/cri/kuberuntime"
+	"github.com/podlife/podlife/cri/logs"
 )
 
 // Container logs are served on the control socket only: they can hold
@@ -50,7 +50,7 @@ func (a *Agent) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 		code := http.StatusInternalServerError
 		if _, ok := errors.AsType[*notFoundError](err); ok {
 			code = http.StatusNotFound
-		} else if le, ok := errors.AsType[*kuberuntime.LogLookupError](err); ok {
+		} else if le, ok := errors.AsType[*logs.LookupError](err); ok {
 			code = http.StatusBadRequest
 			if le.NotFound {
 				code = http.StatusNotFound
@@ -88,8 +88,8 @@ type notFoundError struct{ msg string }
 func (e *notFoundError) Error() string { return e.msg }
 
 // parseLogQuery reads the kubelet's /containerLogs query parameters.
-func parseLogQuery(q url.Values, now time.Time) (kuberuntime.LogOptions, bool, error) {
-	opts := kuberuntime.LogOptions{TailLines: -1}
+func parseLogQuery(q url.Values, now time.Time) (logs.Options, bool, error) {
+	opts := logs.Options{TailLines: -1}
 	var previous bool
 	var errs []error
 	boolean := func(name string, to *bool) {
@@ -140,7 +140,7 @@ func parseLogQuery(q url.Values, now time.Time) (kuberuntime.LogOptions, bool, e
 // containerLog finds the log of a container of the admitted pod named
 // namespace/name. Of two pods of that name (one waiting for the other's
 // end), the first whose container has a log is taken.
-func (a *Agent) containerLog(ctx context.Context, namespace, name, container string, previous bool) (*kuberuntime.ContainerLog, error) {
+func (a *Agent) containerLog(ctx context.Context, namespace, name, container string, previous bool) (*logs.ContainerLog, error) {
 	a.mu.Lock()
 	var pods []*v1.Pod
 	var rejected []string

@@ -1,6 +1,12 @@
 package cri
 
-import v1 "k8s.io/api/core/v1"
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+)
 
 // Helpers on a pod's spec that several of the cri packages need.
 
@@ -19,6 +25,18 @@ func ContainerSpec(pod *v1.Pod, name string) *v1.Container {
 				return &cs[i]
 			}
 		}
+	}
+	return nil
+}
+
+// PathElement checks that value, the pod's field, is one element of a
+// path, so that a path built with it stays under its root: not empty, no
+// separator, not "." nor "..". Manifest validation refuses such values
+// first; this holds for any value that reaches a path another way.
+func PathElement(pod *v1.Pod, field, value string) error {
+	if !filepath.IsLocal(value) || strings.ContainsRune(value, filepath.Separator) || value == "." {
+		return fmt.Errorf("pod %s/%s: %s %q cannot be part of a file path: it must be one path element, neither \".\" nor \"..\"",
+			pod.Namespace, pod.Name, field, value)
 	}
 	return nil
 }

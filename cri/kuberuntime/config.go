@@ -14,6 +14,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/logs"
 )
 
 // defaultGracePeriod is the API's default terminationGracePeriodSeconds.
@@ -62,7 +63,7 @@ func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) (*runtimeapi.Pod
 		cfg.Hostname = hostname(pod)
 	}
 	if logRoot != "" {
-		dir, err := podLogDir(logRoot, pod)
+		dir, err := logs.PodDir(logRoot, pod)
 		if err != nil {
 			return nil, err
 		}
@@ -85,31 +86,6 @@ func namespaceOptions(pod *v1.Pod) *runtimeapi.NamespaceOption {
 		Pid:     runtimeapi.NamespaceMode_CONTAINER,
 		Ipc:     runtimeapi.NamespaceMode_POD,
 	}
-}
-
-// podLogDir is the kubelet's layout: <root>/<namespace>_<name>_<uid>. It
-// refuses a pod whose namespace, name or UID would lead the path elsewhere.
-func podLogDir(logRoot string, pod *v1.Pod) (string, error) {
-	for _, f := range []struct{ field, value string }{
-		{"metadata.namespace", pod.Namespace}, {"metadata.name", pod.Name}, {"metadata.uid", string(pod.UID)},
-	} {
-		if err := pathElement(pod, f.field, f.value); err != nil {
-			return "", err
-		}
-	}
-	return filepath.Join(logRoot, pod.Namespace+"_"+pod.Name+"_"+string(pod.UID)), nil
-}
-
-// pathElement checks that value, the pod's field, is one element of a
-// path, so that a path built with it stays under its root: not empty, no
-// separator, not "." nor "..". Manifest validation refuses such values
-// first; this holds for any value that reaches a path another way.
-func pathElement(pod *v1.Pod, field, value string) error {
-	if !filepath.IsLocal(value) || strings.ContainsRune(value, filepath.Separator) || value == "." {
-		return fmt.Errorf("pod %s/%s: %s %q cannot be part of a file path: it must be one path element, neither \".\" nor \"..\"",
-			pod.Namespace, pod.Name, field, value)
-	}
-	return nil
 }
 
 // hostname is the pod's hostname: spec.hostname or the name, cut to a DNS
@@ -161,7 +137,7 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 		cfg.StopSignal = sig
 	}
 	if withLogs {
-		if err := pathElement(pod, "container name", c.Name); err != nil {
+		if err := cri.PathElement(pod, "container name", c.Name); err != nil {
 			return nil, err
 		}
 		cfg.LogPath = filepath.Join(c.Name, strconv.FormatUint(uint64(attempt), 10)+".log")

@@ -92,43 +92,6 @@ func TestContainerConfig(t *testing.T) {
 	}
 }
 
-func TestPodLogDir(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		edit      func(*v1.Pod)
-		wantDir   string
-		wantError []string // all in the error; nil: no error
-	}{
-		{"kubelet layout", func(*v1.Pod) {}, "/logs/ns_p_uid-p", nil},
-		{"uid climbing out", func(p *v1.Pod) { p.UID = "x/../../../escaped" }, "", []string{"pod ns/p", "metadata.uid", `"x/../../../escaped"`}},
-		{"uid with a separator", func(p *v1.Pod) { p.UID = "a/b" }, "", []string{"metadata.uid", `"a/b"`}},
-		{"name ..", func(p *v1.Pod) { p.Name = ".." }, "", []string{"pod ns/..", "metadata.name", `".."`}},
-		{"name .", func(p *v1.Pod) { p.Name = "." }, "", []string{"metadata.name", `"."`}},
-		{"absolute namespace", func(p *v1.Pod) { p.Namespace = "/etc" }, "", []string{"metadata.namespace", `"/etc"`}},
-		{"empty namespace", func(p *v1.Pod) { p.Namespace = "" }, "", []string{"metadata.namespace", `""`}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			pod := crifake.MakePod("p", v1.RestartPolicyAlways)
-			tc.edit(pod)
-			dir, err := podLogDir("/logs", pod)
-			if tc.wantError == nil {
-				if err != nil || dir != tc.wantDir {
-					t.Fatalf("podLogDir = %q, %v; want %q", dir, err, tc.wantDir)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("podLogDir = %q, want an error", dir)
-			}
-			for _, want := range tc.wantError {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not mention %s", err, want)
-				}
-			}
-		})
-	}
-}
-
 // No value of a pod leads its logs out of the log root: the sync fails,
 // saying which value, and creates nothing anywhere.
 func TestSyncPodLogDirectoryStaysUnderRoot(t *testing.T) {

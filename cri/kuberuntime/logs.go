@@ -2,149 +2,16 @@ package kuberuntime
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/logs"
 )
-
-// LogLookupError is why a container's log cannot be served: the container,
-// the instance or the log is missing (NotFound), or the request does not
-// say which container (a pod of several).
-type LogLookupError struct {
-	NotFound bool
-	msg      string
-}
-
-func (e *LogLookupError) Error() string { return e.msg }
-
-func logNotFound(format string, args ...any) error {
-	return &LogLookupError{NotFound: true, msg: fmt.Sprintf(format, args...)}
-}
-
-// ContainerLog is the log of one instance of a container of a pod.
-type ContainerLog struct {
-	// Path is the instance's current log file; its rotated files are
-	// beside it.
-	Path        string
-	rt          cri.Runtime
-	containerID string
-}
 
 // ContainerLog finds the log of container (of pod's spec; "" when the pod
 // has one container) in its latest instance, or the one before with
-// previous, as the kubelet's /containerLogs does. The path is built from
-// the pod's checked fields and the container's attempt, not taken from
-// the runtime.
-func (s *Syncer) ContainerLog(ctx context.Context, pod *v1.Pod, container string, previous bool) (*ContainerLog, error) {
-	podName := pod.Namespace + "/" + pod.Name
-	name, err := logContainerName(pod, container)
-	if err != nil {
-		return nil, err
-	}
-	if s.opts.LogRoot == "" {
-		return nil, logNotFound("container %q of pod %s: the embedded runtime writes no container logs (its containers run no process); run the agent on a real CRI runtime (--runtime-endpoint)", name, podName)
-	}
-	listed, err := s.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: map[string]string{
-		cri.PodUIDLabel: string(pod.UID), cri.ContainerNameLabel: name,
-	}})
-	if err != nil {
-		return nil, fmt.Errorf("container %q of pod %s: list its instances: %w", name, podName, err)
-	}
-	sort.Slice(listed, func(i, j int) bool { return listed[i].CreatedAt > listed[j].CreatedAt })
-	n := 0
-	if previous {
-		n = 1
-	}
-	if len(listed) <= n {
-		if previous {
-			return nil, logNotFound("container %q of pod %s has no previous instance: it has not restarted (or the earlier one was removed)", name, podName)
-		}
-		return nil, logNotFound("container %q of pod %s has not been created yet", name, podName)
-	}
-	dir, err := podLogDir(s.opts.LogRoot, pod)
-	if err == nil {
-		err = pathElement(pod, "container name", name)
-	}
-	if err != nil {
-		return nil, err
-	}
-	// The directories are the runtime's (root's) to create: a symbolic
-	// link there would lead the read elsewhere.
-	for _, d := range []string{dir, filepath.Join(dir, name)} {
-		fi, err := os.Lstat(d)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, logNotFound("container %q of pod %s has no log directory %s", name, podName, d)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("container %q of pod %s: %w", name, podName, err)
-		}
-		if !fi.IsDir() {
-			return nil, fmt.Errorf("container %q of pod %s: log directory %s is not a directory (mode %s)", name, podName, d, fi.Mode())
-		}
-	}
-	attempt := listed[n].GetMetadata().GetAttempt()
-	path := filepath.Join(dir, name, strconv.FormatUint(uint64(attempt), 10)+".log")
-	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, logNotFound("container %q of pod %s (restart %d) has no log file %s", name, podName, attempt, path)
-	}
-	return &ContainerLog{Path: path, rt: s.rt, containerID: listed[n].Id}, nil
-}
-
-// logContainerName is container, checked against pod's spec, or the pod's
-// only container when it is "". The error lists the choices, as kubectl's.
-func logContainerName(pod *v1.Pod, container string) (string, error) {
-	var names, inits []string
-	for _, c := range pod.Spec.Containers {
-		names = append(names, c.Name)
-	}
-	for _, c := range pod.Spec.InitContainers {
-		inits = append(inits, c.Name)
-	}
-	choices := "[" + strings.Join(names, " ") + "]"
-	if len(inits) > 0 {
-		choices += " or one of the init containers: [" + strings.Join(inits, " ") + "]"
-	}
-	if container == "" {
-		if len(names) == 1 && len(inits) == 0 {
-			return names[0], nil
-		}
-		return "", &LogLookupError{msg: fmt.Sprintf("a container name must be specified for pod %s/%s, choose one of: %s", pod.Namespace, pod.Name, choices)}
-	}
-	for _, n := range append(names, inits...) {
-		if n == container {
-			return n, nil
-		}
-	}
-	return "", logNotFound("container %q is not valid for pod %s/%s, choose one of: %s", container, pod.Namespace, pod.Name, choices)
-}
-
-// Write writes the instance's output to w as opts says; a follow ends
-// when the instance has exited and its log is read.
-func (l *ContainerLog) Write(ctx context.Context, opts LogOptions, w io.Writer) error {
-	return WriteLog(ctx, l.Path, opts, w, l.running)
-}
-
-// running reports whether the instance still runs; a removed one does not.
-func (l *ContainerLog) running(ctx context.Context) (bool, error) {
-	resp, err := l.rt.ContainerStatus(ctx, l.containerID, false)
-	if status.Code(err) == codes.NotFound {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("container %.12s: %w", l.containerID, err)
-	}
-	return resp.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING, nil
+// previous, as the kubelet's /containerLogs does (logs.Lookup, under
+// LogRoot).
+func (s *Syncer) ContainerLog(ctx context.Context, pod *v1.Pod, container string, previous bool) (*logs.ContainerLog, error) {
+	return logs.Lookup(ctx, s.rt, s.opts.LogRoot, pod, container, previous)
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/mount"
 )
 
@@ -28,7 +29,7 @@ import (
 // podDir is the pod's directory under podsRoot. It refuses a UID that would
 // lead the path elsewhere.
 func podDir(podsRoot string, pod *v1.Pod) (string, error) {
-	if err := pathElement(pod, "metadata.uid", string(pod.UID)); err != nil {
+	if err := cri.PathElement(pod, "metadata.uid", string(pod.UID)); err != nil {
 		return "", err
 	}
 	return filepath.Join(podsRoot, string(pod.UID)), nil
@@ -41,7 +42,7 @@ func terminationMessageFile(podsRoot string, pod *v1.Pod, name string, attempt u
 	if err != nil {
 		return "", err
 	}
-	if err := pathElement(pod, "container name", name); err != nil {
+	if err := cri.PathElement(pod, "container name", name); err != nil {
 		return "", err
 	}
 	return filepath.Join(dir, "containers", name, strconv.FormatUint(uint64(attempt), 10)), nil

@@ -12,6 +12,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/logs"
 )
 
 // RemoveDeadPod removes, in the background, what the runtime holds of a
@@ -109,10 +110,10 @@ func (s *Syncer) removeLogDir(p *cri.PodRuntime) {
 	if s.opts.LogRoot == "" || name == "" {
 		return
 	}
-	// The names come from the runtime's labels: podLogDir refuses any that
+	// The names come from the runtime's labels: logs.PodDir refuses any that
 	// would lead out of the log root, and nothing but a directory of the
 	// log root itself is removed.
-	dir, err := podLogDir(s.opts.LogRoot, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: p.UID}})
+	dir, err := logs.PodDir(s.opts.LogRoot, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: p.UID}})
 	if err != nil || filepath.Dir(dir) != filepath.Clean(s.opts.LogRoot) {
 		s.opts.Logger.Warn("not removing a pod log directory outside the log root", "dir", dir, "uid", p.UID, "err", err)
 		return

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podlife/podlife/cri/logs"
 	"github.com/podlife/podlife/internal/crifake"
 )
 
@@ -120,7 +121,7 @@ func TestRemoveDeadPodLogDirectory(t *testing.T) {
 			root := t.TempDir()
 			h := newHarness(t, Options{LogRoot: root}, "img")
 			pod := terminatedPod(h, "p")
-			dir, err := podLogDir(root, pod)
+			dir, err := logs.PodDir(root, pod)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,7 @@ import (
 	fakecri "k8s.io/cri-api/pkg/apis/testing"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/logs"
 	"github.com/podlife/podlife/internal/crifake"
 )
 
@@ -164,7 +165,7 @@ func TestSyncPodLogDirectory(t *testing.T) {
 		if root != "" {
 			// The removal of a previous incarnation of the UID took the
 			// directory: the next container's creation makes it again.
-			dir, err := podLogDir(root, pod)
+			dir, err := logs.PodDir(root, pod)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,7 +177,7 @@ func TestSyncPodLogDirectory(t *testing.T) {
 		want := []string{"", ""}
 		if root != "" {
 			want = []string{"c/0.log", "c/1.log"}
-			dir, err := podLogDir(root, pod)
+			dir, err := logs.PodDir(root, pod)
 			if err != nil {
 				t.Fatal(err)
 			}

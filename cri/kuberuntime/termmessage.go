@@ -10,6 +10,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/cri/logs"
 )
 
 // The kubelet's caps on termination messages (kubecontainer's constants).
@@ -19,10 +21,6 @@ const (
 	// maxPodMessages is what all the messages of one pod's statuses may
 	// take together, shared evenly between its containers.
 	maxPodMessages = 12 * 1024
-	// maxLogMessage and maxLogMessageLines bound a message taken from the
-	// log: the last 80 lines, cut to their last 2 KiB.
-	maxLogMessage      = 2 * 1024
-	maxLogMessageLines = 80
 )
 
 // terminationMessageMount creates the message file of the attempt-th
@@ -80,11 +78,11 @@ func (r messageReader) message(pod *v1.Pod, c *v1.Container, st *runtimeapi.Cont
 		if r.logRoot == "" {
 			return "", nil
 		}
-		dir, err := podLogDir(r.logRoot, pod)
+		dir, err := logs.PodDir(r.logRoot, pod)
 		if err != nil {
 			return "", err
 		}
-		return readLogTail(filepath.Join(dir, c.Name, fmt.Sprintf("%d.log", attempt)))
+		return logs.ReadTail(filepath.Join(dir, c.Name, fmt.Sprintf("%d.log", attempt)))
 	}
 	fallback := c.TerminationMessagePolicy == v1.TerminationMessageFallbackToLogsOnError &&
 		st.GetExitCode() != 0 && st.GetReason() != "ContainerCannotRun"

@@ -8,6 +8,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/cri"
 )
 
 // volumeMounts are the runtime's mounts of container c's volumeMounts, in
@@ -49,7 +51,7 @@ func subPathTarget(podsRoot string, pod *v1.Pod, volume, container string, index
 	if err != nil {
 		return "", err
 	}
-	if err := pathElement(pod, "container name", container); err != nil {
+	if err := cri.PathElement(pod, "container name", container); err != nil {
 		return "", err
 	}
 	return filepath.Join(dir, "volume-subpaths", volume, container, strconv.Itoa(index)), nil

@@ -49,7 +49,7 @@ func checkVolumes(pod *v1.Pod) error {
 	names := map[string]bool{}
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
-		if err := pathElement(pod, "volume name", v.Name); err != nil {
+		if err := cri.PathElement(pod, "volume name", v.Name); err != nil {
 			return err
 		}
 		if names[v.Name] {

@@ -1,4 +1,4 @@
-package kuberuntime
+package logs
 
 import (
 	"context"
@@ -123,7 +123,7 @@ func TestLogRotator(t *testing.T) {
 				logPaths:   map[string]string{"c1": path},
 				failReopen: tt.failReopen,
 			}
-			r := NewLogRotator(rt, rt, root, clocktesting.NewFakeClock(start), 100, 4)
+			r := NewRotator(rt, rt, root, clocktesting.NewFakeClock(start), 100, 4)
 			err := r.Rotate(t.Context())
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Fatalf("Rotate: %v, want error %q", err, tt.wantErr)
@@ -155,7 +155,7 @@ func TestLogRotatorKeepsNewest(t *testing.T) {
 		logPaths:   map[string]string{"c1": path},
 	}
 	clk := clocktesting.NewFakeClock(time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC))
-	r := NewLogRotator(rt, rt, root, clk, 1, 3)
+	r := NewRotator(rt, rt, root, clk, 1, 3)
 	for i := range 6 {
 		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 		if err != nil {
@@ -172,7 +172,7 @@ func TestLogRotatorKeepsNewest(t *testing.T) {
 		t.Errorf("files after 6 rotations: %v, want the log and 2 rotated", got)
 	}
 	var out strings.Builder
-	if err := WriteLog(t.Context(), path, LogOptions{TailLines: -1}, &out, exited); err != nil {
+	if err := Write(t.Context(), path, Options{TailLines: -1}, &out, exited); err != nil {
 		t.Fatal(err)
 	}
 	if want := "line e\nline f\n"; out.String() != want {

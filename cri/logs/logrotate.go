@@ -1,4 +1,4 @@
-package kuberuntime
+package logs
 
 import (
 	"context"
@@ -14,21 +14,21 @@ import (
 	"github.com/podlife/podlife/cri"
 )
 
-// LogReopener is the CRI call that has the runtime reopen a container's
+// Reopener is the CRI call that has the runtime reopen a container's
 // log file after it was renamed. containerd's does; the embedded runtime,
 // which writes no logs, has no need of it.
-type LogReopener interface {
+type Reopener interface {
 	ReopenContainerLog(ctx context.Context, containerID string) error
 }
 
-// LogRotator rotates the logs of the running containers by size, as the
+// Rotator rotates the logs of the running containers by size, as the
 // kubelet's container log manager does: a log of MaxSize bytes or more is
 // renamed to <log>.<YYYYMMDD-hhmmss>, the runtime reopens it, and the
 // oldest rotated files beyond MaxFiles-1 are deleted. Rotated files are
 // not compressed (the kubelet gzips all but the newest).
-type LogRotator struct {
+type Rotator struct {
 	rt     cri.Runtime
-	reopen LogReopener
+	reopen Reopener
 	root   string
 	clock  clock.Clock
 	// MaxSize is the size in bytes at which a log is rotated.
@@ -38,16 +38,16 @@ type LogRotator struct {
 	MaxFiles int
 }
 
-// NewLogRotator rotates the logs under root (the syncer's LogRoot) of the
+// NewRotator rotates the logs under root (the syncer's LogRoot) of the
 // containers of rt; the logs of other containers of the runtime are not
 // its own.
-func NewLogRotator(rt cri.Runtime, reopen LogReopener, root string, clk clock.Clock, maxSize int64, maxFiles int) *LogRotator {
-	return &LogRotator{rt: rt, reopen: reopen, root: root, clock: clk, MaxSize: maxSize, MaxFiles: maxFiles}
+func NewRotator(rt cri.Runtime, reopen Reopener, root string, clk clock.Clock, maxSize int64, maxFiles int) *Rotator {
+	return &Rotator{rt: rt, reopen: reopen, root: root, clock: clk, MaxSize: maxSize, MaxFiles: maxFiles}
 }
 
 // Rotate rotates every running container's log that reached MaxSize. It
 // goes on past a container it cannot rotate and returns every such error.
-func (r *LogRotator) Rotate(ctx context.Context) error {
+func (r *Rotator) Rotate(ctx context.Context) error {
 	listed, err := r.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{
 		State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
 	})
@@ -76,7 +76,7 @@ func (r *LogRotator) Rotate(ctx context.Context) error {
 }
 
 // rotateOne rotates the log at path of container c if it reached MaxSize.
-func (r *LogRotator) rotateOne(ctx context.Context, c *runtimeapi.Container, path string) error {
+func (r *Rotator) rotateOne(ctx context.Context, c *runtimeapi.Container, path string) error {
 	name := fmt.Sprintf("container %q of pod %s/%s (%.12s)", c.GetMetadata().GetName(),
 		c.GetLabels()[cri.PodNamespaceLabel], c.GetLabels()[cri.PodNameLabel], c.Id)
 	fi, err := os.Lstat(path)

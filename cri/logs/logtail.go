@@ -1,23 +1,31 @@
-package kuberuntime
+package logs
 
 import (
 	"bytes"
 	"os"
 )
 
-// logTailChunk is how much of a log readLogTail reads at a time, from its
+// logTailChunk is how much of a log ReadTail reads at a time, from its
 // end; maxLogTailRead bounds what it reads in all, whatever the records.
 const (
 	logTailChunk   = 8 * 1024
 	maxLogTailRead = 1 << 20
 )
 
-// readLogTail is what the kubelet reports of a failed container's log as
+// The kubelet's caps on a termination message taken from the log
+// (kubecontainer's constants): maxLogMessage and maxLogMessageLines bound
+// it to the last 80 lines, cut to their last 2 KiB.
+const (
+	maxLogMessage      = 2 * 1024
+	maxLogMessageLines = 80
+)
+
+// ReadTail is what the kubelet reports of a failed container's log as
 // its termination message: the content of the last maxLogMessageLines
 // records of the CRI log at path (stdout and stderr alike), cut to its last
 // maxLogMessage bytes. It reads the file backwards, only as far as those
 // need.
-func readLogTail(path string) (string, error) {
+func ReadTail(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err

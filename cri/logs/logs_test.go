@@ -1,4 +1,4 @@
-package kuberuntime
+package logs
 
 import (
 	"errors"
@@ -10,9 +10,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/internal/crifake"
 )
 
-// ContainerLog finds an instance's log from the pod's fields and the
+// Lookup finds an instance's log from the pod's fields and the
 // runtime's attempt: the latest instance, or the one before with
 // previous; every missing piece is a LogLookupError naming it, and a
 // symbolic link in place of the log's directories is refused.
@@ -74,20 +76,56 @@ func TestContainerLog(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			s := NewSyncer(&rotationRuntime{containers: tt.instances}, nil, Options{LogRoot: root})
-			log, err := s.ContainerLog(t.Context(), pod, "", tt.previous)
+			log, err := Lookup(t.Context(), &rotationRuntime{containers: tt.instances}, root, pod, "", tt.previous)
 			if tt.err != "" {
-				le, ok := errors.AsType[*LogLookupError](err)
+				le, ok := errors.AsType[*LookupError](err)
 				if err == nil || !strings.Contains(err.Error(), tt.err) || (tt.notFound && (!ok || !le.NotFound)) {
-					t.Fatalf("ContainerLog: %v, want error %q (not found: %v)", err, tt.err, tt.notFound)
+					t.Fatalf("Lookup: %v, want error %q (not found: %v)", err, tt.err, tt.notFound)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("ContainerLog: %v", err)
+				t.Fatalf("Lookup: %v", err)
 			}
 			if want := filepath.Join(dir, tt.want); log.Path != want {
-				t.Errorf("ContainerLog's path is %s, want %s", log.Path, want)
+				t.Errorf("Lookup's path is %s, want %s", log.Path, want)
+			}
+		})
+	}
+}
+
+func TestPodLogDir(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		edit      func(*v1.Pod)
+		wantDir   string
+		wantError []string // all in the error; nil: no error
+	}{
+		{"kubelet layout", func(*v1.Pod) {}, "/logs/ns_p_uid-p", nil},
+		{"uid climbing out", func(p *v1.Pod) { p.UID = "x/../../../escaped" }, "", []string{"pod ns/p", "metadata.uid", `"x/../../../escaped"`}},
+		{"uid with a separator", func(p *v1.Pod) { p.UID = "a/b" }, "", []string{"metadata.uid", `"a/b"`}},
+		{"name ..", func(p *v1.Pod) { p.Name = ".." }, "", []string{"pod ns/..", "metadata.name", `".."`}},
+		{"name .", func(p *v1.Pod) { p.Name = "." }, "", []string{"metadata.name", `"."`}},
+		{"absolute namespace", func(p *v1.Pod) { p.Namespace = "/etc" }, "", []string{"metadata.namespace", `"/etc"`}},
+		{"empty namespace", func(p *v1.Pod) { p.Namespace = "" }, "", []string{"metadata.namespace", `""`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := crifake.MakePod("p", v1.RestartPolicyAlways)
+			tc.edit(pod)
+			dir, err := PodDir("/logs", pod)
+			if tc.wantError == nil {
+				if err != nil || dir != tc.wantDir {
+					t.Fatalf("PodDir = %q, %v; want %q", dir, err, tc.wantDir)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("PodDir = %q, want an error", dir)
+			}
+			for _, want := range tc.wantError {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not mention %s", err, want)
+				}
 			}
 		})
 	}

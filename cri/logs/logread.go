@@ -1,4 +1,4 @@
-package kuberuntime
+package logs
 
 import (
 	"bytes"
@@ -15,8 +15,8 @@ import (
 	"time"
 )
 
-// LogOptions are the kubelet's /containerLogs query parameters.
-type LogOptions struct {
+// Options are the kubelet's /containerLogs query parameters.
+type Options struct {
 	// Follow keeps reading the log, across rotations, until the container
 	// exits.
 	Follow bool
@@ -162,7 +162,7 @@ var errLogLimit = errors.New("log output limit reached")
 // logReader reads the CRI log files of one container instance and writes
 // its output as LogOptions say.
 type logReader struct {
-	opts   LogOptions
+	opts   Options
 	w      io.Writer
 	left   int64 // bytes LimitBytes still allows
 	joiner lineJoiner
@@ -174,11 +174,11 @@ type logReader struct {
 	tailing bool
 }
 
-// WriteLog writes the output of the container instance whose log is at
+// Write writes the output of the container instance whose log is at
 // path, its rotated files first, as opts says. With opts.Follow it keeps
 // reading, across rotations, until running reports that the container has
 // exited (then it reads what is left) or ctx ends.
-func WriteLog(ctx context.Context, path string, opts LogOptions, w io.Writer, running func(context.Context) (bool, error)) error {
+func Write(ctx context.Context, path string, opts Options, w io.Writer, running func(context.Context) (bool, error)) error {
 	r := &logReader{opts: opts, w: w, left: opts.LimitBytes, tailing: opts.TailLines >= 0}
 	err := r.run(ctx, path, running)
 	if errors.Is(err, errLogLimit) {

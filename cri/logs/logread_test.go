@@ -1,4 +1,4 @@
-package kuberuntime
+package logs
 
 import (
 	"bytes"
@@ -43,12 +43,12 @@ func exited(context.Context) (bool, error) { return false, nil }
 // of rotated files first in their order, tail counted in lines, since on
 // a line's first record, a byte limit cutting a line.
 func TestWriteLog(t *testing.T) {
-	all := LogOptions{TailLines: -1}
+	all := Options{TailLines: -1}
 	tests := []struct {
 		name    string
 		current string
 		rotated []string
-		opts    LogOptions
+		opts    Options
 		want    string
 	}{
 		{"stdout and stderr, tags dropped", rec(1, "stdout", "F", "out") + rec(2, "stderr", "F:x", "err"), nil, all, "out\nerr\n"},
@@ -59,22 +59,22 @@ func TestWriteLog(t *testing.T) {
 		{"empty lines", rec(1, "stdout", "F", "") + rec(2, "stdout", "F", "x"), nil, all, "\nx\n"},
 		{"rotated files in order", rec(5, "stdout", "F", "c"), []string{rec(1, "stdout", "F", "a"), rec(3, "stdout", "F", "b")}, all, "a\nb\nc\n"},
 		{"a line across a rotation", rec(5, "stdout", "F", "end"), []string{rec(1, "stdout", "P", "start-")}, all, "start-end\n"},
-		{"tail", rec(3, "stdout", "F", "c") + rec(4, "stdout", "F", "d"), []string{rec(1, "stdout", "F", "a") + rec(2, "stdout", "F", "b")}, LogOptions{TailLines: 3}, "b\nc\nd\n"},
-		{"tail counts joined lines", rec(1, "stdout", "F", "a") + rec(2, "stdout", "P", "b") + rec(3, "stdout", "F", "c"), nil, LogOptions{TailLines: 1}, "bc\n"},
-		{"tail 0", rec(1, "stdout", "F", "a"), nil, LogOptions{TailLines: 0}, ""},
-		{"tail beyond the log", rec(1, "stdout", "F", "a"), nil, LogOptions{TailLines: 10}, "a\n"},
-		{"since", rec(1, "stdout", "F", "a") + rec(2, "stdout", "F", "b") + rec(3, "stdout", "F", "c"), nil, LogOptions{TailLines: -1, Since: at(2)}, "b\nc\n"},
-		{"since on a line's first record", rec(1, "stdout", "P", "a") + rec(3, "stdout", "F", "b"), nil, LogOptions{TailLines: -1, Since: at(2)}, ""},
-		{"timestamps", rec(1, "stdout", "P", "a") + rec(2, "stdout", "F", "b"), nil, LogOptions{TailLines: -1, Timestamps: true}, "2030-01-02T03:04:01Z ab\n"},
-		{"limit bytes cuts a line", rec(1, "stdout", "F", "abc") + rec(2, "stdout", "F", "def"), nil, LogOptions{TailLines: -1, LimitBytes: 6}, "abc\nde"},
-		{"limit bytes beyond the log", rec(1, "stdout", "F", "abc"), nil, LogOptions{TailLines: -1, LimitBytes: 100}, "abc\n"},
+		{"tail", rec(3, "stdout", "F", "c") + rec(4, "stdout", "F", "d"), []string{rec(1, "stdout", "F", "a") + rec(2, "stdout", "F", "b")}, Options{TailLines: 3}, "b\nc\nd\n"},
+		{"tail counts joined lines", rec(1, "stdout", "F", "a") + rec(2, "stdout", "P", "b") + rec(3, "stdout", "F", "c"), nil, Options{TailLines: 1}, "bc\n"},
+		{"tail 0", rec(1, "stdout", "F", "a"), nil, Options{TailLines: 0}, ""},
+		{"tail beyond the log", rec(1, "stdout", "F", "a"), nil, Options{TailLines: 10}, "a\n"},
+		{"since", rec(1, "stdout", "F", "a") + rec(2, "stdout", "F", "b") + rec(3, "stdout", "F", "c"), nil, Options{TailLines: -1, Since: at(2)}, "b\nc\n"},
+		{"since on a line's first record", rec(1, "stdout", "P", "a") + rec(3, "stdout", "F", "b"), nil, Options{TailLines: -1, Since: at(2)}, ""},
+		{"timestamps", rec(1, "stdout", "P", "a") + rec(2, "stdout", "F", "b"), nil, Options{TailLines: -1, Timestamps: true}, "2030-01-02T03:04:01Z ab\n"},
+		{"limit bytes cuts a line", rec(1, "stdout", "F", "abc") + rec(2, "stdout", "F", "def"), nil, Options{TailLines: -1, LimitBytes: 6}, "abc\nde"},
+		{"limit bytes beyond the log", rec(1, "stdout", "F", "abc"), nil, Options{TailLines: -1, LimitBytes: 100}, "abc\n"},
 		{"a last record without its newline", rec(1, "stdout", "F", "a") + strings.TrimSuffix(rec(2, "stdout", "F", "b"), "\n"), nil, all, "a\nb\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeLogFiles(t, tt.current, tt.rotated...)
 			var out bytes.Buffer
-			if err := WriteLog(t.Context(), path, tt.opts, &out, exited); err != nil {
+			if err := Write(t.Context(), path, tt.opts, &out, exited); err != nil {
 				t.Fatalf("WriteLog: %v", err)
 			}
 			if out.String() != tt.want {
@@ -96,7 +96,7 @@ func TestWriteLogRefusesSymlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := WriteLog(t.Context(), path, LogOptions{TailLines: -1}, &out, exited); err != nil {
+	if err := Write(t.Context(), path, Options{TailLines: -1}, &out, exited); err != nil {
 		t.Fatalf("WriteLog: %v", err)
 	}
 	if out.String() != "mine\n" {
@@ -109,7 +109,7 @@ func TestWriteLogRefusesSymlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	out.Reset()
-	if err := WriteLog(t.Context(), path, LogOptions{TailLines: -1}, &out, exited); err == nil || out.Len() > 0 {
+	if err := Write(t.Context(), path, Options{TailLines: -1}, &out, exited); err == nil || out.Len() > 0 {
 		t.Errorf("WriteLog of a symbolic link wrote %q, err %v; want an error", out.String(), err)
 	}
 }
@@ -146,7 +146,7 @@ func TestWriteLogFollow(t *testing.T) {
 	}
 	var out syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- WriteLog(t.Context(), path, LogOptions{TailLines: -1, Follow: true}, &out, isRunning) }()
+	go func() { done <- Write(t.Context(), path, Options{TailLines: -1, Follow: true}, &out, isRunning) }()
 
 	appendLog := func(p, s string) {
 		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
@@ -207,7 +207,7 @@ func TestWriteLogFollow(t *testing.T) {
 // A rotated file the rotation deleted between its listing and its
 // reading is skipped: the read goes on with the next.
 func TestReadRotatedFileGone(t *testing.T) {
-	r := &logReader{opts: LogOptions{TailLines: -1}, w: &bytes.Buffer{}}
+	r := &logReader{opts: Options{TailLines: -1}, w: &bytes.Buffer{}}
 	if err := r.readFile(filepath.Join(t.TempDir(), "0.log.20300102-030405")); err != nil {
 		t.Errorf("readFile of a deleted rotated log: %v, want none", err)
 	}
