@@ -34,6 +34,18 @@ type Images interface {
 	PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, podSandboxConfig *runtimeapi.PodSandboxConfig) (string, error)
 }
 
+// SandboxIP is the sandbox's IP, or "" when the runtime does not say
+// within 10 s or before ctx ends.
+func SandboxIP(ctx context.Context, rt Runtime, sbID string) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := rt.PodSandboxStatus(ctx, sbID, false)
+	if err != nil {
+		return ""
+	}
+	return resp.GetStatus().GetNetwork().GetIp()
+}
+
 // PodRuntime is what the runtime holds for one pod UID, read fresh.
 type PodRuntime struct {
 	UID types.UID

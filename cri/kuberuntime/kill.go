@@ -12,6 +12,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/lifecycle"
 )
 
 // Stopping a container as the kubelet's killContainer does: its preStop
@@ -104,7 +105,7 @@ func (k kill) uid() types.UID {
 func (s *Syncer) preStop(ctx context.Context, k kill, grace int64) (time.Duration, error) {
 	start := time.Now()
 	run := s.hooks.start(ctx, k.pod.UID, k.status.Id, grace, func(hctx context.Context) {
-		err := s.runHook(hctx, k.pod, k.spec, k.status.Id, k.sbID, k.spec.Lifecycle.PreStop)
+		err := lifecycle.RunHook(hctx, s.rt, k.pod, k.spec, k.status.Id, k.sbID, k.spec.Lifecycle.PreStop)
 		if err != nil && hctx.Err() == nil {
 			s.opts.Logger.Warn("preStop hook failed", "pod", k.pod.Namespace+"/"+k.pod.Name, "container", k.spec.Name, "err", err)
 			// The kubelet leaves the hook's output out of the event:

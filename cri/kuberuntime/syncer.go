@@ -62,8 +62,8 @@ type Options struct {
 	MaxRestartBackoff time.Duration
 	// RemovalTimeout bounds each background removal; 0 is 1 min.
 	RemovalTimeout time.Duration
-	// Probes runs the containers' probes (its Runner is NewProbeRunner's);
-	// nil runs none.
+	// Probes runs the containers' probes (its Runner is
+	// lifecycle.NewProbeRunner's); nil runs none.
 	Probes *prober.Manager
 }
 

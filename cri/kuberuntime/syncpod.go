@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/lifecycle"
 	"github.com/podlife/podlife/cri/qos"
 	"github.com/podlife/podlife/worker"
 )
@@ -285,7 +286,7 @@ func (s *Syncer) start(ctx context.Context, ps *podSync, c *v1.Container, id str
 // and leaves the container to the termination.
 func (s *Syncer) postStart(ctx context.Context, ps *podSync, c *v1.Container, id string) error {
 	pod := ps.pod
-	err := s.runHook(ctx, pod, c, id, ps.sbID, c.Lifecycle.PostStart)
+	err := lifecycle.RunHook(ctx, s.rt, pod, c, id, ps.sbID, c.Lifecycle.PostStart)
 	if err == nil {
 		return nil
 	}
@@ -370,16 +371,4 @@ func (s *Syncer) setStatus(pod *v1.Pod, p *cri.PodRuntime, sbID string, terminal
 }
 
 // podIP is the sandbox's IP, or "" when the runtime does not say.
-func (s *Syncer) podIP(sbID string) string { return sandboxIP(context.Background(), s.rt, sbID) }
-
-// sandboxIP is the sandbox's IP, or "" when the runtime does not say
-// within 10 s or before ctx ends.
-func sandboxIP(ctx context.Context, rt cri.Runtime, sbID string) string {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	resp, err := rt.PodSandboxStatus(ctx, sbID, false)
-	if err != nil {
-		return ""
-	}
-	return resp.GetStatus().GetNetwork().GetIp()
-}
+func (s *Syncer) podIP(sbID string) string { return cri.SandboxIP(context.Background(), s.rt, sbID) }

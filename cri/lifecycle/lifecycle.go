@@ -1,4 +1,11 @@
-package kuberuntime
+// Package lifecycle runs what containers' lifecycle hooks and probes do to
+// a running pod (kubelet: pkg/kubelet/lifecycle's handler runner, and the
+// exec, httpGet, tcpSocket and grpc probes of pkg/kubelet/prober and
+// pkg/probe): exec through the runtime's ExecSync, an HTTP GET to the
+// pod's IP or the action's host with named ports and headers, a TCP
+// connect, a gRPC health check, and a hook's sleep. The syncer decides
+// when a hook runs; the prober, when a probe does.
+package lifecycle
 
 import (
 	"context"
@@ -44,22 +51,22 @@ var hookHTTPClient = &http.Client{
 	},
 }
 
-// runHook runs handler h, a hook of container c of pod running as
+// RunHook runs handler h, a hook of container c of pod running on rt as
 // containerID in the sandbox sbID. It returns the failure in the words of
 // the kubelet's event messages, naming the container and the pod.
-func (s *Syncer) runHook(ctx context.Context, pod *v1.Pod, c *v1.Container, containerID, sbID string, h *v1.LifecycleHandler) error {
+func RunHook(ctx context.Context, rt cri.Runtime, pod *v1.Pod, c *v1.Container, containerID, sbID string, h *v1.LifecycleHandler) error {
 	switch {
 	case h.Exec != nil:
 		// The client would log a failed command at length (klog); the
 		// caller reports it.
-		out, _, err := s.rt.ExecSync(klog.NewContext(ctx, klog.Logger{}), containerID, h.Exec.Command, 0)
+		out, _, err := rt.ExecSync(klog.NewContext(ctx, klog.Logger{}), containerID, h.Exec.Command, 0)
 		if err != nil {
 			return fmt.Errorf("exec lifecycle hook (%s) for container %q in pod %s/%s failed - error: %w, message: %q",
 				strings.Join(h.Exec.Command, " "), c.Name, pod.Namespace, pod.Name, err, string(out))
 		}
 		return nil
 	case h.HTTPGet != nil:
-		if err := s.runHTTPHook(ctx, c, sbID, h.HTTPGet); err != nil {
+		if err := runHTTPHook(ctx, rt, c, sbID, h.HTTPGet); err != nil {
 			return fmt.Errorf("HTTP lifecycle hook (%s) for container %q in pod %s/%s failed - error: %w",
 				h.HTTPGet.Path, c.Name, pod.Namespace, pod.Name, err)
 		}
@@ -81,8 +88,8 @@ func (s *Syncer) runHook(ctx context.Context, pod *v1.Pod, c *v1.Container, cont
 // runHTTPHook sends the GET: to the handler's host, else the pod's IP. As
 // in the kubelet, only a failure to get a response fails the hook, not the
 // response's status code.
-func (s *Syncer) runHTTPHook(ctx context.Context, c *v1.Container, sbID string, g *v1.HTTPGetAction) error {
-	host, err := actionHost(ctx, s.rt, g.Host, sbID)
+func runHTTPHook(ctx context.Context, rt cri.Runtime, c *v1.Container, sbID string, g *v1.HTTPGetAction) error {
+	host, err := actionHost(ctx, rt, g.Host, sbID)
 	if err != nil {
 		return err
 	}
@@ -96,7 +103,7 @@ func actionHost(ctx context.Context, rt cri.Runtime, host, sbID string) (string,
 	if host != "" {
 		return host, nil
 	}
-	if host = sandboxIP(ctx, rt, sbID); host == "" {
+	if host = cri.SandboxIP(ctx, rt, sbID); host == "" {
 		return "", fmt.Errorf("the pod has no IP (sandbox %s)", sbID)
 	}
 	return host, nil
