@@ -40,3 +40,23 @@ func PathElement(pod *v1.Pod, field, value string) error {
 	}
 	return nil
 }
+
+// The files the syncer makes for a pod live in one directory per pod under
+// its pods root (kuberuntime's Options.PodsRoot), as the kubelet's do under
+// /var/lib/kubelet/pods:
+//
+//	<PodsRoot>/<uid>/etc-hosts                      the pod's /etc/hosts (podfiles)
+//	<PodsRoot>/<uid>/containers/<name>/<attempt>    a container instance's termination message (podfiles)
+//	<PodsRoot>/<uid>/volumes/..., volume-subpaths/...  the pod's volumes
+//
+// The directory goes with the pod: removed with its sandboxes and
+// containers (kuberuntime's remove), never while any of them exists.
+
+// PodDir is the pod's directory under podsRoot. It refuses a UID that would
+// lead the path elsewhere.
+func PodDir(podsRoot string, pod *v1.Pod) (string, error) {
+	if err := PathElement(pod, "metadata.uid", string(pod.UID)); err != nil {
+		return "", err
+	}
+	return filepath.Join(podsRoot, string(pod.UID)), nil
+}

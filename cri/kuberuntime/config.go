@@ -15,6 +15,7 @@ import (
 
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/logs"
+	"github.com/podlife/podlife/cri/podfiles"
 )
 
 // defaultGracePeriod is the API's default terminationGracePeriodSeconds.
@@ -60,7 +61,7 @@ func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) (*runtimeapi.Pod
 		// A pod on the node's network has the node's UTS namespace too, and
 		// so its hostname: runc refuses to set one without a UTS namespace
 		// of its own (the kubelet sets none either).
-		cfg.Hostname = hostname(pod)
+		cfg.Hostname = podfiles.Hostname(pod)
 	}
 	if logRoot != "" {
 		dir, err := logs.PodDir(logRoot, pod)
@@ -86,20 +87,6 @@ func namespaceOptions(pod *v1.Pod) *runtimeapi.NamespaceOption {
 		Pid:     runtimeapi.NamespaceMode_CONTAINER,
 		Ipc:     runtimeapi.NamespaceMode_POD,
 	}
-}
-
-// hostname is the pod's hostname: spec.hostname or the name, cut to a DNS
-// label's 63 characters, without the '-' or '.' the cut may leave at its
-// end (the kubelet's truncatePodHostnameIfNeeded).
-func hostname(pod *v1.Pod) string {
-	h := pod.Spec.Hostname
-	if h == "" {
-		h = pod.Name
-	}
-	if len(h) > 63 {
-		h = strings.TrimRight(h[:63], "-.")
-	}
-	return h
 }
 
 // containerConfig describes the attempt-th instance of container c of pod.

@@ -9,6 +9,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/podfiles"
 	"github.com/podlife/podlife/cri/prober"
 )
 
@@ -30,7 +31,7 @@ type statusInput struct {
 	// runtimeName prefixes container IDs ("containerd://...").
 	runtimeName string
 	// messages reads exited containers' termination messages.
-	messages messageReader
+	messages podfiles.MessageReader
 	// probes, when set, decide the running containers' started and ready.
 	probes *prober.Manager
 }
@@ -202,7 +203,7 @@ func containerState(in statusInput, spec *v1.Container, c *runtimeapi.ContainerS
 		return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
 			ExitCode:    c.ExitCode,
 			Reason:      c.Reason,
-			Message:     in.messages.message(in.pod, spec, c),
+			Message:     in.messages.Message(in.pod, spec, c),
 			StartedAt:   metav1.NewTime(time.Unix(0, c.StartedAt)),
 			FinishedAt:  metav1.NewTime(time.Unix(0, c.FinishedAt)),
 			ContainerID: id,
@@ -228,4 +229,28 @@ func finished(pod *v1.Pod, rt *cri.PodRuntime, sandboxID string) bool {
 		}
 	}
 	return true
+}
+
+// maxPodMessages is what all the messages of one pod's statuses may take
+// together, shared evenly between its containers (the kubelet's cap, a
+// kubecontainer constant).
+const maxPodMessages = 12 * 1024
+
+// capPodMessages cuts the terminated messages of the pod's statuses so that
+// together they fit maxPodMessages, each to an even share: the kubelet's
+// status manager does so (normalizeStatus) before it writes a status.
+func capPodMessages(pod *v1.Pod, st *v1.PodStatus) {
+	share := maxPodMessages
+	if n := len(pod.Spec.Containers) + len(pod.Spec.InitContainers); n > 0 {
+		share /= n
+	}
+	for _, statuses := range [][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+		for i := range statuses {
+			for _, t := range []*v1.ContainerStateTerminated{statuses[i].State.Terminated, statuses[i].LastTerminationState.Terminated} {
+				if t != nil && len(t.Message) > share {
+					t.Message = t.Message[:share]
+				}
+			}
+		}
+	}
 }

@@ -1,6 +1,8 @@
 package kuberuntime
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -243,6 +245,53 @@ func TestPodReadyToStartContainers(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Errorf("PodReadyToStartContainers = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// The pod's messages share 12 KiB evenly between its containers, init
+// containers included, in both the state and the last termination state.
+func TestCapPodMessages(t *testing.T) {
+	terminated := func(n int) v1.ContainerState {
+		return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Message: strings.Repeat("m", n)}}
+	}
+	for _, tc := range []struct {
+		name           string
+		inits, regular int
+		size           int
+		want           int
+	}{
+		{"one container keeps 4 KiB", 0, 1, 4096, 4096},
+		{"three share 12 KiB", 0, 3, 4096, 4096},
+		{"four get 3 KiB each", 0, 4, 4096, 3072},
+		{"init containers count", 2, 2, 4096, 3072},
+		{"short messages stay", 0, 12, 100, 100},
+		{"twelve get 1 KiB", 6, 6, 4096, 1024},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &v1.Pod{}
+			st := &v1.PodStatus{}
+			for i := range tc.inits {
+				pod.Spec.InitContainers = append(pod.Spec.InitContainers, v1.Container{Name: fmt.Sprint("i", i)})
+				st.InitContainerStatuses = append(st.InitContainerStatuses, v1.ContainerStatus{State: terminated(tc.size), LastTerminationState: terminated(tc.size)})
+			}
+			for i := range tc.regular {
+				pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: fmt.Sprint("c", i)})
+				st.ContainerStatuses = append(st.ContainerStatuses, v1.ContainerStatus{State: terminated(tc.size), LastTerminationState: terminated(tc.size)})
+			}
+			total := 0
+			capPodMessages(pod, st)
+			for _, cs := range append(st.InitContainerStatuses, st.ContainerStatuses...) {
+				for _, s := range []v1.ContainerState{cs.State, cs.LastTerminationState} {
+					if n := len(s.Terminated.Message); n != tc.want {
+						t.Errorf("message of %d bytes, want %d", n, tc.want)
+					}
+				}
+				total += len(cs.State.Terminated.Message)
+			}
+			if total > maxPodMessages {
+				t.Errorf("the pod's current messages take %d bytes, more than %d", total, maxPodMessages)
 			}
 		})
 	}

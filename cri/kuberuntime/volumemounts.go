@@ -47,7 +47,7 @@ func volumeMounts(podsRoot string, pod *v1.Pod, c *v1.Container, vols map[string
 // subPathTarget is where the index-th volumeMount of container c, of
 // volume, has its subPath bind-mounted (the kubelet's layout).
 func subPathTarget(podsRoot string, pod *v1.Pod, volume, container string, index int) (string, error) {
-	dir, err := podDir(podsRoot, pod)
+	dir, err := cri.PodDir(podsRoot, pod)
 	if err != nil {
 		return "", err
 	}

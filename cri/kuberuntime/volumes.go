@@ -165,7 +165,7 @@ func allContainers(pod *v1.Pod) []*v1.Container {
 // hostPath is checked against its type, and a downwardAPI volume's files
 // follow the pod's labels and annotations. It returns the volumes by name.
 func (s *Syncer) setUpVolumes(pod *v1.Pod) (map[string]podVolume, error) {
-	dir, err := podDir(s.opts.PodsRoot, pod)
+	dir, err := cri.PodDir(s.opts.PodsRoot, pod)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,51 +13,20 @@ import (
 
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/mount"
+	"github.com/podlife/podlife/cri/podfiles"
 )
-
-// The files the syncer makes for a pod live in one directory per pod under
-// Options.PodsRoot, as the kubelet's do under /var/lib/kubelet/pods:
-//
-//	<PodsRoot>/<uid>/etc-hosts                      the pod's /etc/hosts
-//	<PodsRoot>/<uid>/containers/<name>/<attempt>    a container instance's termination message
-//	<PodsRoot>/<uid>/volumes/..., volume-subpaths/...  the pod's volumes (volumes.go)
-//
-// The directory goes with the pod: removed with its sandboxes and
-// containers (remove), never while any of them exists.
-
-// podDir is the pod's directory under podsRoot. It refuses a UID that would
-// lead the path elsewhere.
-func podDir(podsRoot string, pod *v1.Pod) (string, error) {
-	if err := cri.PathElement(pod, "metadata.uid", string(pod.UID)); err != nil {
-		return "", err
-	}
-	return filepath.Join(podsRoot, string(pod.UID)), nil
-}
-
-// terminationMessageFile is where the attempt-th instance of container name
-// of pod finds its termination message on the host.
-func terminationMessageFile(podsRoot string, pod *v1.Pod, name string, attempt uint32) (string, error) {
-	dir, err := podDir(podsRoot, pod)
-	if err != nil {
-		return "", err
-	}
-	if err := cri.PathElement(pod, "container name", name); err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "containers", name, strconv.FormatUint(uint64(attempt), 10)), nil
-}
 
 // removePodDir removes the pod's directory under podsRoot, if any, once
 // nothing is mounted in it any more (the syncer unmounts what it mounted
 // there: tmpfs, subPath bind mounts). The
-// UID comes from the runtime's labels: podDir refuses one that would lead
+// UID comes from the runtime's labels: cri.PodDir refuses one that would lead
 // out of podsRoot, and nothing but a directory of podsRoot itself is
 // removed.
 func removePodDir(podsRoot string, uid types.UID) error {
 	if podsRoot == "" {
 		return nil
 	}
-	dir, err := podDir(podsRoot, &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}})
+	dir, err := cri.PodDir(podsRoot, &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}})
 	if err != nil {
 		return err
 	}
@@ -85,7 +53,7 @@ func (s *Syncer) podFileMounts(ctx context.Context, ps *podSync, c *v1.Container
 	if err != nil {
 		return nil, err
 	}
-	if !mountsAt(c, etcHostsPath) {
+	if !mountsAt(c, podfiles.EtcHostsPath) {
 		hosts, err := s.hostsMount(ctx, ps)
 		if err != nil {
 			return nil, err
@@ -94,7 +62,7 @@ func (s *Syncer) podFileMounts(ctx context.Context, ps *podSync, c *v1.Container
 			mounts = append(mounts, hosts)
 		}
 	}
-	msg, err := terminationMessageMount(s.opts.PodsRoot, ps.pod, c, attempt)
+	msg, err := podfiles.MessageMount(s.opts.PodsRoot, ps.pod, c, attempt)
 	if err != nil {
 		return nil, err
 	}
@@ -106,6 +74,42 @@ func (s *Syncer) podFileMounts(ctx context.Context, ps *podSync, c *v1.Container
 
 // messages reads the termination messages of the files podFileMounts made
 // and, as a fallback, of the container logs.
-func (s *Syncer) messages() messageReader {
-	return messageReader{podsRoot: s.opts.PodsRoot, logRoot: s.opts.LogRoot}
+func (s *Syncer) messages() podfiles.MessageReader {
+	return podfiles.MessageReader{PodsRoot: s.opts.PodsRoot, LogRoot: s.opts.LogRoot}
+}
+
+// hostsMount writes the pod's hosts file for the sandbox's IPs and returns
+// its mount at /etc/hosts, read-write as the kubelet mounts it; nil for a
+// pod on the host network (its containers see the node's names, as the
+// runtime gives them) and for a sandbox without an IP (nothing to write:
+// the kubelet mounts none either).
+func (s *Syncer) hostsMount(ctx context.Context, ps *podSync) (*runtimeapi.Mount, error) {
+	if ps.pod.Spec.HostNetwork {
+		return nil, nil
+	}
+	ips, err := ps.sandboxIPs(ctx, s.rt)
+	if err != nil || len(ips) == 0 {
+		return nil, err
+	}
+	return podfiles.HostsMount(s.opts.PodsRoot, ps.pod, ips)
+}
+
+// sandboxIPs are the IPs of the pod's sandbox, asked of the runtime once
+// per sync.
+func (ps *podSync) sandboxIPs(ctx context.Context, rt cri.Runtime) ([]string, error) {
+	if ps.ips != nil {
+		return ps.ips, nil
+	}
+	resp, err := rt.PodSandboxStatus(ctx, ps.sbID, false)
+	if err != nil {
+		return nil, fmt.Errorf("status of sandbox %s of pod %s/%s: %w", ps.sbID, ps.pod.Namespace, ps.pod.Name, err)
+	}
+	ps.ips = []string{}
+	if n := resp.GetStatus().GetNetwork(); n.GetIp() != "" {
+		ps.ips = append(ps.ips, n.GetIp())
+		for _, ip := range n.GetAdditionalIps() {
+			ps.ips = append(ps.ips, ip.GetIp())
+		}
+	}
+	return ps.ips, nil
 }

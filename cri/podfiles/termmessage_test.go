@@ -1,8 +1,7 @@
-package kuberuntime
+package podfiles
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -58,7 +57,7 @@ func TestTerminationMessageSelection(t *testing.T) {
 // first.
 func TestMessageReader(t *testing.T) {
 	root := t.TempDir()
-	r := messageReader{podsRoot: filepath.Join(root, "pods"), logRoot: filepath.Join(root, "logs")}
+	r := MessageReader{PodsRoot: filepath.Join(root, "pods"), LogRoot: filepath.Join(root, "logs")}
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u1"}}
 	long := strings.Repeat("x", 5000) + "END"
 	logLines := "2030-01-02T03:04:05.000000000Z stdout F out line\n2030-01-02T03:04:05.000000001Z stderr F err line\n"
@@ -87,15 +86,15 @@ func TestMessageReader(t *testing.T) {
 			if tc.noPath {
 				c.TerminationMessagePath = ""
 			}
-			path := filepath.Join(r.podsRoot, "u1", "containers", "app", "3")
+			path := filepath.Join(r.PodsRoot, "u1", "containers", "app", "3")
 			os.Remove(path)
 			if tc.file != nil {
 				crifake.WriteFile(t, path, *tc.file)
 			}
-			crifake.WriteFile(t, filepath.Join(r.logRoot, "ns_web_u1", "app", "3.log"), logLines)
+			crifake.WriteFile(t, filepath.Join(r.LogRoot, "ns_web_u1", "app", "3.log"), logLines)
 			st := exitedStatus("app", 3, tc.exit, tc.reason)
 			st.Message = tc.runtime
-			if got := r.message(pod, c, st); got != tc.want {
+			if got := r.Message(pod, c, st); got != tc.want {
 				t.Errorf("message %.60q (%d bytes), want %.60q (%d bytes)", got, len(got), tc.want, len(tc.want))
 			}
 		})
@@ -104,57 +103,10 @@ func TestMessageReader(t *testing.T) {
 		st := exitedStatus("app", 3, 1, "Error")
 		st.Message = "runtime"
 		c := &v1.Container{Name: "app", TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: v1.TerminationMessageFallbackToLogsOnError}
-		if got := (messageReader{}).message(pod, c, st); got != "runtime" {
+		if got := (MessageReader{}).Message(pod, c, st); got != "runtime" {
 			t.Errorf("message %q, want only the runtime's", got)
 		}
 	})
-}
-
-// The pod's messages share 12 KiB evenly between its containers, init
-// containers included, in both the state and the last termination state.
-func TestCapPodMessages(t *testing.T) {
-	terminated := func(n int) v1.ContainerState {
-		return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{Message: strings.Repeat("m", n)}}
-	}
-	for _, tc := range []struct {
-		name           string
-		inits, regular int
-		size           int
-		want           int
-	}{
-		{"one container keeps 4 KiB", 0, 1, 4096, 4096},
-		{"three share 12 KiB", 0, 3, 4096, 4096},
-		{"four get 3 KiB each", 0, 4, 4096, 3072},
-		{"init containers count", 2, 2, 4096, 3072},
-		{"short messages stay", 0, 12, 100, 100},
-		{"twelve get 1 KiB", 6, 6, 4096, 1024},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			pod := &v1.Pod{}
-			st := &v1.PodStatus{}
-			for i := range tc.inits {
-				pod.Spec.InitContainers = append(pod.Spec.InitContainers, v1.Container{Name: fmt.Sprint("i", i)})
-				st.InitContainerStatuses = append(st.InitContainerStatuses, v1.ContainerStatus{State: terminated(tc.size), LastTerminationState: terminated(tc.size)})
-			}
-			for i := range tc.regular {
-				pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: fmt.Sprint("c", i)})
-				st.ContainerStatuses = append(st.ContainerStatuses, v1.ContainerStatus{State: terminated(tc.size), LastTerminationState: terminated(tc.size)})
-			}
-			total := 0
-			capPodMessages(pod, st)
-			for _, cs := range append(st.InitContainerStatuses, st.ContainerStatuses...) {
-				for _, s := range []v1.ContainerState{cs.State, cs.LastTerminationState} {
-					if n := len(s.Terminated.Message); n != tc.want {
-						t.Errorf("message of %d bytes, want %d", n, tc.want)
-					}
-				}
-				total += len(cs.State.Terminated.Message)
-			}
-			if total > maxPodMessages {
-				t.Errorf("the pod's current messages take %d bytes, more than %d", total, maxPodMessages)
-			}
-		})
-	}
 }
 
 // exitedStatus is the runtime status of the attempt-th instance of

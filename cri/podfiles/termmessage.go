@@ -1,4 +1,4 @@
-package kuberuntime
+package podfiles
 
 import (
 	"errors"
@@ -7,27 +7,24 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/logs"
 )
 
-// The kubelet's caps on termination messages (kubecontainer's constants).
-const (
-	// maxMessageFile is how much of a message file is read: its last 4 KiB.
-	maxMessageFile = 4 * 1024
-	// maxPodMessages is what all the messages of one pod's statuses may
-	// take together, shared evenly between its containers.
-	maxPodMessages = 12 * 1024
-)
+// maxMessageFile is how much of a message file is read: its last 4 KiB
+// (the kubelet's cap, a kubecontainer constant).
+const maxMessageFile = 4 * 1024
 
-// terminationMessageMount creates the message file of the attempt-th
-// instance of container c (empty, mode 0666 whatever the umask, so that any
-// user the container runs as can write it) and returns its read-write
-// mount at c's terminationMessagePath; nil when c has none.
-func terminationMessageMount(podsRoot string, pod *v1.Pod, c *v1.Container, attempt uint32) (*runtimeapi.Mount, error) {
+// MessageMount creates the message file of the attempt-th instance of
+// container c (empty, mode 0666 whatever the umask, so that any user the
+// container runs as can write it) and returns its read-write mount at c's
+// terminationMessagePath; nil when c has none.
+func MessageMount(podsRoot string, pod *v1.Pod, c *v1.Container, attempt uint32) (*runtimeapi.Mount, error) {
 	if c.TerminationMessagePath == "" {
 		return nil, nil
 	}
@@ -51,34 +48,34 @@ func terminationMessageMount(podsRoot string, pod *v1.Pod, c *v1.Container, atte
 	return &runtimeapi.Mount{ContainerPath: c.TerminationMessagePath, HostPath: path}, nil
 }
 
-// messageReader finds the termination messages of exited containers: in
-// their message files under podsRoot and, as a fallback, in their logs
-// under logRoot. Its zero value finds none.
-type messageReader struct{ podsRoot, logRoot string }
+// MessageReader finds the termination messages of exited containers: in
+// their message files under PodsRoot and, as a fallback, in their logs
+// under LogRoot. Its zero value finds none.
+type MessageReader struct{ PodsRoot, LogRoot string }
 
-// message is the terminated state's message of st, an exited instance of
+// Message is the terminated state's message of st, an exited instance of
 // spec container c: the runtime's own message, then, after ": ", the
 // container's termination message (the kubelet's
 // convertToKubeContainerStatus).
-func (r messageReader) message(pod *v1.Pod, c *v1.Container, st *runtimeapi.ContainerStatus) string {
+func (r MessageReader) Message(pod *v1.Pod, c *v1.Container, st *runtimeapi.ContainerStatus) string {
 	msg := st.GetMessage()
-	if r.podsRoot == "" && r.logRoot == "" {
+	if r.PodsRoot == "" && r.LogRoot == "" {
 		return msg
 	}
 	attempt := st.GetMetadata().GetAttempt()
 	var file messageFile
-	if r.podsRoot != "" && c.TerminationMessagePath != "" {
-		path, err := terminationMessageFile(r.podsRoot, pod, c.Name, attempt)
+	if r.PodsRoot != "" && c.TerminationMessagePath != "" {
+		path, err := terminationMessageFile(r.PodsRoot, pod, c.Name, attempt)
 		if err == nil {
 			file.path = path
 			file.data, file.err = readLast(path, maxMessageFile)
 		}
 	}
 	logTail := func() (string, error) {
-		if r.logRoot == "" {
+		if r.LogRoot == "" {
 			return "", nil
 		}
-		dir, err := logs.PodDir(r.logRoot, pod)
+		dir, err := logs.PodDir(r.LogRoot, pod)
 		if err != nil {
 			return "", err
 		}
@@ -137,21 +134,15 @@ func readLast(path string, n int64) ([]byte, error) {
 	return io.ReadAll(io.NewSectionReader(f, start, fi.Size()-start))
 }
 
-// capPodMessages cuts the terminated messages of the pod's statuses so that
-// together they fit maxPodMessages, each to an even share: the kubelet's
-// status manager does so (normalizeStatus) before it writes a status.
-func capPodMessages(pod *v1.Pod, st *v1.PodStatus) {
-	share := maxPodMessages
-	if n := len(pod.Spec.Containers) + len(pod.Spec.InitContainers); n > 0 {
-		share /= n
+// terminationMessageFile is where the attempt-th instance of container name
+// of pod finds its termination message on the host.
+func terminationMessageFile(podsRoot string, pod *v1.Pod, name string, attempt uint32) (string, error) {
+	dir, err := cri.PodDir(podsRoot, pod)
+	if err != nil {
+		return "", err
 	}
-	for _, statuses := range [][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
-		for i := range statuses {
-			for _, t := range []*v1.ContainerStateTerminated{statuses[i].State.Terminated, statuses[i].LastTerminationState.Terminated} {
-				if t != nil && len(t.Message) > share {
-					t.Message = t.Message[:share]
-				}
-			}
-		}
+	if err := cri.PathElement(pod, "container name", name); err != nil {
+		return "", err
 	}
+	return filepath.Join(dir, "containers", name, strconv.FormatUint(uint64(attempt), 10)), nil
 }

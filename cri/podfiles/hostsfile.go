@@ -1,8 +1,7 @@
-package kuberuntime
+package podfiles
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,8 +15,8 @@ import (
 	"github.com/podlife/podlife/cri"
 )
 
-// etcHostsPath is where every container of a pod sees the pod's hosts file.
-const etcHostsPath = "/etc/hosts"
+// EtcHostsPath is where every container of a pod sees the pod's hosts file.
+const EtcHostsPath = "/etc/hosts"
 
 // hostsFileName is the pod's hosts file in its directory.
 const hostsFileName = "etc-hosts"
@@ -39,7 +38,7 @@ func hostsFileContent(pod *v1.Pod, podIPs []string) []byte {
 	b.WriteString("fe00::0\tip6-mcastprefix\n")
 	b.WriteString("fe00::1\tip6-allnodes\n")
 	b.WriteString("fe00::2\tip6-allrouters\n")
-	name := hostname(pod)
+	name := Hostname(pod)
 	for _, ip := range podIPs {
 		if sub := pod.Spec.Subdomain; sub != "" {
 			fmt.Fprintf(&b, "%s\t%s.%s.%s.svc.%s\t%s\n", ip, name, sub, pod.Namespace, clusterDomain, name)
@@ -56,28 +55,19 @@ func hostsFileContent(pod *v1.Pod, podIPs []string) []byte {
 	return b.Bytes()
 }
 
-// hostsMount writes the pod's hosts file for the sandbox's IPs and returns
-// its mount at /etc/hosts, read-write as the kubelet mounts it; nil for a
-// pod on the host network (its containers see the node's names, as the
-// runtime gives them) and for a sandbox without an IP (nothing to write:
-// the kubelet mounts none either).
-func (s *Syncer) hostsMount(ctx context.Context, ps *podSync) (*runtimeapi.Mount, error) {
-	if ps.pod.Spec.HostNetwork {
-		return nil, nil
-	}
-	ips, err := ps.sandboxIPs(ctx, s.rt)
-	if err != nil || len(ips) == 0 {
-		return nil, err
-	}
-	dir, err := podDir(s.opts.PodsRoot, ps.pod)
+// HostsMount writes the pod's hosts file for its IPs into its directory
+// under podsRoot and returns its mount at /etc/hosts, read-write as the
+// kubelet mounts it.
+func HostsMount(podsRoot string, pod *v1.Pod, ips []string) (*runtimeapi.Mount, error) {
+	dir, err := cri.PodDir(podsRoot, pod)
 	if err != nil {
 		return nil, err
 	}
 	path := filepath.Join(dir, hostsFileName)
-	if err := writeIfChanged(path, hostsFileContent(ps.pod, ips)); err != nil {
-		return nil, fmt.Errorf("hosts file of pod %s/%s: %w", ps.pod.Namespace, ps.pod.Name, err)
+	if err := writeIfChanged(path, hostsFileContent(pod, ips)); err != nil {
+		return nil, fmt.Errorf("hosts file of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	return &runtimeapi.Mount{ContainerPath: etcHostsPath, HostPath: path}, nil
+	return &runtimeapi.Mount{ContainerPath: EtcHostsPath, HostPath: path}, nil
 }
 
 // writeIfChanged writes content to path (mode 0644, its directory made)
@@ -98,22 +88,16 @@ func writeIfChanged(path string, content []byte) error {
 	return os.WriteFile(path, content, 0o644)
 }
 
-// sandboxIPs are the IPs of the pod's sandbox, asked of the runtime once
-// per sync.
-func (ps *podSync) sandboxIPs(ctx context.Context, rt cri.Runtime) ([]string, error) {
-	if ps.ips != nil {
-		return ps.ips, nil
+// Hostname is the pod's hostname: spec.hostname or the name, cut to a DNS
+// label's 63 characters, without the '-' or '.' the cut may leave at its
+// end (the kubelet's truncatePodHostnameIfNeeded).
+func Hostname(pod *v1.Pod) string {
+	h := pod.Spec.Hostname
+	if h == "" {
+		h = pod.Name
 	}
-	resp, err := rt.PodSandboxStatus(ctx, ps.sbID, false)
-	if err != nil {
-		return nil, fmt.Errorf("status of sandbox %s of pod %s/%s: %w", ps.sbID, ps.pod.Namespace, ps.pod.Name, err)
+	if len(h) > 63 {
+		h = strings.TrimRight(h[:63], "-.")
 	}
-	ps.ips = []string{}
-	if n := resp.GetStatus().GetNetwork(); n.GetIp() != "" {
-		ps.ips = append(ps.ips, n.GetIp())
-		for _, ip := range n.GetAdditionalIps() {
-			ps.ips = append(ps.ips, ip.GetIp())
-		}
-	}
-	return ps.ips, nil
+	return h
 }
