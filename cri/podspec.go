@@ -47,7 +47,7 @@ func PathElement(pod *v1.Pod, field, value string) error {
 //
 //	<PodsRoot>/<uid>/etc-hosts                      the pod's /etc/hosts (podfiles)
 //	<PodsRoot>/<uid>/containers/<name>/<attempt>    a container instance's termination message (podfiles)
-//	<PodsRoot>/<uid>/volumes/..., volume-subpaths/...  the pod's volumes
+//	<PodsRoot>/<uid>/volumes/..., volume-subpaths/...  the pod's volumes (volume)
 //
 // The directory goes with the pod: removed with its sandboxes and
 // containers (kuberuntime's remove), never while any of them exists.

@@ -3,43 +3,14 @@ package kuberuntime
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/cri"
-	"github.com/podlife/podlife/cri/mount"
 	"github.com/podlife/podlife/cri/podfiles"
+	"github.com/podlife/podlife/cri/volume"
 )
-
-// removePodDir removes the pod's directory under podsRoot, if any, once
-// nothing is mounted in it any more (the syncer unmounts what it mounted
-// there: tmpfs, subPath bind mounts). The
-// UID comes from the runtime's labels: cri.PodDir refuses one that would lead
-// out of podsRoot, and nothing but a directory of podsRoot itself is
-// removed.
-func removePodDir(podsRoot string, uid types.UID) error {
-	if podsRoot == "" {
-		return nil
-	}
-	dir, err := cri.PodDir(podsRoot, &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}})
-	if err != nil {
-		return err
-	}
-	if filepath.Dir(dir) != filepath.Clean(podsRoot) {
-		return fmt.Errorf("pod %s: not removing %s, which is not a directory of %s", uid, dir, podsRoot)
-	}
-	// Its volumes' mounts go first: removing through one would remove
-	// what it mounts (a hostPath's files under a subPath).
-	if err := mount.UnmountAllUnder(dir); err != nil {
-		return fmt.Errorf("pod %s: not removing %s: %w", uid, dir, err)
-	}
-	return os.RemoveAll(dir)
-}
 
 // podFileMounts are the mounts of the pod's files into the attempt-th
 // instance of container c: c's volumeMounts, the pod's /etc/hosts (unless
@@ -49,11 +20,11 @@ func (s *Syncer) podFileMounts(ctx context.Context, ps *podSync, c *v1.Container
 	if s.opts.PodsRoot == "" {
 		return nil, nil
 	}
-	mounts, err := volumeMounts(s.opts.PodsRoot, ps.pod, c, ps.vols)
+	mounts, err := volume.Mounts(s.opts.PodsRoot, ps.pod, c, ps.vols)
 	if err != nil {
 		return nil, err
 	}
-	if !mountsAt(c, podfiles.EtcHostsPath) {
+	if !volume.MountsAt(c, podfiles.EtcHostsPath) {
 		hosts, err := s.hostsMount(ctx, ps)
 		if err != nil {
 			return nil, err

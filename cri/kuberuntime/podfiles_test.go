@@ -14,6 +14,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/volume"
 	"github.com/podlife/podlife/internal/crifake"
 )
 
@@ -198,8 +199,8 @@ func TestPodFilesRefuseBadUID(t *testing.T) {
 	if _, err := h.syncPod(pod); err == nil || !strings.Contains(err.Error(), "cannot be part of a file path") {
 		t.Errorf("SyncPod: %v; want the UID refused", err)
 	}
-	if err := removePodDir(filepath.Join(root, "pods"), ".."); err == nil {
-		t.Errorf("removePodDir(..) removed something")
+	if err := volume.RemovePodDir(filepath.Join(root, "pods"), ".."); err == nil {
+		t.Errorf("RemovePodDir(..) removed something")
 	}
 	if entries, _ := os.ReadDir(root); len(entries) != 0 {
 		t.Errorf("written outside the pods root: %v", entries)

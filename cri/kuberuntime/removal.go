@@ -13,6 +13,7 @@ import (
 
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/logs"
+	"github.com/podlife/podlife/cri/volume"
 )
 
 // RemoveDeadPod removes, in the background, what the runtime holds of a
@@ -98,7 +99,7 @@ func (s *Syncer) remove(ctx context.Context, p *cri.PodRuntime) {
 	}
 	if rest, err := readPod(ctx, s.rt, p.UID); err == nil && len(rest.Sandboxes)+len(rest.Containers) == 0 {
 		s.removeLogDir(p)
-		if err := removePodDir(s.opts.PodsRoot, p.UID); err != nil {
+		if err := volume.RemovePodDir(s.opts.PodsRoot, p.UID); err != nil {
 			s.opts.Logger.Warn("removing the pod directory failed", "uid", p.UID, "err", err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/lifecycle"
 	"github.com/podlife/podlife/cri/qos"
+	"github.com/podlife/podlife/cri/volume"
 	"github.com/podlife/podlife/worker"
 )
 
@@ -90,8 +91,8 @@ type podSync struct {
 	waits    map[string]waiting
 	// ips are the sandbox's IPs once asked (sandboxIPs).
 	ips []string
-	// vols are the pod's volumes, set up on the node (setUpVolumes).
-	vols map[string]podVolume
+	// vols are the pod's volumes, set up on the node (volume.SetUp).
+	vols map[string]volume.Volume
 }
 
 // syncContainers starts the init containers whose turn it is and, once the

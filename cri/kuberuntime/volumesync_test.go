@@ -25,10 +25,10 @@ func TestVolumeMountList(t *testing.T) {
 	mounts := recordMounts(h)
 	pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"}, crifake.Ctr{Name: "side"})
 	pod.Spec.Volumes = []v1.Volume{
-		emptyDir("shared"),
+		crifake.EmptyDir("shared"),
 		{Name: "info", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{
 			Items: []v1.DownwardAPIVolumeFile{{Path: "name", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}}},
-		hostPathVolume("node", host, v1.HostPathDirectory),
+		crifake.HostPathVolume("node", host, v1.HostPathDirectory),
 	}
 	pod.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{
 		{Name: "shared", MountPath: "/data"},
@@ -76,7 +76,7 @@ func TestVolumeMountList(t *testing.T) {
 func TestVolumeFailedMount(t *testing.T) {
 	t.Run("not supported", func(t *testing.T) {
 		h := newHarness(t, Options{PodsRoot: t.TempDir()}, "img")
-		pod := volPod([]v1.Volume{{Name: "creds", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "s"}}}},
+		pod := crifake.VolumePod([]v1.Volume{{Name: "creds", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "s"}}}},
 			v1.VolumeMount{Name: "creds", MountPath: "/creds"})
 		for range 2 {
 			_, err := h.syncPod(pod)
@@ -88,7 +88,7 @@ func TestVolumeFailedMount(t *testing.T) {
 	})
 	t.Run("without a pods root", func(t *testing.T) {
 		h := newHarness(t, Options{}, "img")
-		pod := volPod(nil, v1.VolumeMount{Name: "nope", MountPath: "/x"})
+		pod := crifake.VolumePod(nil, v1.VolumeMount{Name: "nope", MountPath: "/x"})
 		if _, err := h.syncPod(pod); err == nil || !strings.Contains(err.Error(), `the pod has no volume "nope"`) {
 			t.Fatalf("SyncPod: %v; want the mount of no volume refused", err)
 		}
@@ -97,7 +97,7 @@ func TestVolumeFailedMount(t *testing.T) {
 	t.Run("hostPath File", func(t *testing.T) {
 		h := newHarness(t, Options{PodsRoot: t.TempDir()}, "img")
 		file := filepath.Join(t.TempDir(), "config")
-		pod := volPod([]v1.Volume{hostPathVolume("cfg", file, v1.HostPathFile)}, v1.VolumeMount{Name: "cfg", MountPath: "/cfg"})
+		pod := crifake.VolumePod([]v1.Volume{crifake.HostPathVolume("cfg", file, v1.HostPathFile)}, v1.VolumeMount{Name: "cfg", MountPath: "/cfg"})
 		_, err := h.syncPod(pod)
 		if err == nil || !strings.Contains(err.Error(), `pod ns/web: volume "cfg": hostPath type check failed`) || !strings.Contains(err.Error(), file) {
 			t.Fatalf("SyncPod: %v; want the check failed, naming pod, volume and path", err)
@@ -135,7 +135,7 @@ func wantFailedMount(t *testing.T, h *harness, pod *v1.Pod, what string) {
 func TestDownwardAPIVolumeUpdate(t *testing.T) {
 	root := t.TempDir()
 	h := newHarness(t, Options{PodsRoot: root}, "img")
-	pod := volPod([]v1.Volume{{Name: "info", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{
+	pod := crifake.VolumePod([]v1.Volume{{Name: "info", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{
 		Items: []v1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}}},
 		v1.VolumeMount{Name: "info", MountPath: "/info"})
 	pod.Labels = map[string]string{"tier": "web"}

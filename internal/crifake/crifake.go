@@ -162,6 +162,25 @@ func MakePod(name string, policy v1.RestartPolicy, containers ...Ctr) *v1.Pod {
 	return pod
 }
 
+// VolumePod is a pod "web" with the volumes given and one container "app"
+// mounting what mounts says.
+func VolumePod(vols []v1.Volume, mounts ...v1.VolumeMount) *v1.Pod {
+	pod := MakePod("web", v1.RestartPolicyAlways, Ctr{Name: "app"})
+	pod.Spec.Volumes = vols
+	pod.Spec.Containers[0].VolumeMounts = mounts
+	return pod
+}
+
+// EmptyDir is an emptyDir volume named name.
+func EmptyDir(name string) v1.Volume {
+	return v1.Volume{Name: name, VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}
+}
+
+// HostPathVolume is a volume named name of the node's path, of kind.
+func HostPathVolume(name, path string, kind v1.HostPathType) v1.Volume {
+	return v1.Volume{Name: name, VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: path, Type: &kind}}}
+}
+
 // FieldEnv is an environment variable named name of the pod's field at
 // path (fieldRef).
 func FieldEnv(name, path string) v1.EnvVar {

@@ -1,4 +1,4 @@
-package kuberuntime
+package volume
 
 import (
 	"fmt"
@@ -12,12 +12,12 @@ import (
 	"github.com/podlife/podlife/cri"
 )
 
-// volumeMounts are the runtime's mounts of container c's volumeMounts, in
-// their order, given the pod's volumes set up by setUpVolumes: read-only
+// Mounts are the runtime's mounts of container c's volumeMounts, in
+// their order, given the pod's volumes set up by SetUp: read-only
 // when the mount or the volume says so, with private propagation, and a
 // subPath through its own bind mount under the pod's directory
 // (subPathMount).
-func volumeMounts(podsRoot string, pod *v1.Pod, c *v1.Container, vols map[string]podVolume) ([]*runtimeapi.Mount, error) {
+func Mounts(podsRoot string, pod *v1.Pod, c *v1.Container, vols map[string]Volume) ([]*runtimeapi.Mount, error) {
 	var mounts []*runtimeapi.Mount
 	for i, m := range c.VolumeMounts {
 		vol, ok := vols[m.Name]
@@ -57,8 +57,8 @@ func subPathTarget(podsRoot string, pod *v1.Pod, volume, container string, index
 	return filepath.Join(dir, "volume-subpaths", volume, container, strconv.Itoa(index)), nil
 }
 
-// mountsAt reports whether container c has a volume mounted at path: the
+// MountsAt reports whether container c has a volume mounted at path: the
 // kubelet mounts none of its own files (/etc/hosts) there.
-func mountsAt(c *v1.Container, path string) bool {
+func MountsAt(c *v1.Container, path string) bool {
 	return slices.ContainsFunc(c.VolumeMounts, func(m v1.VolumeMount) bool { return filepath.Clean(m.MountPath) == path })
 }

@@ -1,16 +1,13 @@
-package kuberuntime
+package volume
 
 import (
 	"fmt"
 	"maps"
 	"path"
-	"runtime"
 	"slices"
 	"strings"
 
-	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/podlife/podlife/cri/envvars"
 )
@@ -24,8 +21,8 @@ const defaultDownwardAPIMode = 0o644
 // pod's new labels and annotations, and a container that has the volume
 // mounted sees the new files at once (not with subPath: that mount is of
 // the files of its time).
-func (s *Syncer) setUpDownwardAPI(dir string, pod *v1.Pod, src *v1.DownwardAPIVolumeSource) error {
-	files, err := downwardAPIFiles(pod, src, s.allocatable())
+func setUpDownwardAPI(dir string, pod *v1.Pod, src *v1.DownwardAPIVolumeSource, allocatable v1.ResourceList) error {
+	files, err := downwardAPIFiles(pod, src, allocatable)
 	if err != nil {
 		return err
 	}
@@ -93,23 +90,4 @@ func formatMap(m map[string]string) string {
 		lines = append(lines, fmt.Sprintf("%s=%q", k, m[k]))
 	}
 	return strings.Join(lines, "\n")
-}
-
-// allocatable is the node's allocatable CPU and memory: Options.Allocatable,
-// or else the machine's.
-func (s *Syncer) allocatable() v1.ResourceList {
-	if s.opts.Allocatable != nil {
-		return s.opts.Allocatable
-	}
-	list := v1.ResourceList{v1.ResourceCPU: *resource.NewQuantity(int64(runtime.NumCPU()), resource.DecimalSI)}
-	var info unix.Sysinfo_t
-	if unix.Sysinfo(&info) == nil {
-		list[v1.ResourceMemory] = *resource.NewQuantity(int64(info.Totalram)*int64(info.Unit), resource.BinarySI)
-	}
-	return list
-}
-
-// allocatableMemory is the node's allocatable memory, zero when unknown.
-func (s *Syncer) allocatableMemory() resource.Quantity {
-	return s.allocatable()[v1.ResourceMemory]
 }

@@ -1,4 +1,4 @@
-package kuberuntime
+package volume
 
 import (
 	"errors"

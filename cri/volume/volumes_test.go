@@ -1,4 +1,4 @@
-package kuberuntime
+package volume
 
 import (
 	"errors"
@@ -15,24 +15,7 @@ import (
 	"github.com/podlife/podlife/internal/crifake"
 )
 
-// volPod is a pod "web" with the volumes given and one container "app"
-// mounting what mounts says.
-func volPod(vols []v1.Volume, mounts ...v1.VolumeMount) *v1.Pod {
-	pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"})
-	pod.Spec.Volumes = vols
-	pod.Spec.Containers[0].VolumeMounts = mounts
-	return pod
-}
-
-func emptyDir(name string) v1.Volume {
-	return v1.Volume{Name: name, VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}
-}
-
-func hostPathVolume(name, path string, kind v1.HostPathType) v1.Volume {
-	return v1.Volume{Name: name, VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: path, Type: &kind}}}
-}
-
-// checkVolumes refuses, naming pod, container and volume, what podlife
+// Check refuses, naming pod, container and volume, what podlife
 // cannot mount, and every volume type but emptyDir, hostPath and
 // downwardAPI.
 func TestCheckVolumes(t *testing.T) {
@@ -48,41 +31,41 @@ func TestCheckVolumes(t *testing.T) {
 		pod  *v1.Pod
 		want string // "" for no error
 	}{
-		{"supported", volPod([]v1.Volume{emptyDir("a"), hostPathVolume("h", "/var/log", v1.HostPathDirectory)},
+		{"supported", crifake.VolumePod([]v1.Volume{crifake.EmptyDir("a"), crifake.HostPathVolume("h", "/var/log", v1.HostPathDirectory)},
 			v1.VolumeMount{Name: "a", MountPath: "/a", SubPath: "x/y", MountPropagation: &none}, v1.VolumeMount{Name: "h", MountPath: "/h", ReadOnly: true}), ""},
-		{"secret", volPod([]v1.Volume{secret}), `pod ns/web: volume "creds": volume type secret is not supported by podlife`},
-		{"persistentVolumeClaim", volPod([]v1.Volume{pvc}), `volume "data": volume type persistentVolumeClaim is not supported by podlife`},
-		{"no type", volPod([]v1.Volume{{Name: "x"}}), `volume "x" has no volume type`},
-		{"HugePages medium", volPod([]v1.Volume{huge}), `volume "huge": emptyDir medium "HugePages" is not supported`},
-		{"name twice", volPod([]v1.Volume{emptyDir("a"), emptyDir("a")}), `volume name "a" is used twice`},
-		{"name not a path element", volPod([]v1.Volume{emptyDir("..")}), `volume name ".." cannot be part of a file path`},
-		{"relative hostPath", volPod([]v1.Volume{hostPathVolume("h", "var/log", "")}), `hostPath "var/log" must be an absolute path`},
-		{"hostPath with ..", volPod([]v1.Volume{hostPathVolume("h", "/var/../etc", "")}), `hostPath "/var/../etc" must be an absolute path without ".."`},
-		{"downwardAPI item out of the volume", volPod([]v1.Volume{downward}), `downwardAPI item path "../labels" must be a relative path`},
-		{"mount of no volume", volPod(nil, v1.VolumeMount{Name: "nope", MountPath: "/x"}),
+		{"secret", crifake.VolumePod([]v1.Volume{secret}), `pod ns/web: volume "creds": volume type secret is not supported by podlife`},
+		{"persistentVolumeClaim", crifake.VolumePod([]v1.Volume{pvc}), `volume "data": volume type persistentVolumeClaim is not supported by podlife`},
+		{"no type", crifake.VolumePod([]v1.Volume{{Name: "x"}}), `volume "x" has no volume type`},
+		{"HugePages medium", crifake.VolumePod([]v1.Volume{huge}), `volume "huge": emptyDir medium "HugePages" is not supported`},
+		{"name twice", crifake.VolumePod([]v1.Volume{crifake.EmptyDir("a"), crifake.EmptyDir("a")}), `volume name "a" is used twice`},
+		{"name not a path element", crifake.VolumePod([]v1.Volume{crifake.EmptyDir("..")}), `volume name ".." cannot be part of a file path`},
+		{"relative hostPath", crifake.VolumePod([]v1.Volume{crifake.HostPathVolume("h", "var/log", "")}), `hostPath "var/log" must be an absolute path`},
+		{"hostPath with ..", crifake.VolumePod([]v1.Volume{crifake.HostPathVolume("h", "/var/../etc", "")}), `hostPath "/var/../etc" must be an absolute path without ".."`},
+		{"downwardAPI item out of the volume", crifake.VolumePod([]v1.Volume{downward}), `downwardAPI item path "../labels" must be a relative path`},
+		{"mount of no volume", crifake.VolumePod(nil, v1.VolumeMount{Name: "nope", MountPath: "/x"}),
 			`pod ns/web: container "app": volumeMount "nope" at "/x": the pod has no volume "nope"`},
-		{"relative mountPath", volPod([]v1.Volume{emptyDir("a")}, v1.VolumeMount{Name: "a", MountPath: "x"}), `mountPath must be an absolute path`},
-		{"absolute subPath", volPod([]v1.Volume{emptyDir("a")}, v1.VolumeMount{Name: "a", MountPath: "/x", SubPath: "/etc"}),
+		{"relative mountPath", crifake.VolumePod([]v1.Volume{crifake.EmptyDir("a")}, v1.VolumeMount{Name: "a", MountPath: "x"}), `mountPath must be an absolute path`},
+		{"absolute subPath", crifake.VolumePod([]v1.Volume{crifake.EmptyDir("a")}, v1.VolumeMount{Name: "a", MountPath: "/x", SubPath: "/etc"}),
 			`subPath "/etc" must be a relative path without ".."`},
-		{"subPath with ..", volPod([]v1.Volume{emptyDir("a")}, v1.VolumeMount{Name: "a", MountPath: "/x", SubPath: "sub/../../etc"}),
+		{"subPath with ..", crifake.VolumePod([]v1.Volume{crifake.EmptyDir("a")}, v1.VolumeMount{Name: "a", MountPath: "/x", SubPath: "sub/../../etc"}),
 			`subPath "sub/../../etc" must be a relative path`},
-		{"subPathExpr", volPod([]v1.Volume{emptyDir("a")}, v1.VolumeMount{Name: "a", MountPath: "/x", SubPathExpr: "$(POD)"}),
+		{"subPathExpr", crifake.VolumePod([]v1.Volume{crifake.EmptyDir("a")}, v1.VolumeMount{Name: "a", MountPath: "/x", SubPathExpr: "$(POD)"}),
 			`subPathExpr is not supported by podlife`},
-		{"propagation", volPod([]v1.Volume{emptyDir("a")}, v1.VolumeMount{Name: "a", MountPath: "/x", MountPropagation: &hostToContainer}),
+		{"propagation", crifake.VolumePod([]v1.Volume{crifake.EmptyDir("a")}, v1.VolumeMount{Name: "a", MountPath: "/x", MountPropagation: &hostToContainer}),
 			`mountPropagation HostToContainer is not supported by podlife (only None)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkVolumes(tc.pod)
+			err := Check(tc.pod)
 			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
-				t.Errorf("checkVolumes: %v; want %q", err, tc.want)
+				t.Errorf("Check: %v; want %q", err, tc.want)
 			}
 		})
 	}
 	// An init container's mounts are checked too.
-	pod := volPod(nil)
+	pod := crifake.VolumePod(nil)
 	pod.Spec.InitContainers = []v1.Container{{Name: "init", VolumeMounts: []v1.VolumeMount{{Name: "gone", MountPath: "/g"}}}}
-	if err := checkVolumes(pod); err == nil || !strings.Contains(err.Error(), `container "init"`) {
-		t.Errorf("checkVolumes with an init container's mount of no volume: %v", err)
+	if err := Check(pod); err == nil || !strings.Contains(err.Error(), `container "init"`) {
+		t.Errorf("Check with an init container's mount of no volume: %v", err)
 	}
 }
 
@@ -235,7 +218,7 @@ func TestSubPathMount(t *testing.T) {
 	host := t.TempDir()
 	crifake.WriteFile(t, filepath.Join(host, "sub", "keep"), "host file")
 	pods := crifake.MountRoot(t)
-	pod := volPod(nil)
+	pod := crifake.VolumePod(nil)
 	target, err := subPathTarget(pods, pod, "h", "app", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -251,7 +234,7 @@ func TestSubPathMount(t *testing.T) {
 	if n := crifake.CountMounts(t, target); n != 1 {
 		t.Errorf("%d mounts on %s after two instances; want 1", n, target)
 	}
-	if err := removePodDir(pods, pod.UID); err != nil {
+	if err := RemovePodDir(pods, pod.UID); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := os.ReadFile(filepath.Join(host, "sub", "keep")); err != nil || string(got) != "host file" {
@@ -268,17 +251,17 @@ func TestSubPathMount(t *testing.T) {
 func TestEmptyDirTmpfs(t *testing.T) {
 	crifake.NeedRoot(t)
 	pods := crifake.MountRoot(t)
-	s := NewSyncer(nil, nil, Options{PodsRoot: pods, Allocatable: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")}})
+	allocatable := v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")}
 	limit := resource.MustParse("16Mi")
-	pod := volPod([]v1.Volume{
+	pod := crifake.VolumePod([]v1.Volume{
 		{Name: "mem", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory, SizeLimit: &limit}}},
 		{Name: "big", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory}}},
-		emptyDir("disk"),
+		crifake.EmptyDir("disk"),
 	})
-	var vols map[string]podVolume
+	var vols map[string]Volume
 	for range 2 {
 		var err error
-		if vols, err = s.setUpVolumes(pod); err != nil {
+		if vols, err = SetUp(pods, pod, allocatable); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -300,7 +283,7 @@ func TestEmptyDirTmpfs(t *testing.T) {
 			t.Errorf("%s: %v, %v; want mode 0777", name, fi, err)
 		}
 	}
-	if err := removePodDir(pods, pod.UID); err != nil {
+	if err := RemovePodDir(pods, pod.UID); err != nil {
 		t.Fatal(err)
 	}
 	if n := crifake.CountMounts(t, vols["mem"].hostPath); n != 0 {
@@ -313,7 +296,7 @@ func TestEmptyDirTmpfs(t *testing.T) {
 // requests and limits in units of the divisor, rounded up (a limit not set
 // is the node's allocatable), with the items' modes.
 func TestDownwardAPIFiles(t *testing.T) {
-	pod := volPod(nil)
+	pod := crifake.VolumePod(nil)
 	pod.Labels = map[string]string{"b": "two", "a": `o"ne`}
 	pod.Annotations = map[string]string{"note": "line1\nline2"}
 	pod.Spec.Containers[0].Resources = v1.ResourceRequirements{
