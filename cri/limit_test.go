@@ -1,4 +1,4 @@
-package cri
+package cri_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	fakecri "k8s.io/cri-api/pkg/apis/testing"
 
+	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/internal/crifake"
 )
 
@@ -57,7 +58,7 @@ func TestLimitBoundsCallsAndKeepsReadsFlowing(t *testing.T) {
 		FakeRuntimeService: fakecri.NewFakeRuntimeService(),
 		entered:            make(chan string, stops), readsEntered: make(chan string, limit), release: make(chan struct{}),
 	}
-	l := Limit(rt, fakecri.NewFakeImageService(), limit)
+	l := cri.Limit(rt, fakecri.NewFakeImageService(), limit)
 	limited := l.Runtime
 	ctx := context.Background()
 
@@ -119,7 +120,7 @@ func TestLimitBoundsCallsAndKeepsReadsFlowing(t *testing.T) {
 func TestLimitPassesCallsThrough(t *testing.T) {
 	fake := fakecri.NewFakeRuntimeService()
 	images := fakecri.NewFakeImageService()
-	l := Limit(fake, images, 1)
+	l := cri.Limit(fake, images, 1)
 	rt, img := l.Runtime, l.Images
 	ctx := context.Background()
 	sbCfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "ns", Uid: "u"}}

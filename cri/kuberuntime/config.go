@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -116,7 +115,7 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 		},
 	}
 	if l := c.Lifecycle; l != nil && l.StopSignal != nil {
-		sig, ok := runtimeSignal(*l.StopSignal)
+		sig, ok := cri.RuntimeSignal(*l.StopSignal)
 		if !ok {
 			return nil, fmt.Errorf("container %q of pod %s/%s: lifecycle.stopSignal %q is not a signal the CRI knows",
 				c.Name, pod.Namespace, pod.Name, *l.StopSignal)
@@ -130,18 +129,6 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 		cfg.LogPath = filepath.Join(c.Name, strconv.FormatUint(uint64(attempt), 10)+".log")
 	}
 	return cfg, nil
-}
-
-// runtimeSignal is the CRI's name for a stop signal: SIGUSR1 is
-// SIGNAL_SIGUSR1, SIGRTMIN+1 SIGNAL_SIGRTMINPLUS1, SIGRTMAX-1
-// SIGNAL_SIGRTMAXMINUS1.
-func runtimeSignal(sig v1.Signal) (runtimeapi.Signal, bool) {
-	name := strings.NewReplacer("+", "PLUS", "-", "MINUS").Replace(string(sig))
-	v, ok := runtimeapi.Signal_value["SIGNAL_"+name]
-	if !ok || v == int32(runtimeapi.Signal_SIGNAL_RUNTIME_DEFAULT) {
-		return 0, false
-	}
-	return runtimeapi.Signal(v), true
 }
 
 // ensureDir creates a log directory; "" means no logs.

@@ -5,6 +5,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/apistatus"
 )
 
 // Init containers, as the kubelet runs them (kuberuntime's
@@ -32,7 +33,7 @@ type initPlan struct {
 // then ends the pod).
 func planInit(pod *v1.Pod, p *cri.PodRuntime, sbID string) initPlan {
 	inits := pod.Spec.InitContainers
-	if len(inits) == 0 || regularStarted(pod, p, sbID) {
+	if len(inits) == 0 || apistatus.RegularStarted(pod, p, sbID) {
 		return initPlan{start: sidecarsToRun(inits, p, sbID, len(inits)), initialized: true}
 	}
 	turn := initTurn(inits, p, sbID)
@@ -105,21 +106,6 @@ func sidecarsToRun(inits []v1.Container, p *cri.PodRuntime, sbID string, n int) 
 		}
 	}
 	return out
-}
-
-// regularStarted reports whether a regular container of the pod has an
-// instance in the sandbox (in any sandbox when sbID is ""): the pod was
-// initialized there, and its regular init containers do not run again even
-// if their instances were removed. The kubelet, which cannot tell one
-// sandbox's containers from another's, counts only created and running
-// ones.
-func regularStarted(pod *v1.Pod, p *cri.PodRuntime, sbID string) bool {
-	for i := range pod.Spec.Containers {
-		if cur, _ := p.Latest(sbID, pod.Spec.Containers[i].Name); cur != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // initFailed reports whether a regular init container of a Never pod failed

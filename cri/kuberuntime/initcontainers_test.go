@@ -17,24 +17,6 @@ import (
 	"github.com/podlife/podlife/internal/crifake"
 )
 
-// initCtr is an init container of a test pod: a sidecar when restartable.
-type initCtr struct {
-	name    string
-	sidecar bool
-}
-
-// withInits gives pod init containers, in order, with image "img".
-func withInits(pod *v1.Pod, inits ...initCtr) *v1.Pod {
-	for _, ic := range inits {
-		c := v1.Container{Name: ic.name, Image: "img", ImagePullPolicy: v1.PullIfNotPresent}
-		if ic.sidecar {
-			c.RestartPolicy = new(v1.ContainerRestartPolicyAlways)
-		}
-		pod.Spec.InitContainers = append(pod.Spec.InitContainers, c)
-	}
-	return pod
-}
-
 var stateNames = map[runtimeapi.ContainerState]string{
 	runtimeapi.ContainerState_CONTAINER_CREATED: "created",
 	runtimeapi.ContainerState_CONTAINER_RUNNING: "running",
@@ -82,37 +64,6 @@ func (h *harness) newest(pod *v1.Pod, name string) string {
 	return id
 }
 
-// statusOf summarises one API container status: running, exited(code) or
-// waiting(reason).
-func statusOf(cs v1.ContainerStatus) string {
-	switch {
-	case cs.State.Running != nil:
-		return "running"
-	case cs.State.Terminated != nil:
-		return fmt.Sprintf("exited(%d)", cs.State.Terminated.ExitCode)
-	case cs.State.Waiting != nil:
-		return "waiting(" + cs.State.Waiting.Reason + ")"
-	}
-	return "none"
-}
-
-func statusesOf(css []v1.ContainerStatus) string {
-	var out []string
-	for _, cs := range css {
-		out = append(out, cs.Name+"="+statusOf(cs))
-	}
-	return strings.Join(out, " ")
-}
-
-func condition(st v1.PodStatus, typ v1.PodConditionType) v1.PodCondition {
-	for _, c := range st.Conditions {
-		if c.Type == typ {
-			return c
-		}
-	}
-	return v1.PodCondition{}
-}
-
 // step is one round of a scenario: containers exit, time passes, then
 // SyncPod runs and the outcome is checked.
 type step struct {
@@ -142,7 +93,7 @@ func runSteps(t *testing.T, h *harness, pod *v1.Pod, steps []step) {
 		}
 		if st := h.statuses.last(t, pod.UID); st.Phase != s.phase {
 			t.Fatalf("step %d: phase %s, want %s (init %s; containers %s)", i, st.Phase, s.phase,
-				statusesOf(st.InitContainerStatuses), statusesOf(st.ContainerStatuses))
+				crifake.Statuses(st.InitContainerStatuses), crifake.Statuses(st.ContainerStatuses))
 		}
 	}
 }
@@ -157,12 +108,12 @@ func TestSyncPodInitContainers(t *testing.T) {
 	type scenario struct {
 		name     string
 		policies []v1.RestartPolicy
-		inits    []initCtr
+		inits    []crifake.Init
 		steps    []step
 	}
-	regular := []initCtr{{name: "i1"}, {name: "i2"}}
-	sidecarFirst := []initCtr{{name: "sc", sidecar: true}, {name: "i1"}}
-	sidecarLast := []initCtr{{name: "i1"}, {name: "sc", sidecar: true}}
+	regular := []crifake.Init{{Name: "i1"}, {Name: "i2"}}
+	sidecarFirst := []crifake.Init{{Name: "sc", Sidecar: true}, {Name: "i1"}}
+	sidecarLast := []crifake.Init{{Name: "i1"}, {Name: "sc", Sidecar: true}}
 	pending, running := v1.PodPending, v1.PodRunning
 	all := []v1.RestartPolicy{always, onFailure, never}
 	for _, sc := range []scenario{
@@ -244,7 +195,7 @@ func TestSyncPodInitContainers(t *testing.T) {
 			},
 		},
 		{
-			name: "a pod with a sidecar finishes when its containers succeeded", policies: []v1.RestartPolicy{never, onFailure}, inits: []initCtr{{name: "sc", sidecar: true}},
+			name: "a pod with a sidecar finishes when its containers succeeded", policies: []v1.RestartPolicy{never, onFailure}, inits: []crifake.Init{{Name: "sc", Sidecar: true}},
 			steps: []step{
 				{want: map[string]string{"sc": "running"}, phase: pending},
 				{want: map[string]string{"sc": "running", "app": "running"}, phase: running},
@@ -253,7 +204,7 @@ func TestSyncPodInitContainers(t *testing.T) {
 			},
 		},
 		{
-			name: "a Never pod with a sidecar fails when its container failed", policies: []v1.RestartPolicy{never}, inits: []initCtr{{name: "sc", sidecar: true}},
+			name: "a Never pod with a sidecar fails when its container failed", policies: []v1.RestartPolicy{never}, inits: []crifake.Init{{Name: "sc", Sidecar: true}},
 			steps: []step{
 				{want: map[string]string{"sc": "running"}, phase: pending},
 				{want: map[string]string{"sc": "running", "app": "running"}, phase: running},
@@ -261,7 +212,7 @@ func TestSyncPodInitContainers(t *testing.T) {
 			},
 		},
 		{
-			name: "a pod with a sidecar keeps running when its container failed", policies: []v1.RestartPolicy{onFailure}, inits: []initCtr{{name: "sc", sidecar: true}},
+			name: "a pod with a sidecar keeps running when its container failed", policies: []v1.RestartPolicy{onFailure}, inits: []crifake.Init{{Name: "sc", Sidecar: true}},
 			steps: []step{
 				{want: map[string]string{"sc": "running"}, phase: pending},
 				{want: map[string]string{"sc": "running", "app": "running"}, phase: running},
@@ -272,7 +223,7 @@ func TestSyncPodInitContainers(t *testing.T) {
 		for _, policy := range sc.policies {
 			t.Run(fmt.Sprintf("%s/%s", sc.name, policy), func(t *testing.T) {
 				h := newHarness(t, Options{RestartBackoff: 10 * time.Second}, "img")
-				pod := withInits(crifake.MakePod("p", policy, crifake.Ctr{Name: "app"}), sc.inits...)
+				pod := crifake.WithInits(crifake.MakePod("p", policy, crifake.Ctr{Name: "app"}), sc.inits...)
 				runSteps(t, h, pod, sc.steps)
 			})
 		}
@@ -285,7 +236,7 @@ func TestSyncPodInitContainersSandboxDied(t *testing.T) {
 	for _, policy := range []v1.RestartPolicy{always, onFailure} {
 		t.Run(string(policy), func(t *testing.T) {
 			h := newHarness(t, Options{}, "img")
-			pod := withInits(crifake.MakePod("p", policy, crifake.Ctr{Name: "app"}), initCtr{name: "sc", sidecar: true}, initCtr{name: "i1"})
+			pod := crifake.WithInits(crifake.MakePod("p", policy, crifake.Ctr{Name: "app"}), crifake.Init{Name: "sc", Sidecar: true}, crifake.Init{Name: "i1"})
 			h.mustSync(pod)
 			h.mustSync(pod)
 			h.exit(h.newest(pod, "i1"), 0)
@@ -303,11 +254,11 @@ func TestSyncPodInitContainersSandboxDied(t *testing.T) {
 				t.Fatalf("the sidecar does not run in the new sandbox")
 			}
 			st := h.statuses.last(t, pod.UID)
-			if got := statusesOf(st.InitContainerStatuses); got != "sc=running i1=waiting(PodInitializing)" {
+			if got := crifake.Statuses(st.InitContainerStatuses); got != "sc=running i1=waiting(PodInitializing)" {
 				t.Errorf("init container statuses %s", got)
 			}
-			if st.Phase != v1.PodPending || condition(st, v1.PodInitialized).Status != v1.ConditionFalse {
-				t.Errorf("phase %s, Initialized %s", st.Phase, condition(st, v1.PodInitialized).Status)
+			if st.Phase != v1.PodPending || crifake.Condition(st, v1.PodInitialized).Status != v1.ConditionFalse {
+				t.Errorf("phase %s, Initialized %s", st.Phase, crifake.Condition(st, v1.PodInitialized).Status)
 			}
 			h.mustSync(pod)
 			h.exit(h.newest(pod, "i1"), 0)
@@ -330,7 +281,7 @@ func TestSyncPodInitContainersSandboxDiedNever(t *testing.T) {
 	for _, initDone := range []bool{false, true} {
 		t.Run(fmt.Sprintf("init done %v", initDone), func(t *testing.T) {
 			h := newHarness(t, Options{}, "img")
-			pod := withInits(crifake.MakePod("p", never, crifake.Ctr{Name: "app"}), initCtr{name: "i1"})
+			pod := crifake.WithInits(crifake.MakePod("p", never, crifake.Ctr{Name: "app"}), crifake.Init{Name: "i1"})
 			h.mustSync(pod)
 			if initDone {
 				h.exit(h.newest(pod, "i1"), 0)
@@ -355,7 +306,7 @@ func TestSyncPodInitContainersSandboxDiedNever(t *testing.T) {
 // the Initialized condition, the phase and readiness.
 func TestSyncPodInitContainerStatuses(t *testing.T) {
 	h := newHarness(t, Options{RuntimeName: "rt"}, "img")
-	pod := withInits(crifake.MakePod("p", always, crifake.Ctr{Name: "app"}), initCtr{name: "sc", sidecar: true}, initCtr{name: "i1"})
+	pod := crifake.WithInits(crifake.MakePod("p", always, crifake.Ctr{Name: "app"}), crifake.Init{Name: "sc", Sidecar: true}, crifake.Init{Name: "i1"})
 	for i, tc := range []struct {
 		exit           map[string]int32
 		init, ctrs     string
@@ -435,21 +386,21 @@ func TestSyncPodInitContainerStatuses(t *testing.T) {
 func checkInitStatus(t *testing.T, step int, st v1.PodStatus, init, ctrs string, phase v1.PodPhase, initialized v1.ConditionStatus,
 	incomplete string, ready v1.ConditionStatus, initReady []bool) {
 	t.Helper()
-	if got := statusesOf(st.InitContainerStatuses); got != init {
+	if got := crifake.Statuses(st.InitContainerStatuses); got != init {
 		t.Errorf("step %d: init container statuses %s, want %s", step, got, init)
 	}
-	if got := statusesOf(st.ContainerStatuses); got != ctrs {
+	if got := crifake.Statuses(st.ContainerStatuses); got != ctrs {
 		t.Errorf("step %d: container statuses %s, want %s", step, got, ctrs)
 	}
 	if st.Phase != phase {
 		t.Errorf("step %d: phase %s, want %s", step, st.Phase, phase)
 	}
-	if c := condition(st, v1.PodInitialized); c.Status != initialized || c.Message != incomplete ||
+	if c := crifake.Condition(st, v1.PodInitialized); c.Status != initialized || c.Message != incomplete ||
 		(initialized == v1.ConditionFalse) != (c.Reason == "ContainersNotInitialized") {
 		t.Errorf("step %d: Initialized %+v, want %s %q", step, c, initialized, incomplete)
 	}
 	for _, typ := range []v1.PodConditionType{v1.ContainersReady, v1.PodReady} {
-		if c := condition(st, typ); c.Status != ready {
+		if c := crifake.Condition(st, typ); c.Status != ready {
 			t.Errorf("step %d: %s is %s, want %s", step, typ, c.Status, ready)
 		}
 	}
@@ -464,14 +415,14 @@ func checkInitStatus(t *testing.T, step int, st v1.PodStatus, init, ctrs string,
 // initialization, and shows in its status.
 func TestSyncPodInitContainerImageError(t *testing.T) {
 	h := newHarness(t, Options{}, "img")
-	pod := withInits(crifake.MakePod("p", always, crifake.Ctr{Name: "app"}), initCtr{name: "i1"})
+	pod := crifake.WithInits(crifake.MakePod("p", always, crifake.Ctr{Name: "app"}), crifake.Init{Name: "i1"})
 	pod.Spec.InitContainers[0].Image = "missing"
 	h.images.InjectError("PullImage", errors.New("registry down"))
 	if _, err := h.syncPod(pod); err == nil || !strings.Contains(err.Error(), "registry down") {
 		t.Fatalf("SyncPod = %v, want the pull error", err)
 	}
 	st := h.statuses.last(t, pod.UID)
-	if got := statusesOf(st.InitContainerStatuses) + " " + statusesOf(st.ContainerStatuses); got != "i1=waiting(ErrImagePull) app=waiting(PodInitializing)" {
+	if got := crifake.Statuses(st.InitContainerStatuses) + " " + crifake.Statuses(st.ContainerStatuses); got != "i1=waiting(ErrImagePull) app=waiting(PodInitializing)" {
 		t.Errorf("statuses %s", got)
 	}
 	if st.Phase != v1.PodPending || h.calls("CreateContainer") != 0 {
@@ -533,7 +484,7 @@ func TestSyncTerminatingPodStopsInitContainers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Options{}, "img")
-			pod := withInits(crifake.MakePod("p", never, crifake.Ctr{Name: "app"}), initCtr{name: "sc", sidecar: true}, initCtr{name: "i1"})
+			pod := crifake.WithInits(crifake.MakePod("p", never, crifake.Ctr{Name: "app"}), crifake.Init{Name: "sc", Sidecar: true}, crifake.Init{Name: "i1"})
 			tc.steps(h, pod)
 			h.rt.ResetStops()
 			h.rt.OnStop = func(_ context.Context, id string, _ int64, next func() error) error {
@@ -577,11 +528,11 @@ func TestSyncTerminatingPodStopsInitContainers(t *testing.T) {
 
 // planInit's decisions, from runtime fixtures.
 func TestPlanInit(t *testing.T) {
-	sc := initCtr{name: "sc", sidecar: true}
-	pod := func(policy v1.RestartPolicy, inits ...initCtr) *v1.Pod {
-		return withInits(crifake.MakePod("p", policy, crifake.Ctr{Name: "app"}), inits...)
+	sc := crifake.Init{Name: "sc", Sidecar: true}
+	pod := func(policy v1.RestartPolicy, inits ...crifake.Init) *v1.Pod {
+		return crifake.WithInits(crifake.MakePod("p", policy, crifake.Ctr{Name: "app"}), inits...)
 	}
-	two := []initCtr{{name: "i1"}, {name: "i2"}}
+	two := []crifake.Init{{Name: "i1"}, {Name: "i2"}}
 	for _, tc := range []struct {
 		name            string
 		pod             *v1.Pod
@@ -590,33 +541,33 @@ func TestPlanInit(t *testing.T) {
 		wantInitialized bool
 		wantFailed      bool
 	}{
-		{"no init containers", pod(always), podFixture(nil), nil, true, false},
-		{"nothing ran", pod(always, two...), podFixture(nil), []string{"i1"}, false, false},
-		{"the first runs", pod(always, two...), podFixture(nil, fxC("i1", "s1", "i1", 0, stRunning, 0, 1)), nil, false, false},
-		{"the first only created", pod(always, two...), podFixture(nil, fxC("i1", "s1", "i1", 0, stCreated, 0, 1)), []string{"i1"}, false, false},
-		{"the first succeeded", pod(always, two...), podFixture(nil, fxC("i1", "s1", "i1", 0, stExited, 0, 1)), []string{"i2"}, false, false},
-		{"the first failed", pod(onFailure, two...), podFixture(nil, fxC("i1", "s1", "i1", 0, stExited, 1, 1)), []string{"i1"}, false, false},
-		{"the first failed, Never", pod(never, two...), podFixture(nil, fxC("i1", "s1", "i1", 0, stExited, 1, 1)), nil, false, true},
+		{"no init containers", pod(always), crifake.RuntimePod(nil), nil, true, false},
+		{"nothing ran", pod(always, two...), crifake.RuntimePod(nil), []string{"i1"}, false, false},
+		{"the first runs", pod(always, two...), crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Running, 0, 1)), nil, false, false},
+		{"the first only created", pod(always, two...), crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Created, 0, 1)), []string{"i1"}, false, false},
+		{"the first succeeded", pod(always, two...), crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 1)), []string{"i2"}, false, false},
+		{"the first failed", pod(onFailure, two...), crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 1, 1)), []string{"i1"}, false, false},
+		{"the first failed, Never", pod(never, two...), crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 1, 1)), nil, false, true},
 		{"all succeeded", pod(never, two...),
-			podFixture(nil, fxC("i2", "s1", "i2", 0, stExited, 0, 2), fxC("i1", "s1", "i1", 0, stExited, 0, 1)), nil, true, false},
+			crifake.RuntimePod(nil, crifake.Instance("i2", "s1", "i2", 0, crifake.Exited, 0, 2), crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 1)), nil, true, false},
 		{"succeeded in an earlier sandbox only", pod(onFailure, two...),
-			podFixture(nil, fxC("i2", "s0", "i2", 0, stExited, 0, 2), fxC("i1", "s0", "i1", 0, stExited, 0, 1)), []string{"i1"}, false, false},
+			crifake.RuntimePod(nil, crifake.Instance("i2", "s0", "i2", 0, crifake.Exited, 0, 2), crifake.Instance("i1", "s0", "i1", 0, crifake.Exited, 0, 1)), []string{"i1"}, false, false},
 		{"a regular container ran: initialized, even without init instances", pod(always, two...),
-			podFixture(nil, fxC("a0", "s1", "app", 0, stExited, 1, 1)), nil, true, false},
-		{"a sidecar that runs lets the next start", pod(always, sc, initCtr{name: "i1"}),
-			podFixture(nil, fxC("sc", "s1", "sc", 0, stRunning, 0, 1)), []string{"i1"}, false, false},
-		{"a sidecar only created is started", pod(never, sc, initCtr{name: "i1"}),
-			podFixture(nil, fxC("sc", "s1", "sc", 0, stCreated, 0, 1)), []string{"sc"}, false, false},
-		{"a sidecar that exited before its successor ran is restarted first", pod(never, sc, initCtr{name: "i1"}),
-			podFixture(nil, fxC("sc", "s1", "sc", 0, stExited, 0, 1)), []string{"sc"}, false, false},
-		{"a sidecar that exited later is restarted beside its successor", pod(never, sc, initCtr{name: "i1"}),
-			podFixture(nil, fxC("i1", "s1", "i1", 0, stExited, 0, 2), fxC("sc", "s1", "sc", 0, stExited, 0, 1)), []string{"sc"}, true, false},
-		{"a sidecar that exited, then the next started", pod(never, sc, initCtr{name: "i1"}, initCtr{name: "i2"}),
-			podFixture(nil, fxC("i1", "s1", "i1", 0, stExited, 0, 2), fxC("sc", "s1", "sc", 0, stExited, 0, 1)), []string{"sc", "i2"}, false, false},
-		{"the last, a sidecar, runs", pod(always, initCtr{name: "i1"}, sc),
-			podFixture(nil, fxC("sc", "s1", "sc", 0, stRunning, 0, 2), fxC("i1", "s1", "i1", 0, stExited, 0, 1)), nil, true, false},
+			crifake.RuntimePod(nil, crifake.Instance("a0", "s1", "app", 0, crifake.Exited, 1, 1)), nil, true, false},
+		{"a sidecar that runs lets the next start", pod(always, sc, crifake.Init{Name: "i1"}),
+			crifake.RuntimePod(nil, crifake.Instance("sc", "s1", "sc", 0, crifake.Running, 0, 1)), []string{"i1"}, false, false},
+		{"a sidecar only created is started", pod(never, sc, crifake.Init{Name: "i1"}),
+			crifake.RuntimePod(nil, crifake.Instance("sc", "s1", "sc", 0, crifake.Created, 0, 1)), []string{"sc"}, false, false},
+		{"a sidecar that exited before its successor ran is restarted first", pod(never, sc, crifake.Init{Name: "i1"}),
+			crifake.RuntimePod(nil, crifake.Instance("sc", "s1", "sc", 0, crifake.Exited, 0, 1)), []string{"sc"}, false, false},
+		{"a sidecar that exited later is restarted beside its successor", pod(never, sc, crifake.Init{Name: "i1"}),
+			crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 2), crifake.Instance("sc", "s1", "sc", 0, crifake.Exited, 0, 1)), []string{"sc"}, true, false},
+		{"a sidecar that exited, then the next started", pod(never, sc, crifake.Init{Name: "i1"}, crifake.Init{Name: "i2"}),
+			crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 2), crifake.Instance("sc", "s1", "sc", 0, crifake.Exited, 0, 1)), []string{"sc", "i2"}, false, false},
+		{"the last, a sidecar, runs", pod(always, crifake.Init{Name: "i1"}, sc),
+			crifake.RuntimePod(nil, crifake.Instance("sc", "s1", "sc", 0, crifake.Running, 0, 2), crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 1)), nil, true, false},
 		{"initialized: a removed sidecar is started again", pod(always, sc),
-			podFixture(nil, fxC("a0", "s1", "app", 0, stRunning, 0, 1)), []string{"sc"}, true, false},
+			crifake.RuntimePod(nil, crifake.Instance("a0", "s1", "app", 0, crifake.Running, 0, 1)), []string{"sc"}, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			plan := planInit(tc.pod, tc.rt, "s1")

@@ -233,7 +233,7 @@ func TestContainerdStopSignal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, _ := runtimeSignal(tc.sig)
+			want, _ := cri.RuntimeSignal(tc.sig)
 			if got := p.Containers[0].GetStopSignal(); got != want {
 				// containerd honours ContainerConfig.StopSignal from 2.3 on;
 				// an older one uses the image's and does not report it.

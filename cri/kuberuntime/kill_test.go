@@ -365,7 +365,7 @@ func TestRuntimeSignal(t *testing.T) {
 		{"RUNTIME_DEFAULT", 0, false},
 		{"", 0, false},
 	} {
-		got, ok := runtimeSignal(tc.sig)
+		got, ok := cri.RuntimeSignal(tc.sig)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("runtimeSignal(%q) = %v, %v; want %v, %v", tc.sig, got, ok, tc.want, tc.ok)
 		}

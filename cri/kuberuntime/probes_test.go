@@ -167,8 +167,12 @@ func TestReadinessInStatus(t *testing.T) {
 		if !st.ContainerStatuses[1].Ready {
 			t.Error("the container without a readiness probe is not ready")
 		}
+		wantStatus := v1.ConditionFalse
+		if want {
+			wantStatus = v1.ConditionTrue
+		}
 		for _, c := range st.Conditions {
-			if (c.Type == v1.PodReady || c.Type == v1.ContainersReady) && c.Status != conditionStatus(want) {
+			if (c.Type == v1.PodReady || c.Type == v1.ContainersReady) && c.Status != wantStatus {
 				t.Errorf("condition %s = %s, want ready %v", c.Type, c.Status, want)
 			}
 		}

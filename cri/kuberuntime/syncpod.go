@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/apistatus"
 	"github.com/podlife/podlife/cri/lifecycle"
 	"github.com/podlife/podlife/cri/qos"
 	"github.com/podlife/podlife/cri/volume"
@@ -38,7 +39,7 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 	}
 	sb := p.ReadySandbox()
 	if sb == nil && len(p.Sandboxes) > 0 && len(p.Containers) > 0 &&
-		(pod.Spec.RestartPolicy == v1.RestartPolicyNever || finished(pod, p, "")) {
+		(pod.Spec.RestartPolicy == v1.RestartPolicyNever || apistatus.Finished(pod, p, "")) {
 		// The sandbox of a pod whose containers already ran died: a Never
 		// pod does not run them again, nor an OnFailure pod whose
 		// containers all succeeded, so it is over. Init containers count,
@@ -46,7 +47,7 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 		s.setStatus(pod, p, "", true, nil)
 		return true, nil
 	}
-	if sb != nil && (finished(pod, p, sb.Id) || initFailed(pod, p, sb.Id)) {
+	if sb != nil && (apistatus.Finished(pod, p, sb.Id) || initFailed(pod, p, sb.Id)) {
 		s.setStatus(pod, p, sb.Id, true, nil)
 		return true, nil
 	}
@@ -68,7 +69,7 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 			return false, err
 		}
 	}
-	ps := &podSync{pod: pod, rt: p, sbID: sbID, sbConfig: sbConfig, waits: map[string]waiting{}, vols: vols}
+	ps := &podSync{pod: pod, rt: p, sbID: sbID, sbConfig: sbConfig, waits: map[string]apistatus.Waiting{}, vols: vols}
 	errs, err := s.syncContainers(ctx, ps)
 	if err != nil {
 		return false, err
@@ -88,7 +89,7 @@ type podSync struct {
 	rt       *cri.PodRuntime
 	sbID     string
 	sbConfig *runtimeapi.PodSandboxConfig
-	waits    map[string]waiting
+	waits    map[string]apistatus.Waiting
 	// ips are the sandbox's IPs once asked (sandboxIPs).
 	ips []string
 	// vols are the pod's volumes, set up on the node (volume.SetUp).
@@ -208,7 +209,7 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 		cfg.Mounts, err = s.podFileMounts(ctx, ps, c, attempt)
 	}
 	if err != nil {
-		ps.waits[c.Name] = waiting{reason: "CreateContainerConfigError", message: err.Error()}
+		ps.waits[c.Name] = apistatus.Waiting{Reason: "CreateContainerConfigError", Message: err.Error()}
 		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
 		return err
 	}
@@ -220,7 +221,7 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 	}
 	id, err := s.rt.CreateContainer(ctx, ps.sbID, cfg, ps.sbConfig)
 	if err != nil {
-		ps.waits[c.Name] = waiting{reason: "CreateContainerError", message: err.Error()}
+		ps.waits[c.Name] = apistatus.Waiting{Reason: "CreateContainerError", Message: err.Error()}
 		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
 		return fmt.Errorf("create container %s of pod %s: %w", c.Name, pod.UID, err)
 	}
@@ -234,7 +235,7 @@ func (s *Syncer) restartBackoff(ps *podSync, c *v1.Container, exitedAt time.Time
 	pod := ps.pod
 	if wait := s.backoff.restart(pod.UID, c.Name, exitedAt); wait > 0 {
 		msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", wait.Round(time.Second), c.Name, pod.Name)
-		ps.waits[c.Name] = waiting{reason: "CrashLoopBackOff", message: msg}
+		ps.waits[c.Name] = apistatus.Waiting{Reason: "CrashLoopBackOff", Message: msg}
 		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", c.Name)
 		return fmt.Errorf("container %s of pod %s: %w", c.Name, pod.UID, ErrCrashLoopBackOff)
 	}
@@ -268,7 +269,7 @@ func (s *Syncer) start(ctx context.Context, ps *podSync, c *v1.Container, id str
 		return err
 	}
 	if err := s.rt.StartContainer(ctx, id); err != nil {
-		ps.waits[c.Name] = waiting{reason: "RunContainerError", message: err.Error()}
+		ps.waits[c.Name] = apistatus.Waiting{Reason: "RunContainerError", Message: err.Error()}
 		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
 		return fmt.Errorf("start container %s of pod %s: %w", c.Name, pod.UID, err)
 	}
@@ -298,7 +299,7 @@ func (s *Syncer) postStart(ctx context.Context, ps *podSync, c *v1.Container, id
 	// The kubelet leaves the hook's output out of the event: it may hold
 	// secrets. The container's status (PostStartHookError) has it.
 	s.opts.Events.Eventf(pod, v1.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed")
-	ps.waits[c.Name] = waiting{reason: "PostStartHookError", message: err.Error()}
+	ps.waits[c.Name] = apistatus.Waiting{Reason: "PostStartHookError", Message: err.Error()}
 	running := &runtimeapi.ContainerStatus{
 		Id: id, Metadata: &runtimeapi.ContainerMetadata{Name: c.Name}, State: runtimeapi.ContainerState_CONTAINER_RUNNING,
 	}
@@ -322,7 +323,7 @@ func shouldRestart(policy v1.RestartPolicy, exitCode int32) bool {
 }
 
 // ensureImage makes the container's image present as its pull policy says.
-func (s *Syncer) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, sbConfig *runtimeapi.PodSandboxConfig, waits map[string]waiting) error {
+func (s *Syncer) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, sbConfig *runtimeapi.PodSandboxConfig, waits map[string]apistatus.Waiting) error {
 	spec := &runtimeapi.ImageSpec{Image: c.Image, UserSpecifiedImage: c.Image}
 	if c.ImagePullPolicy != v1.PullAlways {
 		resp, err := s.images.ImageStatus(ctx, spec, false)
@@ -334,14 +335,14 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, 
 		}
 		if c.ImagePullPolicy == v1.PullNever {
 			msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
-			waits[c.Name] = waiting{reason: "ErrImageNeverPull", message: msg}
+			waits[c.Name] = apistatus.Waiting{Reason: "ErrImageNeverPull", Message: msg}
 			s.opts.Events.Eventf(pod, v1.EventTypeWarning, "ErrImageNeverPull", "%s", msg)
 			return errors.New(msg)
 		}
 	}
 	if wait, reason := s.pulls.wait(pod.UID, c.Image); wait > 0 {
 		msg := fmt.Sprintf("Back-off pulling image %q: %s", c.Image, reason)
-		waits[c.Name] = waiting{reason: "ImagePullBackOff", message: msg}
+		waits[c.Name] = apistatus.Waiting{Reason: "ImagePullBackOff", Message: msg}
 		return fmt.Errorf("container %s: %w %q", c.Name, ErrImagePullBackOff, c.Image)
 	}
 	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
@@ -353,7 +354,7 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, 
 		}
 		reason := shortReason(err)
 		next := s.pulls.failed(pod.UID, c.Image, reason)
-		waits[c.Name] = waiting{reason: "ErrImagePull", message: reason}
+		waits[c.Name] = apistatus.Waiting{Reason: "ErrImagePull", Message: reason}
 		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Failed to pull image %q for container %s: %s (next pull in %s)", c.Image, c.Name, reason, next)
 		return fmt.Errorf("container %s: pull image %q: %s", c.Name, c.Image, reason)
 	}
@@ -362,13 +363,13 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, 
 }
 
 // setStatus generates and writes the pod's status.
-func (s *Syncer) setStatus(pod *v1.Pod, p *cri.PodRuntime, sbID string, terminal bool, waits map[string]waiting) {
-	in := statusInput{pod: pod, rt: p, sandboxID: sbID, terminal: terminal, waits: waits, runtimeName: s.opts.RuntimeName, messages: s.messages(), probes: s.opts.Probes}
+func (s *Syncer) setStatus(pod *v1.Pod, p *cri.PodRuntime, sbID string, terminal bool, waits map[string]apistatus.Waiting) {
+	in := apistatus.Input{Pod: pod, Runtime: p, SandboxID: sbID, Terminal: terminal, Waits: waits, RuntimeName: s.opts.RuntimeName, Messages: s.messages(), Probes: s.opts.Probes}
 	if sbID != "" {
-		in.podIP = s.podIP(sbID)
+		in.PodIP = s.podIP(sbID)
 	}
 	s.opts.Probes.UpdatePod(pod, running(p, sbID))
-	s.opts.Statuses.SetPodStatus(pod, generateStatus(in))
+	s.opts.Statuses.SetPodStatus(pod, apistatus.Generate(in))
 }
 
 // podIP is the sandbox's IP, or "" when the runtime does not say.

@@ -6,6 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/apistatus"
 	"github.com/podlife/podlife/worker"
 )
 
@@ -30,7 +31,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, _ *worker.
 	if p, err = s.stopPod(ctx, pod, p, grace, "terminating pod"); err != nil {
 		return err
 	}
-	status := generateStatus(statusInput{pod: pod, rt: p, terminal: true, runtimeName: s.opts.RuntimeName, messages: s.messages()})
+	status := apistatus.Generate(apistatus.Input{Pod: pod, Runtime: p, Terminal: true, RuntimeName: s.opts.RuntimeName, Messages: s.messages()})
 	if podStatusFn != nil {
 		// The function judges the pod as it was before its kill: node
 		// shutdown keeps Succeeded only for a pod that completed by itself,
@@ -60,8 +61,8 @@ func (s *Syncer) phaseBeforeKill(pod *v1.Pod, p *cri.PodRuntime) v1.PodPhase {
 	if sb := p.ReadySandbox(); sb != nil {
 		sbID = sb.Id
 	}
-	in := statusInput{pod: pod, rt: p, sandboxID: sbID, terminal: finished(pod, p, sbID), runtimeName: s.opts.RuntimeName}
-	return generateStatus(in).Phase
+	in := apistatus.Input{Pod: pod, Runtime: p, SandboxID: sbID, Terminal: apistatus.Finished(pod, p, sbID), RuntimeName: s.opts.RuntimeName}
+	return apistatus.Generate(in).Phase
 }
 
 // SyncTerminatingRuntimePod stops a pod known only to the runtime with a

@@ -16,7 +16,7 @@ import (
 // What the syncer does with the probes' results: it tells the prober which
 // containers run (setStatus), and SyncPod kills and restarts a container
 // whose startup or liveness probe failed. Readiness needs nothing here: the
-// status generation applies it (podstatus.go).
+// status generation applies it (apistatus).
 
 // running lists the pod's running containers in the sandbox, for the
 // prober; none without a sandbox.

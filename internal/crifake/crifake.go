@@ -5,15 +5,18 @@
 // for the tests that make them.
 //
 // This is an ordinary package so that test files in other packages can
-// import it; only tests should. It imports none of the cri packages but
-// cri/mount, so that their own tests can use it.
+// import it; only tests should. Of the cri packages it imports only the
+// root (whose own tests are external, package cri_test) and cri/mount, so
+// that the others' tests can use it.
 package crifake
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,6 +28,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	fakecri "k8s.io/cri-api/pkg/apis/testing"
 
+	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/mount"
 )
 
@@ -197,6 +201,58 @@ func ResourceEnv(name, container, res, divisor string) v1.EnvVar {
 	return v1.EnvVar{Name: name, ValueFrom: &v1.EnvVarSource{ResourceFieldRef: ref}}
 }
 
+// Init is an init container of a test pod: a sidecar when restartable.
+type Init struct {
+	Name    string
+	Sidecar bool
+}
+
+// WithInits gives pod init containers, in order, with image "img".
+func WithInits(pod *v1.Pod, inits ...Init) *v1.Pod {
+	for _, ic := range inits {
+		c := v1.Container{Name: ic.Name, Image: "img", ImagePullPolicy: v1.PullIfNotPresent}
+		if ic.Sidecar {
+			c.RestartPolicy = new(v1.ContainerRestartPolicyAlways)
+		}
+		pod.Spec.InitContainers = append(pod.Spec.InitContainers, c)
+	}
+	return pod
+}
+
+// statusOf summarises one API container status: running, exited(code) or
+// waiting(reason).
+func statusOf(cs v1.ContainerStatus) string {
+	switch {
+	case cs.State.Running != nil:
+		return "running"
+	case cs.State.Terminated != nil:
+		return fmt.Sprintf("exited(%d)", cs.State.Terminated.ExitCode)
+	case cs.State.Waiting != nil:
+		return "waiting(" + cs.State.Waiting.Reason + ")"
+	}
+	return "none"
+}
+
+// Statuses summarises API container statuses: name=state (statusOf) for
+// each.
+func Statuses(css []v1.ContainerStatus) string {
+	var out []string
+	for _, cs := range css {
+		out = append(out, cs.Name+"="+statusOf(cs))
+	}
+	return strings.Join(out, " ")
+}
+
+// Condition is the pod status's condition of type typ, or the zero one.
+func Condition(st v1.PodStatus, typ v1.PodConditionType) v1.PodCondition {
+	for _, c := range st.Conditions {
+		if c.Type == typ {
+			return c
+		}
+	}
+	return v1.PodCondition{}
+}
+
 // SandboxID is the fake's ID of pod's attempt-th sandbox.
 func SandboxID(pod *v1.Pod, attempt uint32) string {
 	return fakecri.BuildSandboxName(&runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt})
@@ -206,6 +262,39 @@ func SandboxID(pod *v1.Pod, attempt uint32) string {
 // in pod's sbAttempt-th sandbox.
 func ContainerID(pod *v1.Pod, sbAttempt uint32, name string, attempt uint32) string {
 	return fakecri.BuildContainerName(&runtimeapi.ContainerMetadata{Name: name, Attempt: attempt}, SandboxID(pod, sbAttempt))
+}
+
+// ---- the runtime's view of a pod ---------------------------------------------
+
+// The container states, short.
+const (
+	Running = runtimeapi.ContainerState_CONTAINER_RUNNING
+	Exited  = runtimeapi.ContainerState_CONTAINER_EXITED
+	Created = runtimeapi.ContainerState_CONTAINER_CREATED
+)
+
+// RuntimePod builds the runtime's view of pod "u" from its sandboxes and
+// its container instances (Instance), given newest first.
+func RuntimePod(sandboxes []*runtimeapi.PodSandbox, cs ...func() (*runtimeapi.ContainerStatus, string)) *cri.PodRuntime {
+	p := &cri.PodRuntime{UID: "u", Sandboxes: sandboxes, SandboxOf: map[string]string{}}
+	for _, f := range cs {
+		c, sb := f()
+		p.Containers = append(p.Containers, c)
+		p.SandboxOf[c.Id] = sb
+	}
+	return p
+}
+
+// Instance is a container instance for RuntimePod: the runtime's status of
+// it, in sandbox; its StartedAt and FinishedAt are 1 and 2 ns after
+// createdAt.
+func Instance(id, sandbox, name string, attempt uint32, state runtimeapi.ContainerState, exitCode int32, createdAt int64) func() (*runtimeapi.ContainerStatus, string) {
+	return func() (*runtimeapi.ContainerStatus, string) {
+		return &runtimeapi.ContainerStatus{
+			Id: id, Metadata: &runtimeapi.ContainerMetadata{Name: name, Attempt: attempt},
+			State: state, ExitCode: exitCode, CreatedAt: createdAt, StartedAt: createdAt + 1, FinishedAt: createdAt + 2,
+		}, sandbox
+	}
 }
 
 // ---- waits, files and mounts -----------------------------------------------

@@ -1,4 +1,4 @@
-package kuberuntime
+package apistatus
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// Container states as generateStatus reports them.
+// Container states as Generate reports them.
 var (
 	csRunning  = v1.ContainerStatus{State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}
 	csCreating = v1.ContainerStatus{State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ContainerCreating"}}}
@@ -249,7 +249,7 @@ func TestPhase(t *testing.T) {
 }
 
 // Every combination of up to three regular containers, one regular init
-// container and one sidecar, in the states generateStatus produces, under
+// container and one sidecar, in the states Generate produces, under
 // every policy, agrees with the kubelet's rules.
 func TestPhaseMatchesKubelet(t *testing.T) {
 	states := []v1.ContainerStatus{csRunning, csCreating, csExited(0), csExited(1), csCrashLoop(0), csCrashLoop(1)}

@@ -1,10 +1,10 @@
-package kuberuntime
+package apistatus
 
 import (
-	"strings"
-
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/cri"
 )
 
 // statusStopSignal is the stop signal a container status reports
@@ -16,19 +16,8 @@ func statusStopSignal(c *v1.Container, cur *runtimeapi.ContainerStatus) *v1.Sign
 		sig := *l.StopSignal
 		return &sig
 	}
-	if sig, ok := apiSignal(cur.GetStopSignal()); ok {
+	if sig, ok := cri.APISignal(cur.GetStopSignal()); ok {
 		return &sig
 	}
 	return nil
-}
-
-// apiSignal is the API's name of a CRI signal, runtimeSignal's inverse:
-// SIGNAL_SIGRTMINPLUS1 is SIGRTMIN+1; RUNTIME_DEFAULT has none.
-func apiSignal(sig runtimeapi.Signal) (v1.Signal, bool) {
-	name, ok := runtimeapi.Signal_name[int32(sig)]
-	if !ok || sig == runtimeapi.Signal_SIGNAL_RUNTIME_DEFAULT {
-		return "", false
-	}
-	name = strings.TrimPrefix(name, "SIGNAL_")
-	return v1.Signal(strings.NewReplacer("PLUS", "+", "MINUS", "-").Replace(name)), true
 }

@@ -1,4 +1,10 @@
-package kuberuntime
+// Package apistatus generates a pod's API status from the runtime's view
+// of it (kubelet: kubelet_pods.go's generateAPIPodStatus and getPhase, and
+// pkg/kubelet/status' normalizeStatus): its containers' states, restart
+// counts, stop signals and termination messages, its phase by the
+// kubelet's rules, the readiness its probes found, its conditions, and the
+// cap on its messages' size.
+package apistatus
 
 import (
 	"fmt"
@@ -13,44 +19,44 @@ import (
 	"github.com/podlife/podlife/cri/prober"
 )
 
-// waiting says why a container that does not run is not running, as the
+// Waiting says why a container that does not run is not running, as the
 // kubelet reports it (ContainerCreating, CrashLoopBackOff, ErrImagePull...).
-type waiting struct{ reason, message string }
+type Waiting struct{ Reason, Message string }
 
-// statusInput is what a pod's API status is generated from.
-type statusInput struct {
-	pod *v1.Pod
-	rt  *cri.PodRuntime
-	// sandboxID restricts containers to one sandbox; "" takes the newest
+// Input is what a pod's API status is generated from.
+type Input struct {
+	Pod     *v1.Pod
+	Runtime *cri.PodRuntime
+	// SandboxID restricts containers to one sandbox; "" takes the newest
 	// instances in any sandbox (the final status of a stopped pod).
-	sandboxID string
-	podIP     string
-	// terminal: the pod will not run again; its phase is final.
-	terminal bool
-	waits    map[string]waiting
-	// runtimeName prefixes container IDs ("containerd://...").
-	runtimeName string
-	// messages reads exited containers' termination messages.
-	messages podfiles.MessageReader
-	// probes, when set, decide the running containers' started and ready.
-	probes *prober.Manager
+	SandboxID string
+	PodIP     string
+	// Terminal: the pod will not run again; its phase is final.
+	Terminal bool
+	Waits    map[string]Waiting
+	// RuntimeName prefixes container IDs ("containerd://...").
+	RuntimeName string
+	// Messages reads exited containers' termination messages.
+	Messages podfiles.MessageReader
+	// Probes, when set, decide the running containers' started and ready.
+	Probes *prober.Manager
 }
 
-// generateStatus is the pod's API status from the runtime's view, with the
+// Generate is the pod's API status from the runtime's view, with the
 // kubelet's phase rules (pkg/kubelet getPhase).
-func generateStatus(in statusInput) v1.PodStatus {
-	st := v1.PodStatus{PodIP: in.podIP}
-	if in.podIP != "" {
-		st.PodIPs = []v1.PodIP{{IP: in.podIP}}
+func Generate(in Input) v1.PodStatus {
+	st := v1.PodStatus{PodIP: in.PodIP}
+	if in.PodIP != "" {
+		st.PodIPs = []v1.PodIP{{IP: in.PodIP}}
 	}
-	if n := len(in.rt.Sandboxes); n > 0 {
-		t := metav1.NewTime(time.Unix(0, in.rt.Sandboxes[n-1].CreatedAt))
+	if n := len(in.Runtime.Sandboxes); n > 0 {
+		t := metav1.NewTime(time.Unix(0, in.Runtime.Sandboxes[n-1].CreatedAt))
 		st.StartTime = &t
 	}
-	pin := phaseInput{policy: in.pod.Spec.RestartPolicy, terminal: in.terminal,
-		initialized: regularStarted(in.pod, in.rt, in.sandboxID)}
-	for i := range in.pod.Spec.InitContainers {
-		c := &in.pod.Spec.InitContainers[i]
+	pin := phaseInput{policy: in.Pod.Spec.RestartPolicy, terminal: in.Terminal,
+		initialized: RegularStarted(in.Pod, in.Runtime, in.SandboxID)}
+	for i := range in.Pod.Spec.InitContainers {
+		c := &in.Pod.Spec.InitContainers[i]
 		cs := initContainerStatus(in, c)
 		st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
 		if cri.IsSidecar(c) {
@@ -59,24 +65,24 @@ func generateStatus(in statusInput) v1.PodStatus {
 			pin.inits = append(pin.inits, cs)
 		}
 	}
-	for i := range in.pod.Spec.Containers {
-		c := &in.pod.Spec.Containers[i]
-		cur, prev := in.rt.LatestFor(in.pod.Spec.RestartPolicy, in.sandboxID, c.Name)
+	for i := range in.Pod.Spec.Containers {
+		c := &in.Pod.Spec.Containers[i]
+		cur, prev := in.Runtime.LatestFor(in.Pod.Spec.RestartPolicy, in.SandboxID, c.Name)
 		st.ContainerStatuses = append(st.ContainerStatuses, containerStatus(in, c, cur, prev))
 	}
 	pin.containers = st.ContainerStatuses
 	st.Phase = phase(pin)
-	in.probes.Apply(in.pod, &st)
-	st.Conditions = podConditions(in.pod, &st, pin.initialized, sandboxReady(in))
-	capPodMessages(in.pod, &st)
+	in.Probes.Apply(in.Pod, &st)
+	st.Conditions = podConditions(in.Pod, &st, pin.initialized, sandboxReady(in))
+	capPodMessages(in.Pod, &st)
 	return st
 }
 
 // sandboxReady reports whether the pod's sandbox is ready: created, with
 // its network set up (the kubelet's PodReadyToStartContainers).
-func sandboxReady(in statusInput) bool {
-	for _, sb := range in.rt.Sandboxes {
-		if sb.Id == in.sandboxID {
+func sandboxReady(in Input) bool {
+	for _, sb := range in.Runtime.Sandboxes {
+		if sb.Id == in.SandboxID {
 			return sb.State == runtimeapi.PodSandboxState_SANDBOX_READY
 		}
 	}
@@ -137,8 +143,8 @@ func conditionStatus(b bool) v1.ConditionStatus {
 // in the sandbox only, since each sandbox initializes the pod anew. A
 // regular init container is ready once it succeeded, as in the kubelet; a
 // sidecar while it runs.
-func initContainerStatus(in statusInput, c *v1.Container) v1.ContainerStatus {
-	cur, prev := in.rt.Latest(in.sandboxID, c.Name)
+func initContainerStatus(in Input, c *v1.Container) v1.ContainerStatus {
+	cur, prev := in.Runtime.Latest(in.SandboxID, c.Name)
 	cs := containerStatus(in, c, cur, prev)
 	if !cri.IsSidecar(c) {
 		cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
@@ -148,20 +154,20 @@ func initContainerStatus(in statusInput, c *v1.Container) v1.ContainerStatus {
 
 // containerStatus is the API status of spec container c, whose newest
 // instance is cur and the one before it prev.
-func containerStatus(in statusInput, c *v1.Container, cur, prev *runtimeapi.ContainerStatus) v1.ContainerStatus {
+func containerStatus(in Input, c *v1.Container, cur, prev *runtimeapi.ContainerStatus) v1.ContainerStatus {
 	cs := v1.ContainerStatus{Name: c.Name, Image: c.Image}
 	if prev != nil {
 		cs.LastTerminationState = containerState(in, c, prev)
 	}
 	if cur == nil {
-		w, ok := in.waits[c.Name]
+		w, ok := in.Waits[c.Name]
 		if !ok {
-			w = waiting{reason: defaultWaitingReason(in.pod)}
+			w = Waiting{Reason: defaultWaitingReason(in.Pod)}
 		}
-		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: w.reason, Message: w.message}
+		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message}
 		return cs
 	}
-	cs.ContainerID = in.runtimeName + "://" + cur.Id
+	cs.ContainerID = in.RuntimeName + "://" + cur.Id
 	cs.ImageID = cur.ImageRef
 	cs.RestartCount = int32(cur.GetMetadata().GetAttempt())
 	started := cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING
@@ -169,16 +175,16 @@ func containerStatus(in statusInput, c *v1.Container, cur, prev *runtimeapi.Cont
 	cs.Ready = started
 	cs.StopSignal = statusStopSignal(c, cur)
 	cs.State = containerState(in, c, cur)
-	if w, ok := in.waits[c.Name]; ok && !in.terminal {
+	if w, ok := in.Waits[c.Name]; ok && !in.Terminal {
 		switch cur.State {
 		case runtimeapi.ContainerState_CONTAINER_EXITED:
 			// An exited container waiting for its restart: the last run is
 			// the last termination state, as the kubelet shows a crash loop.
 			cs.LastTerminationState = cs.State
-			cs.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: w.reason, Message: w.message}}
+			cs.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message}}
 		case runtimeapi.ContainerState_CONTAINER_CREATED:
 			// A created container whose start failed (RunContainerError).
-			cs.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: w.reason, Message: w.message}}
+			cs.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message}}
 		}
 	}
 	return cs
@@ -194,8 +200,8 @@ func defaultWaitingReason(pod *v1.Pod) string {
 }
 
 // containerState converts one runtime status of spec container spec.
-func containerState(in statusInput, spec *v1.Container, c *runtimeapi.ContainerStatus) v1.ContainerState {
-	id := in.runtimeName + "://" + c.Id
+func containerState(in Input, spec *v1.Container, c *runtimeapi.ContainerStatus) v1.ContainerState {
+	id := in.RuntimeName + "://" + c.Id
 	switch c.State {
 	case runtimeapi.ContainerState_CONTAINER_RUNNING:
 		return v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Unix(0, c.StartedAt))}}
@@ -203,7 +209,7 @@ func containerState(in statusInput, spec *v1.Container, c *runtimeapi.ContainerS
 		return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
 			ExitCode:    c.ExitCode,
 			Reason:      c.Reason,
-			Message:     in.messages.Message(in.pod, spec, c),
+			Message:     in.Messages.Message(in.Pod, spec, c),
 			StartedAt:   metav1.NewTime(time.Unix(0, c.StartedAt)),
 			FinishedAt:  metav1.NewTime(time.Unix(0, c.FinishedAt)),
 			ContainerID: id,
@@ -212,10 +218,10 @@ func containerState(in statusInput, spec *v1.Container, c *runtimeapi.ContainerS
 	return v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ContainerCreating"}}
 }
 
-// finished reports whether the pod's regular containers completed for good
+// Finished reports whether the pod's regular containers completed for good
 // under its restart policy: the pod is terminal by itself. Sidecars do not
 // count: the pod's termination stops them.
-func finished(pod *v1.Pod, rt *cri.PodRuntime, sandboxID string) bool {
+func Finished(pod *v1.Pod, rt *cri.PodRuntime, sandboxID string) bool {
 	if pod.Spec.RestartPolicy == v1.RestartPolicyAlways || len(pod.Spec.Containers) == 0 {
 		return false
 	}
@@ -229,6 +235,21 @@ func finished(pod *v1.Pod, rt *cri.PodRuntime, sandboxID string) bool {
 		}
 	}
 	return true
+}
+
+// RegularStarted reports whether a regular container of the pod has an
+// instance in the sandbox (in any sandbox when sbID is ""): the pod was
+// initialized there, and its regular init containers do not run again even
+// if their instances were removed. The kubelet, which cannot tell one
+// sandbox's containers from another's, counts only created and running
+// ones.
+func RegularStarted(pod *v1.Pod, p *cri.PodRuntime, sbID string) bool {
+	for i := range pod.Spec.Containers {
+		if cur, _ := p.Latest(sbID, pod.Spec.Containers[i].Name); cur != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // maxPodMessages is what all the messages of one pod's statuses may take

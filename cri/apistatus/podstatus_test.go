@@ -1,4 +1,4 @@
-package kuberuntime
+package apistatus
 
 import (
 	"fmt"
@@ -12,37 +12,6 @@ import (
 	"github.com/podlife/podlife/internal/crifake"
 )
 
-// rtContainer is a runtime container status for podRuntime fixtures.
-func rtContainer(id, sandbox, name string, attempt uint32, state runtimeapi.ContainerState, exitCode int32, createdAt int64) (*runtimeapi.ContainerStatus, string) {
-	return &runtimeapi.ContainerStatus{
-		Id: id, Metadata: &runtimeapi.ContainerMetadata{Name: name, Attempt: attempt},
-		State: state, ExitCode: exitCode, CreatedAt: createdAt, StartedAt: createdAt + 1, FinishedAt: createdAt + 2,
-	}, sandbox
-}
-
-// podFixture builds a podRuntime from containers given newest first.
-func podFixture(sandboxes []*runtimeapi.PodSandbox, cs ...func() (*runtimeapi.ContainerStatus, string)) *cri.PodRuntime {
-	p := &cri.PodRuntime{UID: "u", Sandboxes: sandboxes, SandboxOf: map[string]string{}}
-	for _, f := range cs {
-		c, sb := f()
-		p.Containers = append(p.Containers, c)
-		p.SandboxOf[c.Id] = sb
-	}
-	return p
-}
-
-func fxC(id, sandbox, name string, attempt uint32, state runtimeapi.ContainerState, exitCode int32, createdAt int64) func() (*runtimeapi.ContainerStatus, string) {
-	return func() (*runtimeapi.ContainerStatus, string) {
-		return rtContainer(id, sandbox, name, attempt, state, exitCode, createdAt)
-	}
-}
-
-const (
-	stRunning = runtimeapi.ContainerState_CONTAINER_RUNNING
-	stExited  = runtimeapi.ContainerState_CONTAINER_EXITED
-	stCreated = runtimeapi.ContainerState_CONTAINER_CREATED
-)
-
 func TestFinished(t *testing.T) {
 	two := func(policy v1.RestartPolicy) *v1.Pod {
 		return crifake.MakePod("p", policy, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
@@ -54,29 +23,29 @@ func TestFinished(t *testing.T) {
 		want bool
 	}{
 		{"Always never finishes", two(v1.RestartPolicyAlways),
-			podFixture(nil, fxC("a0", "s1", "a", 0, stExited, 0, 2), fxC("b0", "s1", "b", 0, stExited, 0, 1)), false},
-		{"no containers in the spec", crifake.MakePod("p", v1.RestartPolicyNever), podFixture(nil), false},
+			crifake.RuntimePod(nil, crifake.Instance("a0", "s1", "a", 0, crifake.Exited, 0, 2), crifake.Instance("b0", "s1", "b", 0, crifake.Exited, 0, 1)), false},
+		{"no containers in the spec", crifake.MakePod("p", v1.RestartPolicyNever), crifake.RuntimePod(nil), false},
 		{"Never, all exited", two(v1.RestartPolicyNever),
-			podFixture(nil, fxC("a0", "s1", "a", 0, stExited, 1, 2), fxC("b0", "s1", "b", 0, stExited, 0, 1)), true},
+			crifake.RuntimePod(nil, crifake.Instance("a0", "s1", "a", 0, crifake.Exited, 1, 2), crifake.Instance("b0", "s1", "b", 0, crifake.Exited, 0, 1)), true},
 		{"Never, one running", two(v1.RestartPolicyNever),
-			podFixture(nil, fxC("a0", "s1", "a", 0, stExited, 0, 2), fxC("b0", "s1", "b", 0, stRunning, 0, 1)), false},
+			crifake.RuntimePod(nil, crifake.Instance("a0", "s1", "a", 0, crifake.Exited, 0, 2), crifake.Instance("b0", "s1", "b", 0, crifake.Running, 0, 1)), false},
 		{"Never, one not created", two(v1.RestartPolicyNever),
-			podFixture(nil, fxC("a0", "s1", "a", 0, stExited, 0, 2)), false},
+			crifake.RuntimePod(nil, crifake.Instance("a0", "s1", "a", 0, crifake.Exited, 0, 2)), false},
 		{"Never, one only created", two(v1.RestartPolicyNever),
-			podFixture(nil, fxC("a0", "s1", "a", 0, stExited, 0, 2), fxC("b0", "s1", "b", 0, stCreated, 0, 1)), false},
+			crifake.RuntimePod(nil, crifake.Instance("a0", "s1", "a", 0, crifake.Exited, 0, 2), crifake.Instance("b0", "s1", "b", 0, crifake.Created, 0, 1)), false},
 		{"OnFailure, all succeeded", two(v1.RestartPolicyOnFailure),
-			podFixture(nil, fxC("a1", "s1", "a", 1, stExited, 0, 3), fxC("b0", "s1", "b", 0, stExited, 0, 2), fxC("a0", "s1", "a", 0, stExited, 1, 1)), true},
+			crifake.RuntimePod(nil, crifake.Instance("a1", "s1", "a", 1, crifake.Exited, 0, 3), crifake.Instance("b0", "s1", "b", 0, crifake.Exited, 0, 2), crifake.Instance("a0", "s1", "a", 0, crifake.Exited, 1, 1)), true},
 		{"OnFailure, newest failed", two(v1.RestartPolicyOnFailure),
-			podFixture(nil, fxC("a1", "s1", "a", 1, stExited, 1, 3), fxC("b0", "s1", "b", 0, stExited, 0, 2), fxC("a0", "s1", "a", 0, stExited, 0, 1)), false},
+			crifake.RuntimePod(nil, crifake.Instance("a1", "s1", "a", 1, crifake.Exited, 1, 3), crifake.Instance("b0", "s1", "b", 0, crifake.Exited, 0, 2), crifake.Instance("a0", "s1", "a", 0, crifake.Exited, 0, 1)), false},
 		{"Never, exited in another sandbox only", two(v1.RestartPolicyNever),
-			podFixture(nil, fxC("a0", "s0", "a", 0, stExited, 0, 2), fxC("b0", "s1", "b", 0, stExited, 0, 1)), false},
+			crifake.RuntimePod(nil, crifake.Instance("a0", "s0", "a", 0, crifake.Exited, 0, 2), crifake.Instance("b0", "s1", "b", 0, crifake.Exited, 0, 1)), false},
 		{"OnFailure, succeeded in an earlier sandbox", two(v1.RestartPolicyOnFailure),
-			podFixture(nil, fxC("b1", "s1", "b", 1, stExited, 0, 3), fxC("a0", "s0", "a", 0, stExited, 0, 2), fxC("b0", "s0", "b", 0, stExited, 1, 1)), true},
+			crifake.RuntimePod(nil, crifake.Instance("b1", "s1", "b", 1, crifake.Exited, 0, 3), crifake.Instance("a0", "s0", "a", 0, crifake.Exited, 0, 2), crifake.Instance("b0", "s0", "b", 0, crifake.Exited, 1, 1)), true},
 		{"OnFailure, failed in an earlier sandbox", two(v1.RestartPolicyOnFailure),
-			podFixture(nil, fxC("b1", "s1", "b", 1, stExited, 0, 3), fxC("a0", "s0", "a", 0, stExited, 1, 2)), false},
+			crifake.RuntimePod(nil, crifake.Instance("b1", "s1", "b", 1, crifake.Exited, 0, 3), crifake.Instance("a0", "s0", "a", 0, crifake.Exited, 1, 2)), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := finished(tc.pod, tc.rt, "s1"); got != tc.want {
+			if got := Finished(tc.pod, tc.rt, "s1"); got != tc.want {
 				t.Errorf("finished = %v, want %v", got, tc.want)
 			}
 		})
@@ -86,17 +55,17 @@ func TestFinished(t *testing.T) {
 func TestGenerateStatus(t *testing.T) {
 	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"}, crifake.Ctr{Name: "c"})
 	sandboxes := []*runtimeapi.PodSandbox{{Id: "s1", CreatedAt: 2000}, {Id: "s0", CreatedAt: 1000}}
-	rt := podFixture(sandboxes,
-		fxC("a1", "s1", "a", 1, stExited, 2, 30),
-		fxC("b0", "s1", "b", 0, stRunning, 0, 20),
-		fxC("a0", "s1", "a", 0, stExited, 1, 10),
+	rt := crifake.RuntimePod(sandboxes,
+		crifake.Instance("a1", "s1", "a", 1, crifake.Exited, 2, 30),
+		crifake.Instance("b0", "s1", "b", 0, crifake.Running, 0, 20),
+		crifake.Instance("a0", "s1", "a", 0, crifake.Exited, 1, 10),
 	)
-	waits := map[string]waiting{
-		"a": {reason: "CrashLoopBackOff", message: "back-off"},
-		"c": {reason: "ErrImagePull", message: "no such image"},
+	waits := map[string]Waiting{
+		"a": {Reason: "CrashLoopBackOff", Message: "back-off"},
+		"c": {Reason: "ErrImagePull", Message: "no such image"},
 	}
 
-	st := generateStatus(statusInput{pod: pod, rt: rt, sandboxID: "s1", podIP: "10.0.0.1", waits: waits, runtimeName: "rt"})
+	st := Generate(Input{Pod: pod, Runtime: rt, SandboxID: "s1", PodIP: "10.0.0.1", Waits: waits, RuntimeName: "rt"})
 	if st.StartTime == nil || st.StartTime.UnixNano() != 1000 {
 		t.Errorf("start time %v, want the oldest sandbox's", st.StartTime)
 	}
@@ -128,7 +97,7 @@ func TestGenerateStatus(t *testing.T) {
 	}
 
 	// A terminal status shows how containers ended, not why they wait.
-	st = generateStatus(statusInput{pod: pod, rt: rt, terminal: true, waits: waits, runtimeName: "rt"})
+	st = Generate(Input{Pod: pod, Runtime: rt, Terminal: true, Waits: waits, RuntimeName: "rt"})
 	a = st.ContainerStatuses[0]
 	if a.State.Terminated == nil || a.State.Terminated.ExitCode != 2 ||
 		a.LastTerminationState.Terminated == nil || a.LastTerminationState.Terminated.ExitCode != 1 {
@@ -142,7 +111,7 @@ func TestGenerateStatus(t *testing.T) {
 	}
 
 	// No container anywhere: creating.
-	st = generateStatus(statusInput{pod: pod, rt: podFixture(nil), runtimeName: "rt"})
+	st = Generate(Input{Pod: pod, Runtime: crifake.RuntimePod(nil), RuntimeName: "rt"})
 	if st.StartTime != nil || st.Phase != v1.PodPending {
 		t.Errorf("empty: %+v", st)
 	}
@@ -154,7 +123,7 @@ func TestGenerateStatus(t *testing.T) {
 }
 
 func TestGenerateStatusInitContainers(t *testing.T) {
-	pod := withInits(crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"}), initCtr{name: "sc", sidecar: true}, initCtr{name: "i1"}, initCtr{name: "i2"})
+	pod := crifake.WithInits(crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"}), crifake.Init{Name: "sc", Sidecar: true}, crifake.Init{Name: "i1"}, crifake.Init{Name: "i2"})
 	for _, tc := range []struct {
 		name        string
 		rt          *cri.PodRuntime
@@ -163,53 +132,53 @@ func TestGenerateStatusInitContainers(t *testing.T) {
 		phase       v1.PodPhase
 	}{
 		{
-			name: "nothing yet", rt: podFixture(nil),
+			name: "nothing yet", rt: crifake.RuntimePod(nil),
 			init: "sc=waiting(PodInitializing) i1=waiting(PodInitializing) i2=waiting(PodInitializing)", ctrs: "app=waiting(PodInitializing)",
 			initialized: "False containers with incomplete status: [sc i1 i2]", phase: v1.PodPending,
 		},
 		{
 			name: "instances of an earlier sandbox do not count",
-			rt:   podFixture(nil, fxC("i1", "s0", "i1", 0, stExited, 0, 2), fxC("sc", "s0", "sc", 0, stRunning, 0, 1)),
+			rt:   crifake.RuntimePod(nil, crifake.Instance("i1", "s0", "i1", 0, crifake.Exited, 0, 2), crifake.Instance("sc", "s0", "sc", 0, crifake.Running, 0, 1)),
 			init: "sc=waiting(PodInitializing) i1=waiting(PodInitializing) i2=waiting(PodInitializing)", ctrs: "app=waiting(PodInitializing)",
 			initialized: "False containers with incomplete status: [sc i1 i2]", phase: v1.PodPending,
 		},
 		{
 			name: "the sidecar runs, i1 succeeded, i2 runs",
-			rt:   podFixture(nil, fxC("i2", "s1", "i2", 0, stRunning, 0, 3), fxC("i1", "s1", "i1", 0, stExited, 0, 2), fxC("sc", "s1", "sc", 0, stRunning, 0, 1)),
+			rt:   crifake.RuntimePod(nil, crifake.Instance("i2", "s1", "i2", 0, crifake.Running, 0, 3), crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 2), crifake.Instance("sc", "s1", "sc", 0, crifake.Running, 0, 1)),
 			init: "sc=running i1=exited(0) i2=running", ctrs: "app=waiting(PodInitializing)",
 			initialized: "False containers with incomplete status: [i2]", phase: v1.PodPending,
 		},
 		{
 			name: "all succeeded, the sidecar exited",
-			rt: podFixture(nil, fxC("i2", "s1", "i2", 0, stExited, 0, 3), fxC("i1", "s1", "i1", 0, stExited, 0, 2),
-				fxC("sc", "s1", "sc", 0, stExited, 1, 1)),
+			rt: crifake.RuntimePod(nil, crifake.Instance("i2", "s1", "i2", 0, crifake.Exited, 0, 3), crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 2),
+				crifake.Instance("sc", "s1", "sc", 0, crifake.Exited, 1, 1)),
 			init: "sc=exited(1) i1=exited(0) i2=exited(0)", ctrs: "app=waiting(PodInitializing)",
 			initialized: "False containers with incomplete status: [sc]", phase: v1.PodPending,
 		},
 		{
 			name: "the container started: initialized, whatever the sidecar does",
-			rt: podFixture(nil, fxC("a0", "s1", "app", 0, stRunning, 0, 4), fxC("i2", "s1", "i2", 0, stExited, 0, 3),
-				fxC("i1", "s1", "i1", 0, stExited, 0, 2), fxC("sc", "s1", "sc", 0, stExited, 1, 1)),
+			rt: crifake.RuntimePod(nil, crifake.Instance("a0", "s1", "app", 0, crifake.Running, 0, 4), crifake.Instance("i2", "s1", "i2", 0, crifake.Exited, 0, 3),
+				crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 2), crifake.Instance("sc", "s1", "sc", 0, crifake.Exited, 1, 1)),
 			init: "sc=exited(1) i1=exited(0) i2=exited(0)", ctrs: "app=running",
 			initialized: "True ", phase: v1.PodRunning,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := generateStatus(statusInput{pod: pod, rt: tc.rt, sandboxID: "s1", runtimeName: "rt"})
-			if got := statusesOf(st.InitContainerStatuses); got != tc.init {
+			st := Generate(Input{Pod: pod, Runtime: tc.rt, SandboxID: "s1", RuntimeName: "rt"})
+			if got := crifake.Statuses(st.InitContainerStatuses); got != tc.init {
 				t.Errorf("init container statuses %s, want %s", got, tc.init)
 			}
-			if got := statusesOf(st.ContainerStatuses); got != tc.ctrs {
+			if got := crifake.Statuses(st.ContainerStatuses); got != tc.ctrs {
 				t.Errorf("container statuses %s, want %s", got, tc.ctrs)
 			}
-			if c := condition(st, v1.PodInitialized); string(c.Status)+" "+c.Message != tc.initialized {
+			if c := crifake.Condition(st, v1.PodInitialized); string(c.Status)+" "+c.Message != tc.initialized {
 				t.Errorf("Initialized %s %q, want %s", c.Status, c.Message, tc.initialized)
 			}
 			if st.Phase != tc.phase {
 				t.Errorf("phase %s, want %s", st.Phase, tc.phase)
 			}
 			// Never ready: the sidecar does not run where the container does.
-			if c := condition(st, v1.PodReady); c.Status != v1.ConditionFalse {
+			if c := crifake.Condition(st, v1.PodReady); c.Status != v1.ConditionFalse {
 				t.Errorf("Ready is %s", c.Status)
 			}
 		})
@@ -236,7 +205,7 @@ func TestPodReadyToStartContainers(t *testing.T) {
 		{"terminal status", []*runtimeapi.PodSandbox{sb("s1", runtimeapi.PodSandboxState_SANDBOX_READY)}, "", v1.ConditionFalse},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := generateStatus(statusInput{pod: pod, rt: podFixture(tc.sandboxes), sandboxID: tc.sandboxID})
+			st := Generate(Input{Pod: pod, Runtime: crifake.RuntimePod(tc.sandboxes), SandboxID: tc.sandboxID})
 			var got v1.ConditionStatus
 			for _, c := range st.Conditions {
 				if c.Type == v1.PodReadyToStartContainers {
