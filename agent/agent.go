@@ -20,8 +20,10 @@ import (
 	"github.com/podlife/podlife/agent/podstatus"
 	"github.com/podlife/podlife/agent/server"
 	"github.com/podlife/podlife/agent/shutdown"
-	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/embedded"
+	"github.com/podlife/podlife/cri/kuberuntime"
+	"github.com/podlife/podlife/cri/logs"
+	"github.com/podlife/podlife/cri/podcache"
 	"github.com/podlife/podlife/cri/prober"
 	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/worker"
@@ -47,8 +49,8 @@ type Agent struct {
 	registry *prometheus.Registry
 
 	conn      *runtimeConn
-	syncer    *cri.Syncer
-	cache     *cri.Cache
+	syncer    *kuberuntime.Syncer
+	cache     *podcache.Cache
 	workers   *worker.PodWorkers
 	source    *manifests.Source // nil: no manifest directory
 	cluster   *cluster          // nil: no API server (Config.Kubeconfig "")
@@ -64,7 +66,7 @@ type Agent struct {
 	controlSocket string
 	// rotator rotates the container logs; nil on the embedded runtime,
 	// which writes none.
-	rotator *cri.LogRotator
+	rotator *logs.Rotator
 
 	shutdownOnce      sync.Once
 	shutdownRequested chan struct{}
@@ -140,16 +142,16 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		a.close()
 		return nil, err
 	}
-	a.syncer = cri.NewSyncer(conn.runtime, conn.images, cri.Options{
+	a.syncer = kuberuntime.NewSyncer(conn.runtime, conn.images, kuberuntime.Options{
 		Statuses: a.statuses, Events: a.events, Clock: a.clock, Logger: a.log,
 		RuntimeName: conn.name, LogRoot: podLogRoot(cfg), PodsRoot: podLogRoot(cfg), Probes: a.probes,
 		Allocatable: downwardAllocatable(allocatable, cfg.RootDir), HostIPs: hostIPs(), MachineMemory: machine.Memory().Value(),
 	})
 	if root := podLogRoot(cfg); root != "" {
 		maxSize, _ := cfg.containerLogMaxSize()
-		a.rotator = cri.NewLogRotator(conn.poll, conn.service, root, a.clock, maxSize, cfg.ContainerLogMaxFiles)
+		a.rotator = logs.NewRotator(conn.poll, conn.service, root, a.clock, maxSize, cfg.ContainerLogMaxFiles)
 	}
-	a.cache = cri.NewCache(conn.poll, a.log)
+	a.cache = podcache.New(conn.poll, a.log)
 	a.workers = worker.New(a.syncer, worker.Options{
 		Clock: a.clock, ResyncInterval: cfg.SyncFrequency.Duration, StatusCache: a.cache,
 		Registerer: a.registry, Observer: engineObserver(opts.Observer, a.log, cfg.Verbosity), Logger: a.log, BackOffPeriod: opts.SyncBackOff, Recorder: a.events,

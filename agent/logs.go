@@ -9,7 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podlife/podlife/agent/server"
-	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/logs"
 )
 
 // Container logs are served on the control socket (agent/server), which
@@ -18,7 +18,7 @@ import (
 // ContainerLog finds the log of a container of the admitted pod named
 // namespace/name (the host's method of GET /containerLogs). Of two pods of that name (one waiting for the other's
 // end), the first whose container has a log is taken.
-func (a *Agent) ContainerLog(ctx context.Context, namespace, name, container string, previous bool) (*cri.ContainerLog, error) {
+func (a *Agent) ContainerLog(ctx context.Context, namespace, name, container string, previous bool) (*logs.ContainerLog, error) {
 	a.mu.Lock()
 	var pods []*v1.Pod
 	var rejected []string

@@ -4,6 +4,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/lifecycle"
 	"github.com/podlife/podlife/cri/prober"
 	"github.com/podlife/podlife/worker"
 )
@@ -13,7 +14,7 @@ import (
 func (a *Agent) newProber(rt cri.Runtime) *prober.Manager {
 	clk, _ := a.clock.(clock.WithDelayedExecution)
 	return prober.NewManager(prober.Config{
-		Runner: cri.NewProbeRunner(rt), Clock: clk, Events: a.events, Logger: a.log, OnChange: a.probeChanged,
+		Runner: lifecycle.NewProbeRunner(rt), Clock: clk, Events: a.events, Logger: a.log, OnChange: a.probeChanged,
 	})
 }
 

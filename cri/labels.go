@@ -1,6 +1,3 @@
-// Package cri runs pods on a Container Runtime Interface (CRI) runtime: a
-// worker.PodSyncer that creates, restarts, stops and removes sandboxes and
-// containers, and a status cache fed by polling the runtime.
 package cri
 
 // Labels the kubelet puts on every sandbox and container it creates. podlife

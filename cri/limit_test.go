@@ -1,4 +1,4 @@
-package cri
+package cri_test
 
 import (
 	"context"
@@ -10,6 +10,9 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	fakecri "k8s.io/cri-api/pkg/apis/testing"
+
+	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/internal/crifake"
 )
 
 // blockingStops is the fake runtime with a StopContainer that reports its
@@ -55,7 +58,7 @@ func TestLimitBoundsCallsAndKeepsReadsFlowing(t *testing.T) {
 		FakeRuntimeService: fakecri.NewFakeRuntimeService(),
 		entered:            make(chan string, stops), readsEntered: make(chan string, limit), release: make(chan struct{}),
 	}
-	l := Limit(rt, fakecri.NewFakeImageService(), limit)
+	l := cri.Limit(rt, fakecri.NewFakeImageService(), limit)
 	limited := l.Runtime
 	ctx := context.Background()
 
@@ -65,7 +68,7 @@ func TestLimitBoundsCallsAndKeepsReadsFlowing(t *testing.T) {
 		wg.Go(func() { errs[i] = limited.StopContainer(ctx, fmt.Sprintf("c%d", i), 30) })
 	}
 	for range limit {
-		waitFor(t, rt.entered, "a stop to reach the runtime")
+		crifake.WaitFor(t, rt.entered, "a stop to reach the runtime")
 	}
 	// Every change slot is held: reads still go through.
 	if _, err := limited.ListPodSandbox(ctx, nil); err != nil {
@@ -88,7 +91,7 @@ func TestLimitBoundsCallsAndKeepsReadsFlowing(t *testing.T) {
 		wg.Go(func() { _, _ = limited.PodSandboxStatus(ctx, fmt.Sprintf("s%d", i), false) })
 	}
 	for range limit {
-		waitFor(t, rt.readsEntered, "a read to reach the runtime")
+		crifake.WaitFor(t, rt.readsEntered, "a read to reach the runtime")
 	}
 	if _, err := limited.ListPodSandbox(cancelled, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("ListPodSandbox with a cancelled context while the reads lane is full = %v, want context.Canceled", err)
@@ -117,7 +120,7 @@ func TestLimitBoundsCallsAndKeepsReadsFlowing(t *testing.T) {
 func TestLimitPassesCallsThrough(t *testing.T) {
 	fake := fakecri.NewFakeRuntimeService()
 	images := fakecri.NewFakeImageService()
-	l := Limit(fake, images, 1)
+	l := cri.Limit(fake, images, 1)
 	rt, img := l.Runtime, l.Images
 	ctx := context.Background()
 	sbCfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "ns", Uid: "u"}}

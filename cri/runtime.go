@@ -2,10 +2,9 @@ package cri
 
 import (
 	"context"
-	"fmt"
-	"sort"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -35,76 +34,56 @@ type Images interface {
 	PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, podSandboxConfig *runtimeapi.PodSandboxConfig) (string, error)
 }
 
-// podRuntime is what the runtime holds for one pod UID, read fresh.
-type podRuntime struct {
-	uid types.UID
-	// sandboxes, newest first.
-	sandboxes []*runtimeapi.PodSandbox
-	// containers, each with its full status, newest first.
-	containers []*runtimeapi.ContainerStatus
-	// sandboxOf maps a container ID to its sandbox ID.
-	sandboxOf map[string]string
+// SandboxIP is the sandbox's IP, or "" when the runtime does not say
+// within 10 s or before ctx ends.
+func SandboxIP(ctx context.Context, rt Runtime, sbID string) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := rt.PodSandboxStatus(ctx, sbID, false)
+	if err != nil {
+		return ""
+	}
+	return resp.GetStatus().GetNetwork().GetIp()
 }
 
-// readPod lists the sandboxes and containers labelled with uid.
-func readPod(ctx context.Context, rt Runtime, uid types.UID) (*podRuntime, error) {
-	selector := map[string]string{PodUIDLabel: string(uid)}
-	sandboxes, err := rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: selector})
-	if err != nil {
-		return nil, fmt.Errorf("list sandboxes of pod %s: %w", uid, err)
-	}
-	listed, err := rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: selector})
-	if err != nil {
-		return nil, fmt.Errorf("list containers of pod %s: %w", uid, err)
-	}
-	p := &podRuntime{uid: uid, sandboxes: sandboxes, sandboxOf: make(map[string]string, len(listed))}
-	for _, c := range listed {
-		resp, err := rt.ContainerStatus(ctx, c.Id, false)
-		if err != nil {
-			return nil, fmt.Errorf("status of container %s of pod %s: %w", c.Id, uid, err)
-		}
-		if resp.GetStatus() == nil {
-			continue // removed between the list and the status call
-		}
-		p.containers = append(p.containers, resp.Status)
-		p.sandboxOf[c.Id] = c.PodSandboxId
-	}
-	sort.SliceStable(p.sandboxes, func(i, j int) bool {
-		return p.sandboxes[i].CreatedAt > p.sandboxes[j].CreatedAt
-	})
-	sort.SliceStable(p.containers, func(i, j int) bool {
-		return p.containers[i].CreatedAt > p.containers[j].CreatedAt
-	})
-	return p, nil
+// PodRuntime is what the runtime holds for one pod UID, read fresh.
+type PodRuntime struct {
+	UID types.UID
+	// Sandboxes, newest first.
+	Sandboxes []*runtimeapi.PodSandbox
+	// Containers, each with its full status, newest first.
+	Containers []*runtimeapi.ContainerStatus
+	// SandboxOf maps a container ID to its sandbox ID.
+	SandboxOf map[string]string
 }
 
-// names are the pod's name and namespace as the runtime holds them: its
+// Names are the pod's name and namespace as the runtime holds them: its
 // newest sandbox's metadata, else its newest container's labels.
-func (p *podRuntime) names() (name, namespace string) {
-	if len(p.sandboxes) > 0 {
-		m := p.sandboxes[0].GetMetadata()
+func (p *PodRuntime) Names() (name, namespace string) {
+	if len(p.Sandboxes) > 0 {
+		m := p.Sandboxes[0].GetMetadata()
 		return m.GetName(), m.GetNamespace()
 	}
-	if len(p.containers) > 0 {
-		l := p.containers[0].GetLabels()
+	if len(p.Containers) > 0 {
+		l := p.Containers[0].GetLabels()
 		return l[PodNameLabel], l[PodNamespaceLabel]
 	}
 	return "", ""
 }
 
-// readySandbox is the newest sandbox if it is ready.
-func (p *podRuntime) readySandbox() *runtimeapi.PodSandbox {
-	if len(p.sandboxes) > 0 && p.sandboxes[0].State == runtimeapi.PodSandboxState_SANDBOX_READY {
-		return p.sandboxes[0]
+// ReadySandbox is the newest sandbox if it is ready.
+func (p *PodRuntime) ReadySandbox() *runtimeapi.PodSandbox {
+	if len(p.Sandboxes) > 0 && p.Sandboxes[0].State == runtimeapi.PodSandboxState_SANDBOX_READY {
+		return p.Sandboxes[0]
 	}
 	return nil
 }
 
-// latest is the newest instance of the named container in sandbox (any
+// Latest is the newest instance of the named container in sandbox (any
 // sandbox when sandboxID is ""), and the one before it.
-func (p *podRuntime) latest(sandboxID, name string) (current, previous *runtimeapi.ContainerStatus) {
-	for _, c := range p.containers {
-		if (sandboxID != "" && p.sandboxOf[c.Id] != sandboxID) || c.GetMetadata().GetName() != name {
+func (p *PodRuntime) Latest(sandboxID, name string) (current, previous *runtimeapi.ContainerStatus) {
+	for _, c := range p.Containers {
+		if (sandboxID != "" && p.SandboxOf[c.Id] != sandboxID) || c.GetMetadata().GetName() != name {
 			continue
 		}
 		if current == nil {
@@ -116,11 +95,27 @@ func (p *podRuntime) latest(sandboxID, name string) (current, previous *runtimea
 	return current, nil
 }
 
-// notExited lists the containers a stop must reach: running ones, and
+// LatestFor is Latest(sandboxID, name) as the restart policy sees it: under
+// OnFailure a container whose newest instance in any sandbox exited 0
+// completed for good, and never runs again, not even in a new sandbox (the
+// kubelet's computePodActions); when the sandbox has no instance of it, that
+// completed instance counts.
+func (p *PodRuntime) LatestFor(policy v1.RestartPolicy, sandboxID, name string) (current, previous *runtimeapi.ContainerStatus) {
+	current, previous = p.Latest(sandboxID, name)
+	if current != nil || sandboxID == "" || policy != v1.RestartPolicyOnFailure {
+		return current, previous
+	}
+	if c, prev := p.Latest("", name); c != nil && c.State == runtimeapi.ContainerState_CONTAINER_EXITED && c.ExitCode == 0 {
+		return c, prev
+	}
+	return nil, nil
+}
+
+// NotExited lists the containers a stop must reach: running ones, and
 // created ones, which could still be started.
-func (p *podRuntime) notExited() []*runtimeapi.ContainerStatus {
+func (p *PodRuntime) NotExited() []*runtimeapi.ContainerStatus {
 	var out []*runtimeapi.ContainerStatus
-	for _, c := range p.containers {
+	for _, c := range p.Containers {
 		if c.State != runtimeapi.ContainerState_CONTAINER_EXITED {
 			out = append(out, c)
 		}
@@ -128,10 +123,10 @@ func (p *podRuntime) notExited() []*runtimeapi.ContainerStatus {
 	return out
 }
 
-// runningIDs lists the containers that run.
-func (p *podRuntime) runningIDs() []string {
+// RunningIDs lists the containers that run.
+func (p *PodRuntime) RunningIDs() []string {
 	var out []string
-	for _, c := range p.containers {
+	for _, c := range p.Containers {
 		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 			out = append(out, c.Id)
 		}
@@ -139,11 +134,11 @@ func (p *podRuntime) runningIDs() []string {
 	return out
 }
 
-// nextAttempt numbers the next instance of the named container: one more
+// NextAttempt numbers the next instance of the named container: one more
 // than any instance the runtime still holds, so names never collide.
-func (p *podRuntime) nextAttempt(name string) uint32 {
+func (p *PodRuntime) NextAttempt(name string) uint32 {
 	var n uint32
-	for _, c := range p.containers {
+	for _, c := range p.Containers {
 		if c.GetMetadata().GetName() == name {
 			n = max(n, c.GetMetadata().GetAttempt()+1)
 		}
@@ -151,10 +146,10 @@ func (p *podRuntime) nextAttempt(name string) uint32 {
 	return n
 }
 
-// nextSandboxAttempt numbers the pod's next sandbox the same way.
-func (p *podRuntime) nextSandboxAttempt() uint32 {
+// NextSandboxAttempt numbers the pod's next sandbox the same way.
+func (p *PodRuntime) NextSandboxAttempt() uint32 {
 	var n uint32
-	for _, sb := range p.sandboxes {
+	for _, sb := range p.Sandboxes {
 		n = max(n, sb.GetMetadata().GetAttempt()+1)
 	}
 	return n

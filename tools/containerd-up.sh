@@ -3,7 +3,7 @@
 # integration tests, and prints its CRI endpoint as the last line of stdout:
 #
 #   ENDPOINT=$(tools/containerd-up.sh | tail -1)
-#   PODLIFE_CRI_ENDPOINT=$ENDPOINT go test -race -count=1 ./cri/...
+#   PODLIFE_CRI_ENDPOINT=$ENDPOINT go test -race -count=1 ./cri/... ./internal/critest
 #   tools/containerd-down.sh "$ENDPOINT"
 #
 # Everything it owns lives in one directory: $PODLIFE_CONTAINERD_DIR if set
@@ -52,7 +52,7 @@ if [[ -n "${PODLIFE_CONTAINERD_BIN:-}" ]]; then
   export PATH="$PODLIFE_CONTAINERD_BIN:$PATH"
 fi
 
-# Names shared with the Go side (cri/critest): keep them in sync.
+# Names shared with the Go side (internal/critest): keep them in sync.
 BUSYBOX_IMAGE=localhost/podlife/busybox:latest
 PAUSE_IMAGE=localhost/podlife/pause:latest
 CNI_BIN_DIR=/usr/lib/cni

@@ -17,8 +17,8 @@ import (
 
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/internal/agenttest"
-	"github.com/podlife/podlife/cri/critest"
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/internal/critest"
 )
 
 // joinContainerd runs an agent on e's containerd as a new node of the control

@@ -28,8 +28,8 @@ import (
 	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/cri"
-	"github.com/podlife/podlife/cri/critest"
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/internal/critest"
 )
 
 // TestContainerdPodRuns: a manifest's pod runs on containerd, and the

@@ -16,7 +16,7 @@ import (
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/client"
 	"github.com/podlife/podlife/agent/internal/agenttest"
-	"github.com/podlife/podlife/cri/critest"
+	"github.com/podlife/podlife/internal/critest"
 )
 
 // logPod is a static pod of one busybox container running script.

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/agent/internal/agenttest"
-	"github.com/podlife/podlife/cri/critest"
+	"github.com/podlife/podlife/internal/critest"
 )
 
 // A liveness exec probe that starts failing (the container removes the

@@ -12,7 +12,7 @@ import (
 
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/internal/agenttest"
-	"github.com/podlife/podlife/cri/critest"
+	"github.com/podlife/podlife/internal/critest"
 )
 
 // What the containers of a pod see of its volumes, on containerd: an

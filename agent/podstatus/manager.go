@@ -118,7 +118,7 @@ func New(cfg Config) (*Manager, error) {
 }
 
 // SetPodStatus records pod's status and queues its write to the API server
-// (it is the syncer's cri.StatusWriter). Condition transition times and the
+// (it is the syncer's kuberuntime.StatusWriter). Condition transition times and the
 // start time the status leaves unset are filled in here, when the change is
 // seen.
 func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/podlife/podlife/agent/api"
-	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/logs"
 )
 
 // Container logs are served on the control socket only: they can hold
@@ -46,7 +46,7 @@ func (s *Server) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 		code := http.StatusInternalServerError
 		if _, ok := errors.AsType[*notFoundError](err); ok {
 			code = http.StatusNotFound
-		} else if le, ok := errors.AsType[*cri.LogLookupError](err); ok {
+		} else if le, ok := errors.AsType[*logs.LookupError](err); ok {
 			code = http.StatusBadRequest
 			if le.NotFound {
 				code = http.StatusNotFound
@@ -88,8 +88,8 @@ func (e *notFoundError) Error() string { return e.msg }
 func NotFound(msg string) error { return &notFoundError{msg} }
 
 // parseLogQuery reads the kubelet's /containerLogs query parameters.
-func parseLogQuery(q url.Values, now time.Time) (cri.LogOptions, bool, error) {
-	opts := cri.LogOptions{TailLines: -1}
+func parseLogQuery(q url.Values, now time.Time) (logs.Options, bool, error) {
+	opts := logs.Options{TailLines: -1}
 	var previous bool
 	var errs []error
 	boolean := func(name string, to *bool) {

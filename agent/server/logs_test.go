@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/logs"
 )
 
 // The /containerLogs query parameters, as the kubelet reads them.
@@ -14,16 +14,16 @@ func TestParseLogQuery(t *testing.T) {
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	tests := []struct {
 		query    string
-		want     cri.LogOptions
+		want     logs.Options
 		previous bool
 		err      string
 	}{
-		{query: "", want: cri.LogOptions{TailLines: -1}},
-		{query: "follow=true&timestamps=1&previous=true", want: cri.LogOptions{TailLines: -1, Follow: true, Timestamps: true}, previous: true},
-		{query: "tailLines=0", want: cri.LogOptions{TailLines: 0}},
-		{query: "tailLines=7&limitBytes=100", want: cri.LogOptions{TailLines: 7, LimitBytes: 100}},
-		{query: "sinceSeconds=60", want: cri.LogOptions{TailLines: -1, Since: now.Add(-time.Minute)}},
-		{query: "sinceTime=2030-01-01T00:00:00Z", want: cri.LogOptions{TailLines: -1, Since: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}},
+		{query: "", want: logs.Options{TailLines: -1}},
+		{query: "follow=true&timestamps=1&previous=true", want: logs.Options{TailLines: -1, Follow: true, Timestamps: true}, previous: true},
+		{query: "tailLines=0", want: logs.Options{TailLines: 0}},
+		{query: "tailLines=7&limitBytes=100", want: logs.Options{TailLines: 7, LimitBytes: 100}},
+		{query: "sinceSeconds=60", want: logs.Options{TailLines: -1, Since: now.Add(-time.Minute)}},
+		{query: "sinceTime=2030-01-01T00:00:00Z", want: logs.Options{TailLines: -1, Since: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}},
 		{query: "follow=yes", err: `follow="yes" is not a boolean`},
 		{query: "tailLines=-1", err: `tailLines="-1" must be an integer of at least 0`},
 		{query: "limitBytes=0", err: `limitBytes="0" must be an integer of at least 1`},

@@ -23,7 +23,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/podlife/podlife/agent/api"
-	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/logs"
 )
 
 // HostInterface is what the servers' handlers need of the agent.
@@ -41,8 +41,8 @@ type HostInterface interface {
 	// ContainerLog finds the log of a container of the pod
 	// namespace/name (container "": its only one), of its previous
 	// instance if previous. An error made by NotFound is a 404, a
-	// cri.LogLookupError a 400 or a 404.
-	ContainerLog(ctx context.Context, namespace, name, container string, previous bool) (*cri.ContainerLog, error)
+	// logs.LookupError a 400 or a 404.
+	ContainerLog(ctx context.Context, namespace, name, container string, previous bool) (*logs.ContainerLog, error)
 	// RequestShutdown starts a graceful node shutdown (POST /shutdown);
 	// ShutdownPlan says what it does, the verb's answer.
 	RequestShutdown()

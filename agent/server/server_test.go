@@ -19,7 +19,7 @@ import (
 	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/agent/client"
 	"github.com/podlife/podlife/agent/server"
-	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/logs"
 )
 
 // host is a HostInterface of the test's own.
@@ -38,7 +38,7 @@ func (h *host) PodList() *v1.PodList {
 func (h *host) Lifecycle() api.Lifecycle {
 	return api.Lifecycle{Pods: []api.PodInfo{{UID: "u1", Namespace: "test", Name: "web", Config: "desired"}}}
 }
-func (h *host) ContainerLog(context.Context, string, string, string, bool) (*cri.ContainerLog, error) {
+func (h *host) ContainerLog(context.Context, string, string, string, bool) (*logs.ContainerLog, error) {
 	return nil, *h.logErr.Load()
 }
 func (h *host) RequestShutdown()     { h.shutdowns.Add(1) }
@@ -142,8 +142,8 @@ func TestControlSocketAsksTheHost(t *testing.T) {
 		want string
 	}{
 		{server.NotFound("pod test/web is not one of this agent's pods"), "404 Not Found: pod test/web is not one"},
-		{&cri.LogLookupError{}, "400 Bad Request"},
-		{&cri.LogLookupError{NotFound: true}, "404 Not Found"},
+		{&logs.LookupError{}, "400 Bad Request"},
+		{&logs.LookupError{NotFound: true}, "404 Not Found"},
 		{errors.New("runtime down"), "500 Internal Server Error: runtime down"},
 	} {
 		h.logErr.Store(&tc.err)

@@ -11,7 +11,8 @@
 // An idle probe costs one timer (Clock.AfterFunc), no goroutine; a
 // goroutine exists only while a probe runs. What a probe does (exec through
 // the runtime, an HTTP GET, a TCP connect, a gRPC health check) is the
-// Runner's business: package cri implements it beside the lifecycle hooks.
+// Runner's business: package cri/lifecycle implements it beside the
+// lifecycle hooks.
 //
 // The results act on the pod through the caller: a liveness or startup
 // failure is reported to OnChange, and the agent asks the engine for a sync

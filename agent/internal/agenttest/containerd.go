@@ -44,8 +44,8 @@ import (
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/cri"
-	"github.com/podlife/podlife/cri/critest"
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/internal/critest"
 	"github.com/podlife/podlife/internal/testlog"
 )
 

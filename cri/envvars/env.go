@@ -1,0 +1,169 @@
+// Package envvars makes a container's environment as the kubelet does
+// (kubelet: kuberuntime's makeEnvironmentVariables, pkg/fieldpath, and the
+// $(VAR) expansion of third_party/forked/golang/expansion): its variables in
+// spec order, $(VAR) references expanded, fieldRef and resourceFieldRef
+// resolved, and the same expansion of its command and args. The downward
+// API's values (downward.go) are shared with downwardAPI volumes.
+package envvars
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Input is what a container's environment is resolved from.
+type Input struct {
+	Pod       *v1.Pod
+	Container *v1.Container
+	// PodIPs are the sandbox's IPs, the first one the pod's IP.
+	PodIPs []string
+	// HostIPs are the node's IPs (status.hostIP, status.hostIPs).
+	HostIPs []string
+	// Allocatable stands in for the limits a container does not set, in
+	// resourceFieldRef (the kubelet's defaultPodLimitsForDownwardAPI).
+	Allocatable v1.ResourceList
+}
+
+// ContainerEnv is the container's environment as the kubelet's
+// makeEnvironmentVariables makes it: each variable in spec order, a later
+// one of the same name replacing the earlier value, a plain value with the
+// $(VAR) references to the variables before it expanded, and valueFrom's
+// fieldRef and resourceFieldRef resolved. Config maps, secrets, files and
+// envFrom are not supported: an optional one is skipped, as the kubelet
+// skips a missing optional one; any other fails the container.
+func ContainerEnv(in Input) ([]*runtimeapi.KeyValue, error) {
+	pod, c := in.Pod, in.Container
+	for _, from := range c.EnvFrom {
+		if !envFromOptional(from) {
+			return nil, fmt.Errorf("container %q of pod %s/%s: envFrom %s is not supported", c.Name, pod.Namespace, pod.Name, envFromName(from))
+		}
+	}
+	vars := map[string]string{}
+	var order []string
+	for _, e := range c.Env {
+		var value string
+		if e.ValueFrom == nil {
+			value = expand(e.Value, vars)
+		} else {
+			v, skip, err := in.valueFrom(e.ValueFrom)
+			if err != nil {
+				return nil, fmt.Errorf("container %q of pod %s/%s: env %s: %w", c.Name, pod.Namespace, pod.Name, e.Name, err)
+			}
+			if skip {
+				continue
+			}
+			value = v
+		}
+		if _, seen := vars[e.Name]; !seen {
+			order = append(order, e.Name)
+		}
+		vars[e.Name] = value
+	}
+	envs := make([]*runtimeapi.KeyValue, 0, len(order))
+	for _, name := range order {
+		envs = append(envs, &runtimeapi.KeyValue{Key: name, Value: []byte(vars[name])})
+	}
+	return envs, nil
+}
+
+// Vars is envs by name, for the expansion of command and args.
+func Vars(envs []*runtimeapi.KeyValue) map[string]string {
+	vars := make(map[string]string, len(envs))
+	for _, kv := range envs {
+		vars[kv.Key] = string(kv.Value)
+	}
+	return vars
+}
+
+// valueFrom resolves one valueFrom source; skip says an optional
+// unsupported source leaves the variable out.
+func (in Input) valueFrom(src *v1.EnvVarSource) (value string, skip bool, err error) {
+	switch {
+	case src.FieldRef != nil:
+		v, err := in.fieldValue(src.FieldRef.FieldPath)
+		return v, false, err
+	case src.ResourceFieldRef != nil:
+		v, err := ResourceFieldValue(in.Pod, in.Container, src.ResourceFieldRef, in.Allocatable)
+		return v, false, err
+	case src.ConfigMapKeyRef != nil:
+		return unsupported(src.ConfigMapKeyRef.Optional, "configMapKeyRef")
+	case src.SecretKeyRef != nil:
+		return unsupported(src.SecretKeyRef.Optional, "secretKeyRef")
+	case src.FileKeyRef != nil:
+		return unsupported(src.FileKeyRef.Optional, "fileKeyRef")
+	}
+	return "", false, fmt.Errorf("valueFrom names no source")
+}
+
+// unsupported skips an optional source the agent cannot read, and fails
+// on any other.
+func unsupported(optional *bool, kind string) (string, bool, error) {
+	if optional != nil && *optional {
+		return "", true, nil
+	}
+	return "", false, fmt.Errorf("valueFrom.%s is not supported (only an optional one, which is skipped)", kind)
+}
+
+func envFromOptional(from v1.EnvFromSource) bool {
+	switch {
+	case from.ConfigMapRef != nil:
+		return from.ConfigMapRef.Optional != nil && *from.ConfigMapRef.Optional
+	case from.SecretRef != nil:
+		return from.SecretRef.Optional != nil && *from.SecretRef.Optional
+	}
+	return false
+}
+
+func envFromName(from v1.EnvFromSource) string {
+	switch {
+	case from.ConfigMapRef != nil:
+		return fmt.Sprintf("configMapRef %q", from.ConfigMapRef.Name)
+	case from.SecretRef != nil:
+		return fmt.Sprintf("secretRef %q", from.SecretRef.Name)
+	}
+	return "without a source"
+}
+
+// fieldValue is the value of a fieldRef's path, the ones the API allows in
+// env (the kubelet's podFieldSelectorRuntimeValue).
+func (in Input) fieldValue(path string) (string, error) {
+	pod := in.Pod
+	if v, ok := MetadataValue(pod, path); ok {
+		return v, nil
+	}
+	switch path {
+	case "spec.nodeName":
+		return pod.Spec.NodeName, nil
+	case "spec.serviceAccountName":
+		return pod.Spec.ServiceAccountName, nil
+	case "status.hostIP":
+		return first(in.HostIPs), nil
+	case "status.hostIPs":
+		return strings.Join(in.HostIPs, ","), nil
+	case "status.podIP":
+		return first(in.PodIPs), nil
+	case "status.podIPs":
+		return strings.Join(in.PodIPs, ","), nil
+	}
+	return "", fmt.Errorf("fieldRef %q is not supported", path)
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+// NeedsPodIPs reports whether the container's environment has the pod's IP.
+func NeedsPodIPs(c *v1.Container) bool {
+	for _, e := range c.Env {
+		if f := e.ValueFrom; f != nil && f.FieldRef != nil && (f.FieldRef.FieldPath == "status.podIP" || f.FieldRef.FieldPath == "status.podIPs") {
+			return true
+		}
+	}
+	return false
+}

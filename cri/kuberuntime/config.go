@@ -1,0 +1,157 @@
+package kuberuntime
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/logs"
+	"github.com/podlife/podlife/cri/podfiles"
+)
+
+// defaultGracePeriod is the API's default terminationGracePeriodSeconds.
+const defaultGracePeriod = 30
+
+// podGracePeriod is the pod's own termination grace period in seconds.
+func podGracePeriod(pod *v1.Pod) int64 {
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil && *g >= 0 {
+		return *g
+	}
+	return defaultGracePeriod
+}
+
+// podLabels are the labels every sandbox and container of pod carries.
+func podLabels(pod *v1.Pod) map[string]string {
+	return map[string]string{
+		cri.PodNameLabel:      pod.Name,
+		cri.PodNamespaceLabel: pod.Namespace,
+		cri.PodUIDLabel:       string(pod.UID),
+	}
+}
+
+// sandboxConfig describes the attempt-th sandbox of pod. logRoot, when set,
+// is where the runtime writes container logs (one directory per pod).
+func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) (*runtimeapi.PodSandboxConfig, error) {
+	labels := podLabels(pod)
+	for k, v := range pod.Labels {
+		if _, ours := labels[k]; !ours {
+			labels[k] = v
+		}
+	}
+	cfg := &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{
+			Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt,
+		},
+		Labels:      labels,
+		Annotations: maps.Clone(pod.Annotations),
+		Linux: &runtimeapi.LinuxPodSandboxConfig{
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: namespaceOptions(pod)},
+		},
+	}
+	if !pod.Spec.HostNetwork {
+		// A pod on the node's network has the node's UTS namespace too, and
+		// so its hostname: runc refuses to set one without a UTS namespace
+		// of its own (the kubelet sets none either).
+		cfg.Hostname = podfiles.Hostname(pod)
+	}
+	if logRoot != "" {
+		dir, err := logs.PodDir(logRoot, pod)
+		if err != nil {
+			return nil, err
+		}
+		cfg.LogDirectory = dir
+	}
+	return cfg, nil
+}
+
+// namespaceOptions are the kubelet's for pod, on its sandbox and on each
+// of its containers alike: one network (the node's with hostNetwork) and
+// IPC namespace per pod, one PID namespace per container, so that each
+// container's first process is its PID 1.
+func namespaceOptions(pod *v1.Pod) *runtimeapi.NamespaceOption {
+	network := runtimeapi.NamespaceMode_POD
+	if pod.Spec.HostNetwork {
+		network = runtimeapi.NamespaceMode_NODE
+	}
+	return &runtimeapi.NamespaceOption{
+		Network: network,
+		Pid:     runtimeapi.NamespaceMode_CONTAINER,
+		Ipc:     runtimeapi.NamespaceMode_POD,
+	}
+}
+
+// containerConfig describes the attempt-th instance of container c of pod.
+// With logs, the container's name is a directory under the pod's.
+func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool) (*runtimeapi.ContainerConfig, error) {
+	labels := podLabels(pod)
+	labels[cri.ContainerNameLabel] = c.Name
+	cfg := &runtimeapi.ContainerConfig{
+		Metadata:   &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: attempt},
+		Image:      &runtimeapi.ImageSpec{Image: c.Image, UserSpecifiedImage: c.Image},
+		Command:    c.Command,
+		Args:       c.Args,
+		WorkingDir: c.WorkingDir,
+		Labels:     labels,
+		Annotations: map[string]string{
+			cri.RestartCountAnnotation:  strconv.FormatUint(uint64(attempt), 10),
+			cri.ContainerHashAnnotation: containerHash(c),
+			cri.GracePeriodAnnotation:   strconv.FormatInt(podGracePeriod(pod), 10),
+		},
+		Linux: &runtimeapi.LinuxContainerConfig{
+			// The pod's namespaces again: the runtime reads a container's
+			// from its own config, and without them it joins the
+			// sandbox's PID namespace (NamespaceMode_POD is CRI's zero
+			// value), where the pause process, not the container's, is
+			// PID 1.
+			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: namespaceOptions(pod)},
+		},
+	}
+	if l := c.Lifecycle; l != nil && l.StopSignal != nil {
+		sig, ok := cri.RuntimeSignal(*l.StopSignal)
+		if !ok {
+			return nil, fmt.Errorf("container %q of pod %s/%s: lifecycle.stopSignal %q is not a signal the CRI knows",
+				c.Name, pod.Namespace, pod.Name, *l.StopSignal)
+		}
+		cfg.StopSignal = sig
+	}
+	if withLogs {
+		if err := cri.PathElement(pod, "container name", c.Name); err != nil {
+			return nil, err
+		}
+		cfg.LogPath = filepath.Join(c.Name, strconv.FormatUint(uint64(attempt), 10)+".log")
+	}
+	return cfg, nil
+}
+
+// ensureDir creates a log directory; "" means no logs.
+func ensureDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("pod log directory: %w", err)
+	}
+	return nil
+}
+
+// containerHash identifies the container's spec, resources aside (the
+// kubelet resizes those in place rather than restart for them).
+func containerHash(c *v1.Container) string {
+	spec := *c
+	spec.Resources = v1.ResourceRequirements{}
+	data, err := json.Marshal(&spec)
+	if err != nil {
+		panic(fmt.Sprintf("a v1.Container always marshals: %v", err))
+	}
+	h := fnv.New64a()
+	h.Write(data)
+	return strconv.FormatUint(h.Sum64(), 16)
+}

@@ -1,0 +1,10 @@
+// Package kuberuntime runs pods on a Container Runtime Interface (CRI)
+// runtime (kubelet: pkg/kubelet/kuberuntime): the Syncer, a
+// worker.PodSyncer that creates the sandbox and containers of a pod from
+// their configs, runs its init containers in turn, restarts exited
+// containers as the restart policy says (with crash-loop and image pull
+// back-offs), kills containers for their probes or a changed spec, stops a
+// pod within its grace period in the kubelet's termination order with its
+// preStop hooks, and removes what the runtime holds of a pod once it is
+// deleted. It writes every pod status it generates to a StatusWriter.
+package kuberuntime

@@ -1,0 +1,52 @@
+package kuberuntime
+
+import (
+	"runtime"
+
+	"golang.org/x/sys/unix"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/volume"
+)
+
+// volumes checks the pod's volumes and, with PodsRoot, sets them up; the
+// embedded runtime (no PodsRoot) mounts none, as it runs no process.
+func (s *Syncer) volumes(pod *v1.Pod) (map[string]volume.Volume, error) {
+	if err := volume.Check(pod); err != nil {
+		return nil, err
+	}
+	if s.opts.PodsRoot == "" {
+		return nil, nil
+	}
+	return volume.SetUp(s.opts.PodsRoot, pod, s.allocatable())
+}
+
+// failedMount reports volumes that could not be set up, as the kubelet
+// does: a FailedMount event, and the pod's status as it is, its containers
+// not yet created waiting as ContainerCreating. The sync fails and is
+// retried; nothing of the pod is started meanwhile.
+func (s *Syncer) failedMount(pod *v1.Pod, p *cri.PodRuntime, sb *runtimeapi.PodSandbox, err error) {
+	s.opts.Events.Eventf(pod, v1.EventTypeWarning, "FailedMount", "MountVolume.SetUp failed: %v", err)
+	sbID := ""
+	if sb != nil {
+		sbID = sb.Id
+	}
+	s.setStatus(pod, p, sbID, false, nil)
+}
+
+// allocatable is the node's allocatable CPU and memory: Options.Allocatable,
+// or else the machine's.
+func (s *Syncer) allocatable() v1.ResourceList {
+	if s.opts.Allocatable != nil {
+		return s.opts.Allocatable
+	}
+	list := v1.ResourceList{v1.ResourceCPU: *resource.NewQuantity(int64(runtime.NumCPU()), resource.DecimalSI)}
+	var info unix.Sysinfo_t
+	if unix.Sysinfo(&info) == nil {
+		list[v1.ResourceMemory] = *resource.NewQuantity(int64(info.Totalram)*int64(info.Unit), resource.BinarySI)
+	}
+	return list
+}

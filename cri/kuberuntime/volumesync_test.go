@@ -1,0 +1,164 @@
+package kuberuntime
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/internal/crifake"
+)
+
+// Each container gets its volumeMounts first, in order, then the pod's
+// files: an emptyDir shared by two containers (read-only in one), a
+// downwardAPI volume always read-only, a hostPath as the node's path, a
+// subPath through its bind mount; a volume mounted at /etc/hosts replaces
+// the pod's hosts file.
+func TestVolumeMountList(t *testing.T) {
+	crifake.NeedRoot(t)
+	root := crifake.MountRoot(t)
+	host := t.TempDir()
+	h := newHarness(t, Options{PodsRoot: root}, "img")
+	mounts := recordMounts(h)
+	pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"}, crifake.Ctr{Name: "side"})
+	pod.Spec.Volumes = []v1.Volume{
+		crifake.EmptyDir("shared"),
+		{Name: "info", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{
+			Items: []v1.DownwardAPIVolumeFile{{Path: "name", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}}},
+		crifake.HostPathVolume("node", host, v1.HostPathDirectory),
+	}
+	pod.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{
+		{Name: "shared", MountPath: "/data"},
+		{Name: "info", MountPath: "/etc/podinfo"},
+		{Name: "node", MountPath: "/node", ReadOnly: true},
+	}
+	pod.Spec.Containers[1].VolumeMounts = []v1.VolumeMount{
+		{Name: "shared", MountPath: "/in", ReadOnly: true},
+		{Name: "shared", MountPath: "/etc/hosts", SubPath: "hosts"},
+	}
+	h.mustSync(pod)
+
+	podDir := filepath.Join(root, "uid-web")
+	shared := filepath.Join(podDir, "volumes", "kubernetes.io~empty-dir", "shared")
+	wantApp := []*runtimeapi.Mount{
+		{ContainerPath: "/data", HostPath: shared},
+		{ContainerPath: "/etc/podinfo", HostPath: filepath.Join(podDir, "volumes", "kubernetes.io~downward-api", "info"), Readonly: true},
+		{ContainerPath: "/node", HostPath: host, Readonly: true},
+		{ContainerPath: "/etc/hosts", HostPath: filepath.Join(podDir, "etc-hosts")},
+	}
+	wantSide := []*runtimeapi.Mount{
+		{ContainerPath: "/in", HostPath: shared, Readonly: true},
+		{ContainerPath: "/etc/hosts", HostPath: filepath.Join(podDir, "volume-subpaths", "shared", "side", "1")},
+	}
+	for name, want := range map[string][]*runtimeapi.Mount{"app": wantApp, "side": wantSide} {
+		got := mounts()[name+"/0"]
+		if !mountsEqual(got, want) {
+			t.Errorf("mounts of %s:\n%v\nwant\n%v", name, got, want)
+		}
+		for _, m := range got {
+			if m.Propagation != runtimeapi.MountPropagation_PROPAGATION_PRIVATE {
+				t.Errorf("mount %s of %s: propagation %v, want private", m.ContainerPath, name, m.Propagation)
+			}
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(shared, "hosts")); err != nil || !fi.IsDir() {
+		t.Errorf("the missing subPath: %v, %v; want it made a directory", fi, err)
+	}
+}
+
+// A volume podlife cannot mount fails the sync before anything of the pod
+// is created: an error naming pod and volume, a FailedMount event, the
+// containers waiting as ContainerCreating; the sync is retried. So does a
+// hostPath whose type check fails, until the path is what the type says.
+func TestVolumeFailedMount(t *testing.T) {
+	t.Run("not supported", func(t *testing.T) {
+		h := newHarness(t, Options{PodsRoot: t.TempDir()}, "img")
+		pod := crifake.VolumePod([]v1.Volume{{Name: "creds", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "s"}}}},
+			v1.VolumeMount{Name: "creds", MountPath: "/creds"})
+		for range 2 {
+			_, err := h.syncPod(pod)
+			if err == nil || !strings.Contains(err.Error(), `pod ns/web: volume "creds": volume type secret is not supported by podlife`) {
+				t.Fatalf("SyncPod: %v; want the volume type refused", err)
+			}
+		}
+		wantFailedMount(t, h, pod, `volume type secret is not supported by podlife`)
+	})
+	t.Run("without a pods root", func(t *testing.T) {
+		h := newHarness(t, Options{}, "img")
+		pod := crifake.VolumePod(nil, v1.VolumeMount{Name: "nope", MountPath: "/x"})
+		if _, err := h.syncPod(pod); err == nil || !strings.Contains(err.Error(), `the pod has no volume "nope"`) {
+			t.Fatalf("SyncPod: %v; want the mount of no volume refused", err)
+		}
+		wantFailedMount(t, h, pod, `volumeMount "nope"`)
+	})
+	t.Run("hostPath File", func(t *testing.T) {
+		h := newHarness(t, Options{PodsRoot: t.TempDir()}, "img")
+		file := filepath.Join(t.TempDir(), "config")
+		pod := crifake.VolumePod([]v1.Volume{crifake.HostPathVolume("cfg", file, v1.HostPathFile)}, v1.VolumeMount{Name: "cfg", MountPath: "/cfg"})
+		_, err := h.syncPod(pod)
+		if err == nil || !strings.Contains(err.Error(), `pod ns/web: volume "cfg": hostPath type check failed`) || !strings.Contains(err.Error(), file) {
+			t.Fatalf("SyncPod: %v; want the check failed, naming pod, volume and path", err)
+		}
+		wantFailedMount(t, h, pod, file)
+		crifake.WriteFile(t, file, "x")
+		h.mustSync(pod)
+		if h.calls("RunPodSandbox") != 1 || h.calls("StartContainer") != 1 {
+			t.Errorf("calls %v; want the pod started once the file is there", h.fake.GetCalls())
+		}
+	})
+}
+
+// wantFailedMount checks that nothing of pod was created, that a
+// FailedMount event names what, and that the container waits as
+// ContainerCreating.
+func wantFailedMount(t *testing.T, h *harness, pod *v1.Pod, what string) {
+	t.Helper()
+	if n := h.calls("RunPodSandbox") + h.calls("CreateContainer"); n != 0 {
+		t.Errorf("%d sandboxes or containers created; want none", n)
+	}
+	msgs := h.events.messages(pod.UID, "FailedMount")
+	if len(msgs) == 0 || !strings.Contains(msgs[0], what) {
+		t.Errorf("FailedMount events %q; want one naming %q", msgs, what)
+	}
+	st := h.statuses.last(t, pod.UID)
+	if st.Phase != v1.PodPending || len(st.ContainerStatuses) != 1 || st.ContainerStatuses[0].State.Waiting == nil ||
+		st.ContainerStatuses[0].State.Waiting.Reason != "ContainerCreating" {
+		t.Errorf("status %+v; want Pending, the container waiting as ContainerCreating", st)
+	}
+}
+
+// A downwardAPI volume follows the pod's labels on the next sync, and its
+// files go with the pod's directory.
+func TestDownwardAPIVolumeUpdate(t *testing.T) {
+	root := t.TempDir()
+	h := newHarness(t, Options{PodsRoot: root}, "img")
+	pod := crifake.VolumePod([]v1.Volume{{Name: "info", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{
+		Items: []v1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}}},
+		v1.VolumeMount{Name: "info", MountPath: "/info"})
+	pod.Labels = map[string]string{"tier": "web"}
+	h.mustSync(pod)
+	file := filepath.Join(root, "uid-web", "volumes", "kubernetes.io~downward-api", "info", "labels")
+	if got, err := os.ReadFile(file); err != nil || string(got) != `tier="web"` {
+		t.Fatalf("labels file: %q, %v", got, err)
+	}
+	pod = pod.DeepCopy()
+	pod.Labels["release"] = "2"
+	h.mustSync(pod)
+	if got, err := os.ReadFile(file); err != nil || string(got) != "release=\"2\"\ntier=\"web\"" {
+		t.Errorf("labels file after the update: %q, %v", got, err)
+	}
+	if h.calls("CreateContainer") != 1 {
+		t.Errorf("calls %v; want the container kept (a label is no spec change)", h.fake.GetCalls())
+	}
+	entries, _ := os.ReadDir(filepath.Dir(file))
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if len(names) != 3 || !strings.HasPrefix(names[0], "..20") || names[1] != "..data" || names[2] != "labels" {
+		t.Errorf("volume holds %v; want ..data, one timestamped directory and labels", names)
+	}
+}

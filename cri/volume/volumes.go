@@ -1,0 +1,250 @@
+// Package volume sets up a pod's volumes on the node and makes the
+// runtime's mounts of them (kubelet: pkg/kubelet/volumemanager, the
+// emptyDir, hostPath and downwardAPI volume plugins, and subpath): it
+// refuses what podlife cannot mount, makes an emptyDir (a tmpfs with medium
+// Memory), checks a hostPath against its type, writes a downwardAPI
+// volume's files atomically, bind-mounts a subPath opened beneath its
+// volume, and removes the pod's directory once nothing is mounted in it.
+package volume
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/mount"
+)
+
+// The pod's volumes, as the kubelet sets them up before the pod's sandbox:
+//
+//	<pod dir>/volumes/kubernetes.io~empty-dir/<name>      an emptyDir (a tmpfs with medium Memory)
+//	<pod dir>/volumes/kubernetes.io~downward-api/<name>   a downwardAPI volume's files
+//	<pod dir>/volume-subpaths/<name>/<container>/<index>  a subPath mount's bind mount (subpath.go)
+//
+// A hostPath volume is the node's path itself. Every other volume type
+// fails the pod's sync: the pod does not start without a volume it asked
+// for.
+
+const (
+	emptyDirPlugin    = "kubernetes.io~empty-dir"
+	downwardAPIPlugin = "kubernetes.io~downward-api"
+)
+
+// Volume is a volume set up on the node: where its content is, and
+// whether every mount of it is read-only (a downwardAPI volume's files are
+// the kubelet's, never the container's to change).
+type Volume struct {
+	hostPath string
+	readOnly bool
+}
+
+// Check refuses what podlife cannot mount: a volume whose type is
+// not supported, a volume name that cannot be part of a path or is used
+// twice, and a volumeMount naming no volume, with a subPath that is not a
+// relative path beneath the volume, with a subPathExpr, or with a mount
+// propagation but None. Manifest validation does not check volumes; the
+// kubelet's apiserver would refuse most of these.
+func Check(pod *v1.Pod) error {
+	names := map[string]bool{}
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		if err := cri.PathElement(pod, "volume name", v.Name); err != nil {
+			return err
+		}
+		if names[v.Name] {
+			return fmt.Errorf("pod %s/%s: volume name %q is used twice", pod.Namespace, pod.Name, v.Name)
+		}
+		names[v.Name] = true
+		if err := checkVolumeSource(pod, v); err != nil {
+			return err
+		}
+	}
+	for _, c := range allContainers(pod) {
+		for _, m := range c.VolumeMounts {
+			if err := checkVolumeMount(pod, c, &m, names); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkVolumeSource refuses a volume of a type podlife does not mount, or
+// with no type at all.
+func checkVolumeSource(pod *v1.Pod, v *v1.Volume) error {
+	kind := volumeType(&v.VolumeSource)
+	switch {
+	case kind == "":
+		return fmt.Errorf("pod %s/%s: volume %q has no volume type", pod.Namespace, pod.Name, v.Name)
+	case v.EmptyDir != nil:
+		if m := v.EmptyDir.Medium; m != v1.StorageMediumDefault && m != v1.StorageMediumMemory {
+			return fmt.Errorf("pod %s/%s: volume %q: emptyDir medium %q is not supported by podlife", pod.Namespace, pod.Name, v.Name, m)
+		}
+	case v.HostPath != nil:
+		p := v.HostPath.Path
+		if !filepath.IsAbs(p) || hasBackstep(p) {
+			return fmt.Errorf("pod %s/%s: volume %q: hostPath %q must be an absolute path without \"..\"", pod.Namespace, pod.Name, v.Name, p)
+		}
+	case v.DownwardAPI != nil:
+		for _, item := range v.DownwardAPI.Items {
+			if !localPath(item.Path) {
+				return fmt.Errorf("pod %s/%s: volume %q: downwardAPI item path %q must be a relative path without \"..\"", pod.Namespace, pod.Name, v.Name, item.Path)
+			}
+		}
+	default:
+		return fmt.Errorf("pod %s/%s: volume %q: volume type %s is not supported by podlife", pod.Namespace, pod.Name, v.Name, kind)
+	}
+	return nil
+}
+
+// checkVolumeMount refuses a mount podlife cannot make.
+func checkVolumeMount(pod *v1.Pod, c *v1.Container, m *v1.VolumeMount, volumes map[string]bool) error {
+	where := fmt.Sprintf("pod %s/%s: container %q: volumeMount %q at %q", pod.Namespace, pod.Name, c.Name, m.Name, m.MountPath)
+	switch {
+	case !volumes[m.Name]:
+		return fmt.Errorf("%s: the pod has no volume %q", where, m.Name)
+	case !path.IsAbs(m.MountPath):
+		return fmt.Errorf("%s: mountPath must be an absolute path", where)
+	case m.SubPathExpr != "":
+		return fmt.Errorf("%s: subPathExpr is not supported by podlife", where)
+	case m.SubPath != "" && !localPath(m.SubPath):
+		return fmt.Errorf("%s: subPath %q must be a relative path without \"..\"", where, m.SubPath)
+	case m.MountPropagation != nil && *m.MountPropagation != v1.MountPropagationNone:
+		return fmt.Errorf("%s: mountPropagation %s is not supported by podlife (only None)", where, *m.MountPropagation)
+	case m.RecursiveReadOnly != nil && *m.RecursiveReadOnly != v1.RecursiveReadOnlyDisabled:
+		return fmt.Errorf("%s: recursiveReadOnly %s is not supported by podlife", where, *m.RecursiveReadOnly)
+	}
+	return nil
+}
+
+// volumeType is the API's name of the volume's type ("emptyDir",
+// "secret", "persistentVolumeClaim"...): the JSON name of its one source
+// that is set, "" for none.
+func volumeType(src *v1.VolumeSource) string {
+	v := reflect.ValueOf(src).Elem()
+	for i := range v.NumField() {
+		if !v.Field(i).IsNil() {
+			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+			return name
+		}
+	}
+	return ""
+}
+
+// localPath reports whether p is a relative path with no ".." element
+// (the apiserver's validateLocalDescendingPath).
+func localPath(p string) bool {
+	return p != "" && !path.IsAbs(p) && !hasBackstep(p)
+}
+
+// hasBackstep reports whether p has a ".." element.
+func hasBackstep(p string) bool {
+	for _, e := range strings.Split(p, "/") {
+		if e == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// allContainers are the pod's init containers, then its regular ones.
+func allContainers(pod *v1.Pod) []*v1.Container {
+	var cs []*v1.Container
+	for i := range pod.Spec.InitContainers {
+		cs = append(cs, &pod.Spec.InitContainers[i])
+	}
+	for i := range pod.Spec.Containers {
+		cs = append(cs, &pod.Spec.Containers[i])
+	}
+	return cs
+}
+
+// SetUp makes the pod's volumes on the node, in its directory under
+// podsRoot, as often as the pod is synced: an emptyDir is made once (and
+// mounted, with medium Memory), a hostPath is checked against its type,
+// and a downwardAPI volume's files follow the pod's labels and
+// annotations. allocatable is the node's, for a Memory emptyDir's size and
+// the limits a container does not set. It returns the volumes by name.
+func SetUp(podsRoot string, pod *v1.Pod, allocatable v1.ResourceList) (map[string]Volume, error) {
+	dir, err := cri.PodDir(podsRoot, pod)
+	if err != nil {
+		return nil, err
+	}
+	vols := map[string]Volume{}
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		var pv Volume
+		var err error
+		switch {
+		case v.EmptyDir != nil:
+			pv.hostPath = filepath.Join(dir, "volumes", emptyDirPlugin, v.Name)
+			err = setUpEmptyDir(pv.hostPath, v.EmptyDir, allocatable[v1.ResourceMemory])
+		case v.HostPath != nil:
+			pv.hostPath = v.HostPath.Path
+			err = checkHostPath(v.HostPath)
+		case v.DownwardAPI != nil:
+			pv.hostPath, pv.readOnly = filepath.Join(dir, "volumes", downwardAPIPlugin, v.Name), true
+			err = setUpDownwardAPI(pv.hostPath, pod, v.DownwardAPI, allocatable)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("pod %s/%s: volume %q: %w", pod.Namespace, pod.Name, v.Name, err)
+		}
+		vols[v.Name] = pv
+	}
+	return vols, nil
+}
+
+// setUpEmptyDir makes an emptyDir's directory, mode 0777 as the kubelet
+// makes it, and with medium Memory mounts a tmpfs on it once, of
+// sizeLimit's size or else the node's allocatable memory (the kubelet's,
+// without its pod memory limit). A disk emptyDir's sizeLimit is not
+// enforced: the kubelet evicts the pod that exceeds it, and podlife has no
+// eviction.
+func setUpEmptyDir(dir string, src *v1.EmptyDirVolumeSource, allocatable resource.Quantity) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	if src.Medium == v1.StorageMediumMemory {
+		size := allocatable
+		if l := src.SizeLimit; l != nil && l.Sign() > 0 && (size.IsZero() || l.Cmp(size) < 0) {
+			size = *l
+		}
+		if err := mount.Tmpfs(dir, size.Value()); err != nil {
+			return err
+		}
+	}
+	return os.Chmod(dir, 0o777)
+}
+
+// RemovePodDir removes the pod's directory under podsRoot, if any, once
+// nothing is mounted in it any more (it unmounts what the syncer mounted
+// there: tmpfs, subPath bind mounts). The UID comes from the runtime's
+// labels: cri.PodDir refuses one that would lead out of podsRoot, and
+// nothing but a directory of podsRoot itself is removed.
+func RemovePodDir(podsRoot string, uid types.UID) error {
+	if podsRoot == "" {
+		return nil
+	}
+	dir, err := cri.PodDir(podsRoot, &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}})
+	if err != nil {
+		return err
+	}
+	if filepath.Dir(dir) != filepath.Clean(podsRoot) {
+		return fmt.Errorf("pod %s: not removing %s, which is not a directory of %s", uid, dir, podsRoot)
+	}
+	// Its volumes' mounts go first: removing through one would remove
+	// what it mounts (a hostPath's files under a subPath).
+	if err := mount.UnmountAllUnder(dir); err != nil {
+		return fmt.Errorf("pod %s: not removing %s: %w", uid, dir, err)
+	}
+	return os.RemoveAll(dir)
+}
