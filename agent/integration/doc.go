@@ -7,7 +7,7 @@
 //     containerd: the acceptance list of the agent's issue (grace periods,
 //     runtime restarts, orphans, node shutdown, restarts), and pod files,
 //     probes, volumes, logs and an agent's exit. They skip unless
-//     $PODLIFE_CRI_ENDPOINT names a runtime (cri/critest), and run one at
+//     $PODLIFE_CRI_ENDPOINT names a runtime (internal/critest), and run one at
 //     a time, each waiting until no other test's pod runs on it (an agent
 //     kills the pods it does not know). TestContainerdRuntimeRestart
 //     restarts containerd itself (tools/containerd-restart.sh), so it

@@ -2,7 +2,7 @@ package kuberuntime
 
 // What a container on a real containerd sees of its environment and its
 // resources. They skip unless $PODLIFE_CRI_ENDPOINT names a runtime
-// (cri/critest):
+// (internal/critest):
 //
 //	PODLIFE_CRI_ENDPOINT=unix:///…/containerd.sock go test -race -count=1 -run Containerd ./cri/
 

@@ -3,7 +3,7 @@ package kuberuntime
 // Termination on a real containerd: what a container sees of its preStop
 // hook, of the stop after it, of its stop signal, and in which order a
 // pod's sidecars stop. They skip unless $PODLIFE_CRI_ENDPOINT names a
-// runtime (cri/critest):
+// runtime (internal/critest):
 //
 //	PODLIFE_CRI_ENDPOINT=unix:///…/containerd.sock go test -race -count=1 -run Containerd ./cri/
 //

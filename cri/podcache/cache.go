@@ -28,7 +28,7 @@ import (
 
 // ErrNotFilled is Get's error until the first poll succeeded: an empty
 // cache would tell the workers that no pod has anything running.
-var ErrNotFilled = errors.New("cri: status cache not filled yet")
+var ErrNotFilled = errors.New("podcache: status cache not filled yet")
 
 // Cache is the runtime's view of our pods as of the last successful poll.
 // It polls because containerd 1.6 has no GetContainerEvents. It is the pod

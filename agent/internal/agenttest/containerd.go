@@ -3,13 +3,13 @@ package agenttest
 // Agents on a real CRI runtime (containerd in CI): CtrdEnv is a test's
 // connection to the runtime, CtrdAgent an agent on it reading static pod
 // manifests. NewCtrdEnv skips the test unless $PODLIFE_CRI_ENDPOINT names
-// a runtime (cri/critest).
+// a runtime (internal/critest).
 //
 // An agent owns the runtime it is given: its housekeeping kills every pod
 // labelled io.kubernetes.pod.uid that it does not know. So these tests do
 // not run in parallel, each removes the sandboxes of its pod UIDs when it
 // ends, and each first waits until no other pod runs on the runtime (other
-// packages' tests, such as cri/critest's, may share it under
+// packages' tests, such as internal/critest's, may share it under
 // `go test ./...`).
 //
 // Times are measured, where possible, with the runtime's own container

@@ -3,7 +3,7 @@
 // lifecycle table when the test ends (Start, Harness, PodSpec, Recorder);
 // or on a real CRI runtime that $PODLIFE_CRI_ENDPOINT names (NewCtrdEnv,
 // CtrdAgent, CtrdPod). The agent's own tests and agent/integration's use
-// it, as the runtime's tests use cri/critest.
+// it, as the runtime's tests use internal/critest.
 package agenttest
 
 import (
