@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/internal/testevents"
 )
 
 // TestInvalidUpdates: bad input is refused with an error wrapping
@@ -245,7 +246,7 @@ func TestPanickingSyncerIsRetried(t *testing.T) {
 func TestSyncPanicsBackOffGrows(t *testing.T) {
 	const backoff = 40 * time.Second
 	reg := prometheus.NewPedanticRegistry()
-	events := &eventSink{}
+	events := &testevents.Recorder{}
 	e := start(t, Options{BackOffPeriod: backoff, Registerer: reg, Recorder: events})
 	armed := func(uid types.UID) time.Duration {
 		t.Helper()
@@ -293,13 +294,14 @@ podlife_sync_panics_total{function="SyncTerminatingRuntimePod"} 1
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "podlife_sync_panics_total"); err != nil {
 		t.Error(err)
 	}
-	got := events.all()
+	got := events.Events()
 	if len(got) != 6 {
-		t.Fatalf("%d events, want 6 (one per panic of a): %q", len(got), got)
+		t.Fatalf("%d events, want 6 (one per panic of a): %+v", len(got), got)
 	}
+	wantEvent := testevents.Event{UID: "a", Pod: "web", Type: v1.EventTypeWarning, Reason: "SyncPanic", Message: "SyncPod panicked: injected panic in SyncPod"}
 	for _, ev := range got {
-		if ev != "a Warning SyncPanic: SyncPod panicked: injected panic in SyncPod" {
-			t.Fatalf("event %q, want a Warning SyncPanic naming the function and the panic value", ev)
+		if ev != wantEvent {
+			t.Fatalf("event %+v, want a Warning SyncPanic naming the function and the panic value", ev)
 		}
 	}
 }

@@ -184,25 +184,6 @@ func (l *rowLog) fired() map[string]bool {
 	return out
 }
 
-// eventSink is an EventRecorder that keeps the events recorded, as
-// "uid type reason: message".
-type eventSink struct {
-	mu     sync.Mutex
-	events []string
-}
-
-func (s *eventSink) Eventf(pod *v1.Pod, eventType, reason, messageFmt string, args ...any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.events = append(s.events, fmt.Sprintf("%s %s %s: %s", pod.UID, eventType, reason, fmt.Sprintf(messageFmt, args...)))
-}
-
-func (s *eventSink) all() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.events)
-}
-
 // logSink is a slog handler that keeps the messages logged.
 type logSink struct {
 	mu   sync.Mutex

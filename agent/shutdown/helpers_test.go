@@ -2,7 +2,6 @@ package shutdown
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -136,18 +135,6 @@ func waitForLog(t *testing.T, logs *testlog.Buffer, want string) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-}
-
-// fakeRecorder records events as "TYPE REASON MESSAGE POD".
-type fakeRecorder struct {
-	mu     sync.Mutex
-	events []string
-}
-
-func (r *fakeRecorder) Eventf(pod *v1.Pod, eventType, reason, messageFmt string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, fmt.Sprintf("%s %s %s %s", eventType, reason, fmt.Sprintf(messageFmt, args...), pod.Name))
 }
 
 // timerClock is a fake clock that remembers the duration of every timer,

@@ -17,6 +17,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/podlife/podlife/agent/admission"
+	"github.com/podlife/podlife/internal/testevents"
 	"github.com/podlife/podlife/internal/testlog"
 	"github.com/podlife/podlife/worker"
 )
@@ -31,7 +32,7 @@ type harness struct {
 	m     *Manager
 	k     *fakeKiller
 	clock *timerClock
-	rec   *fakeRecorder
+	rec   *testevents.Recorder
 	logs  *testlog.Buffer
 	reg   *prometheus.Registry
 }
@@ -39,7 +40,7 @@ type harness struct {
 func newHarness(t *testing.T, bands ...Band) *harness {
 	t.Helper()
 	log, logs := testlog.New()
-	h := &harness{k: newFakeKiller(), clock: &timerClock{FakeClock: clocktesting.NewFakeClock(t0)}, rec: &fakeRecorder{}, logs: logs, reg: prometheus.NewPedanticRegistry()}
+	h := &harness{k: newFakeKiller(), clock: &timerClock{FakeClock: clocktesting.NewFakeClock(t0)}, rec: &testevents.Recorder{}, logs: logs, reg: prometheus.NewPedanticRegistry()}
 	m, err := NewManager(Config{Bands: bands, Killer: h.k, Clock: h.clock, Recorder: h.rec, Logger: log, Registerer: h.reg})
 	if err != nil {
 		t.Fatal(err)
@@ -231,15 +232,19 @@ func TestShutdownRunsBandsInOrder(t *testing.T) {
 	if !strings.Contains(h.logs.String(), `msg="Failed to stop pod for node shutdown" pod=ns/a2 err=boom`) {
 		t.Errorf("a2's failure not logged:\n%s", h.logs)
 	}
-	slices.Sort(h.rec.events)
+	var events []string
+	for _, e := range h.rec.Events() {
+		events = append(events, fmt.Sprintf("%s %s %s %s", e.Type, e.Reason, e.Message, e.Pod))
+	}
+	slices.Sort(events)
 	wantEvents := []string{
 		"Normal NodeShutdown Stopping pod with a grace period of 0 s as the node is shutting down c2",
 		"Normal NodeShutdown Stopping pod with a grace period of 10 s as the node is shutting down a1",
 		"Normal NodeShutdown Stopping pod with a grace period of 3 s as the node is shutting down a2",
 		"Normal NodeShutdown Stopping pod with a grace period of 5 s as the node is shutting down c1",
 	}
-	if !slices.Equal(h.rec.events, wantEvents) {
-		t.Errorf("events = %q\nwant %q", h.rec.events, wantEvents)
+	if !slices.Equal(events, wantEvents) {
+		t.Errorf("events = %q\nwant %q", events, wantEvents)
 	}
 	h.gauges(t, t0, t0)
 }

@@ -56,7 +56,7 @@ func TestSyncPodEnvironment(t *testing.T) {
 	if w := st.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != "CreateContainerConfigError" || !strings.Contains(w.Message, "secretKeyRef") {
 		t.Errorf("state %+v, want waiting in CreateContainerConfigError", st.ContainerStatuses[0].State)
 	}
-	if msgs := h.events.messages(bad.UID, "Failed"); len(msgs) != 1 || !strings.Contains(msgs[0], "env PASSWORD") {
+	if msgs := h.events.Messages(bad.UID, "Failed"); len(msgs) != 1 || !strings.Contains(msgs[0], "env PASSWORD") {
 		t.Errorf("Failed events %q", msgs)
 	}
 	if n := h.calls("CreateContainer"); n != 1 {

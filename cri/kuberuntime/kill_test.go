@@ -178,7 +178,7 @@ func TestPreStopHookBeforeStop(t *testing.T) {
 	pod.Spec.Containers[0].Lifecycle = preStopExec("drain")
 	h.mustSync(pod)
 	log := record(h, nil)
-	h.events.reset()
+	h.events.Reset()
 	if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, nil, nil); err != nil {
 		t.Fatalf("SyncTerminatingPod: %v", err)
 	}
@@ -194,7 +194,7 @@ func TestPreStopHookBeforeStop(t *testing.T) {
 	if n := len(log.get()); n != 3 {
 		t.Errorf("calls after the retry: %q", log.get())
 	}
-	if ev := h.events.reasons(pod.UID); slices.Contains(ev, "FailedPreStopHook") {
+	if ev := h.events.Reasons(pod.UID); slices.Contains(ev, "FailedPreStopHook") {
 		t.Errorf("events %v", ev)
 	}
 }
@@ -211,7 +211,7 @@ func TestPreStopHookFails(t *testing.T) {
 	if got, want := log.get(), []string{"exec a false", "stop a 9s"}; !slices.Equal(got, want) {
 		t.Errorf("calls %q, want %q", got, want)
 	}
-	if got := h.events.messages(pod.UID, "FailedPreStopHook"); !slices.Equal(got, []string{"PreStopHook failed"}) {
+	if got := h.events.Messages(pod.UID, "FailedPreStopHook"); !slices.Equal(got, []string{"PreStopHook failed"}) {
 		t.Errorf("FailedPreStopHook events %q", got)
 	}
 }
@@ -341,7 +341,7 @@ func TestPostStartHookFailureKillsContainer(t *testing.T) {
 	if st := h.containerState(crifake.ContainerID(pod, 0, "b", 0)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		t.Errorf("b is %v", st)
 	}
-	if got := h.events.messages(pod.UID, "FailedPostStartHook"); !slices.Equal(got, []string{"PostStartHook failed"}) {
+	if got := h.events.Messages(pod.UID, "FailedPostStartHook"); !slices.Equal(got, []string{"PostStartHook failed"}) {
 		t.Errorf("FailedPostStartHook events %q", got)
 	}
 	cs := h.statuses.last(t, pod.UID).ContainerStatuses[0]
@@ -479,7 +479,7 @@ func TestPreStopHTTPGetHook(t *testing.T) {
 	if r.Method != http.MethodGet || r.URL.Path != "/drain" || r.Header.Get("X-Why") != "stop" || r.Host != "svc.example" {
 		t.Errorf("request %s %s host %s headers %v", r.Method, r.URL, r.Host, r.Header)
 	}
-	if ev := h.events.reasons(pod.UID); slices.Contains(ev, "FailedPreStopHook") {
+	if ev := h.events.Reasons(pod.UID); slices.Contains(ev, "FailedPreStopHook") {
 		t.Errorf("events %v: a 500 failed the hook", ev)
 	}
 }

@@ -125,10 +125,10 @@ func TestLivenessFailureRestarts(t *testing.T) {
 			if tc.wantRestart {
 				wantKill += ", will be restarted"
 			}
-			if got := h.events.messages(pod.UID, "Killing"); !slices.Equal(got, []string{wantKill}) {
+			if got := h.events.Messages(pod.UID, "Killing"); !slices.Equal(got, []string{wantKill}) {
 				t.Errorf("Killing events %q, want %q", got, wantKill)
 			}
-			if got := h.events.messages(pod.UID, "Unhealthy"); len(got) != 2 || !strings.HasPrefix(got[0], "Liveness probe failed: ") {
+			if got := h.events.Messages(pod.UID, "Unhealthy"); len(got) != 2 || !strings.HasPrefix(got[0], "Liveness probe failed: ") {
 				t.Errorf("Unhealthy events %q, want 2 liveness failures", got)
 			}
 			cs := h.statuses.last(t, pod.UID).ContainerStatuses[0]
@@ -210,7 +210,7 @@ func TestProbesFollowTheSyncs(t *testing.T) {
 		t.Errorf("%d probe timers after the pod terminated, want none", n)
 	}
 	h.clock.Step(time.Hour)
-	if got := h.events.messages(pod.UID, "Killing"); len(got) != 1 || strings.Contains(got[0], "probe") {
+	if got := h.events.Messages(pod.UID, "Killing"); len(got) != 1 || strings.Contains(got[0], "probe") {
 		t.Errorf("Killing events %q: want the termination's only", got)
 	}
 }
@@ -235,7 +235,7 @@ func TestSidecarLivenessFailureRestarts(t *testing.T) {
 	if st := h.containerState(crifake.ContainerID(pod, 0, "side", 1)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		t.Fatalf("the sidecar's next instance %v, want running", st)
 	}
-	if got := h.events.messages(pod.UID, "Killing"); !slices.Equal(got, []string{"Container side failed liveness probe, will be restarted"}) {
+	if got := h.events.Messages(pod.UID, "Killing"); !slices.Equal(got, []string{"Container side failed liveness probe, will be restarted"}) {
 		t.Errorf("Killing events %q", got)
 	}
 	if st := h.containerState(crifake.ContainerID(pod, 0, "app", 0)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {

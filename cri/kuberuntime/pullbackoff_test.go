@@ -40,7 +40,7 @@ func TestPullFailureReportedOncePerBackoff(t *testing.T) {
 		return next()
 	}
 	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "web", Image: "localhost/podlife/busybox:latest"})
-	warnings := func() []string { return h.events.messages(pod.UID, "Failed") }
+	warnings := func() []string { return h.events.Messages(pod.UID, "Failed") }
 	waitingReason := func() string {
 		st := h.statuses.last(t, pod.UID).ContainerStatuses[0]
 		if st.State.Waiting == nil {

@@ -31,7 +31,7 @@ func TestSyncPodReplacesChangedContainer(t *testing.T) {
 			h := newHarness(t, Options{}, "img", "img2")
 			pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"}, crifake.Ctr{Name: "side"})
 			h.mustSync(pod)
-			h.events.reset()
+			h.events.Reset()
 			updated := pod.DeepCopy()
 			tc.change(&updated.Spec.Containers[0])
 			h.mustSync(updated)
@@ -42,7 +42,7 @@ func TestSyncPodReplacesChangedContainer(t *testing.T) {
 				if len(containers) != 2 || h.containerState(first) != runtimeapi.ContainerState_CONTAINER_RUNNING {
 					t.Fatalf("containers %v, first %s: want the two first instances, running", containers, h.containerState(first))
 				}
-				if got := h.events.reasons(pod.UID); len(got) != 0 {
+				if got := h.events.Reasons(pod.UID); len(got) != 0 {
 					t.Errorf("events %v, want none", got)
 				}
 				return
@@ -57,7 +57,7 @@ func TestSyncPodReplacesChangedContainer(t *testing.T) {
 			if h.containerState("web_ns_uid-web_0_side_0") != runtimeapi.ContainerState_CONTAINER_RUNNING {
 				t.Error("the unchanged container was touched")
 			}
-			if got := h.events.reasons(pod.UID); !slices.Equal(got, []string{"Killing", "Created", "Started"}) {
+			if got := h.events.Reasons(pod.UID); !slices.Equal(got, []string{"Killing", "Created", "Started"}) {
 				t.Errorf("events %v", got)
 			}
 			if stops := h.rt.StopCalls(); len(stops) != 1 || stops[0].Timeout != 30 {

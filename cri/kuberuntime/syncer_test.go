@@ -18,6 +18,7 @@ import (
 
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/internal/crifake"
+	"github.com/podlife/podlife/internal/testevents"
 )
 
 // The syncer removes pods in background goroutines; every test must leave
@@ -62,56 +63,6 @@ func (l *statusLog) last(t *testing.T, uid types.UID) v1.PodStatus {
 	return s[len(s)-1]
 }
 
-type recordedEvent struct {
-	uid         types.UID
-	typ, reason string
-	message     string
-}
-
-// eventLog records every event, in order.
-type eventLog struct {
-	mu     sync.Mutex
-	events []recordedEvent
-}
-
-func (l *eventLog) Eventf(pod *v1.Pod, eventType, reason, messageFmt string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.events = append(l.events, recordedEvent{uid: pod.UID, typ: eventType, reason: reason, message: fmt.Sprintf(messageFmt, args...)})
-}
-
-// reasons lists the reasons of uid's events, in order.
-func (l *eventLog) reasons(uid types.UID) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for _, e := range l.events {
-		if e.uid == uid {
-			out = append(out, e.reason)
-		}
-	}
-	return out
-}
-
-// messages lists uid's events with the given reason.
-func (l *eventLog) messages(uid types.UID, reason string) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for _, e := range l.events {
-		if e.uid == uid && e.reason == reason {
-			out = append(out, e.message)
-		}
-	}
-	return out
-}
-
-func (l *eventLog) reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.events = nil
-}
-
 // ---- harness ---------------------------------------------------------------
 
 // epoch is the fake clock's start.
@@ -125,7 +76,7 @@ type harness struct {
 	imgs     *crifake.HookImages
 	clock    *testingclock.FakeClock
 	statuses *statusLog
-	events   *eventLog
+	events   *testevents.Recorder
 	s        *Syncer
 }
 
@@ -140,7 +91,7 @@ func newHarness(t *testing.T, opts Options, presentImages ...string) *harness {
 		images:   fakecri.NewFakeImageService(),
 		clock:    testingclock.NewFakeClock(epoch),
 		statuses: &statusLog{},
-		events:   &eventLog{},
+		events:   &testevents.Recorder{},
 	}
 	h.rt = &crifake.HookRuntime{FakeRuntimeService: h.fake}
 	h.imgs = &crifake.HookImages{FakeImageService: h.images}

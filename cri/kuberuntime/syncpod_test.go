@@ -125,12 +125,12 @@ func TestSyncPodCreatesPod(t *testing.T) {
 			}
 
 			// Events, in order.
-			if got := h.events.reasons(pod.UID); !slices.Equal(got, tc.wantEvents) {
+			if got := h.events.Reasons(pod.UID); !slices.Equal(got, tc.wantEvents) {
 				t.Errorf("events %v, want %v", got, tc.wantEvents)
 			}
 
 			// A resync of a running pod changes nothing.
-			h.events.reset()
+			h.events.Reset()
 			before := len(h.fake.GetCalls())
 			h.mustSync(pod)
 			for m, want := range map[string]int{"RunPodSandbox": 1, "CreateContainer": 2, "StartContainer": 2, "StopContainer": 0} {
@@ -138,7 +138,7 @@ func TestSyncPodCreatesPod(t *testing.T) {
 					t.Errorf("after the resync %s was called %d times, want %d", m, n, want)
 				}
 			}
-			if got := h.events.reasons(pod.UID); len(got) != 0 {
+			if got := h.events.Reasons(pod.UID); len(got) != 0 {
 				t.Errorf("resync recorded events %v", got)
 			}
 			if len(h.fake.GetCalls()) == before {
@@ -267,7 +267,7 @@ func TestSyncPodCancelledStartsNothing(t *testing.T) {
 			if n := h.calls("RunPodSandbox"); n != sandboxes {
 				t.Errorf("RunPodSandbox called %d times after the cancel", n-sandboxes)
 			}
-			if slices.Contains(h.events.reasons(pod.UID), "BackOff") {
+			if slices.Contains(h.events.Reasons(pod.UID), "BackOff") {
 				t.Error("back-off recorded for a cancelled sync")
 			}
 		})
@@ -507,7 +507,7 @@ func TestSyncPodCrashLoopBackOff(t *testing.T) {
 				t.Errorf("round %d: the steady container is %+v", i, st.ContainerStatuses[1].State)
 			}
 		}
-		if n := len(h.events.messages(pod.UID, "BackOff")); n != 2*(i+1) {
+		if n := len(h.events.Messages(pod.UID, "BackOff")); n != 2*(i+1) {
 			t.Errorf("round %d: %d BackOff events", i, n)
 		}
 
@@ -532,7 +532,7 @@ func TestSyncPodSandboxDied(t *testing.T) {
 	h.mustSync(pod)
 	h.exit(crifake.ContainerID(pod, 0, "b", 0), 1) // one already exited, one still runs
 	h.killSandbox(crifake.SandboxID(pod, 0))
-	h.events.reset()
+	h.events.Reset()
 
 	h.mustSync(pod)
 
@@ -569,7 +569,7 @@ func TestSyncPodSandboxDied(t *testing.T) {
 			t.Errorf("status of %s: %+v", cs.Name, cs)
 		}
 	}
-	if ev := h.events.reasons(pod.UID); !slices.Contains(ev, "SandboxChanged") || !slices.Contains(ev, "Killing") {
+	if ev := h.events.Reasons(pod.UID); !slices.Contains(ev, "SandboxChanged") || !slices.Contains(ev, "Killing") {
 		t.Errorf("events %v", ev)
 	}
 	if n := h.calls("RunPodSandbox"); n != 2 {
@@ -684,11 +684,11 @@ func TestSyncPodImages(t *testing.T) {
 			if n := h.imageCalls("PullImage"); n != tc.wantPulls {
 				t.Errorf("PullImage called %d times, want %d", n, tc.wantPulls)
 			}
-			if tc.wantEvent != "" && !slices.Contains(h.events.reasons(pod.UID), tc.wantEvent) {
-				t.Errorf("events %v, want %s", h.events.reasons(pod.UID), tc.wantEvent)
+			if tc.wantEvent != "" && !slices.Contains(h.events.Reasons(pod.UID), tc.wantEvent) {
+				t.Errorf("events %v, want %s", h.events.Reasons(pod.UID), tc.wantEvent)
 			}
-			if tc.wantPulls == 0 && slices.Contains(h.events.reasons(pod.UID), "Pulling") {
-				t.Errorf("events %v: Pulling without a pull", h.events.reasons(pod.UID))
+			if tc.wantPulls == 0 && slices.Contains(h.events.Reasons(pod.UID), "Pulling") {
+				t.Errorf("events %v: Pulling without a pull", h.events.Reasons(pod.UID))
 			}
 			st := h.statuses.last(t, pod.UID)
 			cs := st.ContainerStatuses[0]
@@ -755,8 +755,8 @@ func TestSyncPodRuntimeErrors(t *testing.T) {
 			if terminal || err == nil || !strings.Contains(err.Error(), "injected") {
 				t.Fatalf("SyncPod = %v, %v; want the injected error", terminal, err)
 			}
-			if tc.wantEvent != "" && !slices.Contains(h.events.reasons(pod.UID), tc.wantEvent) {
-				t.Errorf("events %v, want %s", h.events.reasons(pod.UID), tc.wantEvent)
+			if tc.wantEvent != "" && !slices.Contains(h.events.Reasons(pod.UID), tc.wantEvent) {
+				t.Errorf("events %v, want %s", h.events.Reasons(pod.UID), tc.wantEvent)
 			}
 			if tc.wantReason != "" {
 				st := h.statuses.last(t, pod.UID)
@@ -810,8 +810,8 @@ func TestSyncPodSandboxDiedOldContainerNotStopped(t *testing.T) {
 	if n := h.calls("RunPodSandbox"); n != 1 {
 		t.Fatalf("a new sandbox was created while the old one's container runs")
 	}
-	if !slices.Contains(h.events.reasons(pod.UID), "FailedCreatePodSandBox") {
-		t.Errorf("events %v", h.events.reasons(pod.UID))
+	if !slices.Contains(h.events.Reasons(pod.UID), "FailedCreatePodSandBox") {
+		t.Errorf("events %v", h.events.Reasons(pod.UID))
 	}
 	h.mustSync(pod)
 	if st := h.containerState(crifake.ContainerID(pod, 1, "a", 1)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {

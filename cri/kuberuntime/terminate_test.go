@@ -64,7 +64,7 @@ func TestSyncTerminatingPodGracePeriod(t *testing.T) {
 				}
 				return nil
 			}
-			h.events.reset()
+			h.events.Reset()
 
 			if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, tc.grace, nil); err != nil {
 				t.Fatalf("SyncTerminatingPod: %v", err)
@@ -103,10 +103,10 @@ func TestSyncTerminatingPodGracePeriod(t *testing.T) {
 				fmt.Sprintf("Stopping container a (grace period %ds)", tc.want),
 				fmt.Sprintf("Stopping container b (grace period %ds)", tc.want),
 			}
-			got := h.events.messages(pod.UID, "Killing")
+			got := h.events.Messages(pod.UID, "Killing")
 			slices.Sort(got) // the stops run concurrently
-			if !slices.Equal(got, wantEvents) || len(h.events.reasons(pod.UID)) != 2 {
-				t.Errorf("events %v, Killing messages %q, want %q", h.events.reasons(pod.UID), got, wantEvents)
+			if !slices.Equal(got, wantEvents) || len(h.events.Reasons(pod.UID)) != 2 {
+				t.Errorf("events %v, Killing messages %q, want %q", h.events.Reasons(pod.UID), got, wantEvents)
 			}
 			// Nothing to do on a retry, and nothing restarts.
 			if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, tc.grace, nil); err != nil {
@@ -419,7 +419,7 @@ func TestSyncTerminatingRuntimePod(t *testing.T) {
 			pod.Spec.TerminationGracePeriodSeconds = new(int64(45)) // lost with the spec: unused
 			tc.prepare(h, pod)
 			written := h.statuses.count(pod.UID)
-			h.events.reset()
+			h.events.Reset()
 
 			rp := &worker.RunningPod{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
 			if err := h.s.SyncTerminatingRuntimePod(context.Background(), rp); err != nil {
@@ -442,7 +442,7 @@ func TestSyncTerminatingRuntimePod(t *testing.T) {
 			if n := h.statuses.count(pod.UID); n != written {
 				t.Error("a status was written for a runtime-only pod")
 			}
-			if ev := h.events.reasons(pod.UID); len(ev) != 0 {
+			if ev := h.events.Reasons(pod.UID); len(ev) != 0 {
 				t.Errorf("events for a runtime-only pod: %v", ev)
 			}
 			// The other pod is untouched.
@@ -512,7 +512,7 @@ func TestSyncTerminatedPod(t *testing.T) {
 	if wait, _ := h.s.pulls.wait(pod.UID, "img"); wait != 0 {
 		t.Errorf("pull back-off kept: %s", wait)
 	}
-	if ev := h.events.reasons(pod.UID); ev[len(ev)-1] != "Terminated" {
+	if ev := h.events.Reasons(pod.UID); ev[len(ev)-1] != "Terminated" {
 		t.Errorf("events %v", ev)
 	}
 	h.s.Close()

@@ -119,7 +119,7 @@ func wantFailedMount(t *testing.T, h *harness, pod *v1.Pod, what string) {
 	if n := h.calls("RunPodSandbox") + h.calls("CreateContainer"); n != 0 {
 		t.Errorf("%d sandboxes or containers created; want none", n)
 	}
-	msgs := h.events.messages(pod.UID, "FailedMount")
+	msgs := h.events.Messages(pod.UID, "FailedMount")
 	if len(msgs) == 0 || !strings.Contains(msgs[0], what) {
 		t.Errorf("FailedMount events %q; want one naming %q", msgs, what)
 	}
