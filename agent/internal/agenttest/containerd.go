@@ -453,15 +453,7 @@ func (a *CtrdAgent) WaitPod(uid, what string, cond func(api.PodInfo) bool) api.P
 func (a *CtrdAgent) WaitRunning(uid string, containers int) api.PodInfo {
 	a.t.Helper()
 	return a.WaitPod(uid, "pod "+uid+" runs", func(p api.PodInfo) bool {
-		if p.Lifecycle != "Running" || p.Phase != v1.PodRunning || len(p.Containers) != containers {
-			return false
-		}
-		for _, c := range p.Containers {
-			if c.State != "running" {
-				return false
-			}
-		}
-		return true
+		return len(p.Containers) == containers && IsRunning(p)
 	})
 }
 
