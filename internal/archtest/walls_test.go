@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -34,31 +35,37 @@ func (p pkg) allImports() []string {
 	return slices.Concat(p.Imports, p.TestImports, p.XTestImports)
 }
 
-func list(t *testing.T, patterns ...string) []pkg {
-	t.Helper()
+func goList(patterns ...string) ([]pkg, error) {
 	args := append([]string{"list", "-json=ImportPath,Dir,GoFiles,Imports,TestImports,XTestImports,Deps"}, patterns...)
 	out, err := exec.Command("go", args...).Output()
 	if err != nil {
-		t.Fatalf("go %s: %v", strings.Join(args, " "), err)
+		return nil, fmt.Errorf("go %s: %v", strings.Join(args, " "), err)
 	}
 	var pkgs []pkg
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for dec.More() {
 		var p pkg
 		if err := dec.Decode(&p); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		pkgs = append(pkgs, p)
 	}
-	return pkgs
+	return pkgs, nil
 }
+
+// listModule lists the module's packages once for all the tests.
+var listModule = sync.OnceValues(func() ([]pkg, error) { return goList(module + "/...") })
 
 // modulePackages lists every package of the module; the test fails if
 // go list finds too few to mean anything.
 func modulePackages(t *testing.T) map[string]pkg {
 	t.Helper()
+	pkgs, err := listModule()
+	if err != nil {
+		t.Fatal(err)
+	}
 	byRel := map[string]pkg{}
-	for _, p := range list(t, module+"/...") {
+	for _, p := range pkgs {
 		byRel[p.rel()] = p
 	}
 	for _, must := range []string{"worker", "fsm", "kubetypes", "cri", "cri/kuberuntime", "cri/podcache", "agent", "agent/api", "agent/client", "agent/server", "cmd/podlife"} {
@@ -153,7 +160,8 @@ var jobEdges = map[string][]string{
 // root's vocabulary, the pod identity leaf and its allowed lower layers.
 func TestJobPackagesImportOnlyTheVocabulary(t *testing.T) {
 	composers := []string{"cri", "cri/kuberuntime", "cri/podcache"}
-	for _, p := range modulePackages(t) {
+	pkgs := modulePackages(t)
+	for _, p := range pkgs {
 		rel := p.rel()
 		if !under(rel, "cri") || slices.Contains(composers, rel) || strings.HasPrefix(rel, "cri/embedded") {
 			continue
@@ -166,7 +174,7 @@ func TestJobPackagesImportOnlyTheVocabulary(t *testing.T) {
 		}
 	}
 	// The cri root is the vocabulary: it imports nothing of podlife.
-	if imps := inModule(modulePackages(t)["cri"].Imports); len(imps) > 0 {
+	if imps := inModule(pkgs["cri"].Imports); len(imps) > 0 {
 		t.Errorf("the cri root imports %v; it must stay the shared vocabulary, below every job package", imps)
 	}
 }
@@ -240,7 +248,7 @@ func testSupport(path string) bool {
 }
 
 func TestDaemonLinksNoTestCode(t *testing.T) {
-	daemon := list(t, module+"/cmd/podlife")[0]
+	daemon := modulePackages(t)["cmd/podlife"]
 	for _, dep := range daemon.Deps {
 		if err := daemonForbidden(dep); err != nil {
 			t.Errorf("cmd/podlife (the node agent) depends on %s: %v", dep, err)
