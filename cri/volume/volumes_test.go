@@ -1,6 +1,7 @@
 package volume
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
@@ -261,7 +262,7 @@ func TestEmptyDirTmpfs(t *testing.T) {
 	var vols map[string]Volume
 	for range 2 {
 		var err error
-		if vols, err = SetUp(pods, pod, allocatable); err != nil {
+		if vols, err = SetUp(context.Background(), pods, pod, allocatable, API{}); err != nil {
 			t.Fatal(err)
 		}
 	}
