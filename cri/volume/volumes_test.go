@@ -17,8 +17,8 @@ import (
 )
 
 // Check refuses, naming pod, container and volume, what podlife
-// cannot mount, and every volume type but emptyDir, hostPath and
-// downwardAPI.
+// cannot mount, and every volume type but emptyDir, hostPath, downwardAPI and
+// projected.
 func TestCheckVolumes(t *testing.T) {
 	hostToContainer := v1.MountPropagationHostToContainer
 	none := v1.MountPropagationNone
