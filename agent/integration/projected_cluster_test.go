@@ -85,6 +85,12 @@ func (m *clusterNode) review(ctx context.Context, tok string) (*authenticationv1
 	return m.c.Admin.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: tok}}, metav1.CreateOptions{})
 }
 
+// readerScript prints, from the service account volume, the namespace,
+// the CA's sha256, whether the volume is writable, and the token, into
+// the termination message.
+const readerScript = "cd " + serviceAccountDir + " || exit 1; { cat namespace; echo; sha256sum ca.crt | cut -d' ' -f1; " +
+	"if touch x 2>/dev/null; then echo writable; else echo read-only; fi; cat token; } > /dev/termination-log"
+
 // TestContainerdClusterServiceAccountVolume: a pod with a kube-api-access
 // volume reads, in its container, the namespace, the cluster's CA and a
 // token that the API server authenticates as the pod's service account,
@@ -97,13 +103,51 @@ func TestContainerdClusterServiceAccountVolume(t *testing.T) {
 	ca := n.ensureServiceAccount("builder")
 	var root string
 	joinContainerd(e, n, func(cfg *agent.Config) { root = cfg.RootDir })
-	script := "cd " + serviceAccountDir + " || exit 1; { cat namespace; echo; sha256sum ca.crt | cut -d' ' -f1; " +
-		"if touch x 2>/dev/null; then echo writable; else echo read-only; fi; cat token; } > /dev/termination-log"
-	pod := withAPIAccess(n.busyboxPod("reader", 1, agenttest.CtrdContainer{Name: "main", Command: []string{"sh", "-c", script}}), "builder")
+	pod := withAPIAccess(n.busyboxPod("reader", 1, agenttest.CtrdContainer{Name: "main", Command: []string{"sh", "-c", readerScript}}), "builder")
 	pod.Spec.RestartPolicy = v1.RestartPolicyNever
 	pod = n.create(pod)
 	e.RemoveAtEnd(string(pod.UID))
-	done := n.waitPhase("reader", v1.PodSucceeded)
+	n.checkAPIAccess(root, pod, "builder", "kube-api-access-test", ca)
+}
+
+// TestContainerdClusterAutomaticAPIAccess: with the ServiceAccount
+// admission plugin and the controller manager (as every real cluster has
+// them), a plain pod gets its kube-api-access-* volume from the API
+// server, and it works as the kubelet's does.
+func TestContainerdClusterAutomaticAPIAccess(t *testing.T) {
+	e := agenttest.NewCtrdEnv(t)
+	n := newClusterNode(t)
+	var root string
+	joinContainerd(e, n, func(cfg *agent.Config) { root = cfg.RootDir })
+	pod := n.busyboxPod("plain", 1, agenttest.CtrdContainer{Name: "main", Command: []string{"sh", "-c", readerScript}})
+	pod.Spec.RestartPolicy = v1.RestartPolicyNever
+	pod = n.create(pod)
+	e.RemoveAtEnd(string(pod.UID))
+	volume := ""
+	for _, v := range pod.Spec.Volumes {
+		if strings.HasPrefix(v.Name, "kube-api-access-") && v.Projected != nil {
+			volume = v.Name
+		}
+	}
+	if volume == "" {
+		t.Skipf("SKIPPED: the API server gave the pod no kube-api-access volume: this control plane runs without the ServiceAccount admission plugin")
+	}
+	cm, err := n.c.Admin.CoreV1().ConfigMaps(n.ns).Get(context.Background(), "kube-root-ca.crt", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("kube-root-ca.crt, which the root-CA publisher makes: %v", err)
+	}
+	t.Logf("the API server's volume %s for service account %s", volume, pod.Spec.ServiceAccountName)
+	n.checkAPIAccess(root, pod, pod.Spec.ServiceAccountName, volume, cm.Data["ca.crt"])
+}
+
+// checkAPIAccess waits until pod, which runs readerScript, succeeded,
+// and checks what its container read of its service account volume, the
+// volume's files on the node (under root), the token's TokenReview as sa,
+// bound to the pod, and, once the pod is deleted, its refusal.
+func (n *clusterNode) checkAPIAccess(root string, pod *v1.Pod, sa, volume, ca string) {
+	t := n.tb
+	t.Helper()
+	done := n.waitPhase(pod.Name, v1.PodSucceeded)
 	term := done.Status.ContainerStatuses[0].State.Terminated
 	lines := strings.SplitN(term.Message, "\n", 4)
 	if len(lines) != 4 {
@@ -116,7 +160,7 @@ func TestContainerdClusterServiceAccountVolume(t *testing.T) {
 	tok := lines[3]
 	t.Logf("the container's token: %d bytes; namespace %s; ca.crt sha256 %s", len(tok), lines[0], lines[1])
 
-	dir := filepath.Join(root, "pods", string(pod.UID), "volumes", "kubernetes.io~projected", "kube-api-access-test")
+	dir := filepath.Join(root, "pods", string(pod.UID), "volumes", "kubernetes.io~projected", volume)
 	for _, f := range []string{"token", "ca.crt", "namespace"} {
 		link, err := os.Readlink(filepath.Join(dir, f))
 		fi, serr := os.Stat(filepath.Join(dir, f))
@@ -134,7 +178,7 @@ func TestContainerdClusterServiceAccountVolume(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := rev.Status
-	wantUser := "system:serviceaccount:" + n.ns + ":builder"
+	wantUser := "system:serviceaccount:" + n.ns + ":" + sa
 	t.Logf("TokenReview: authenticated=%v user=%s audiences=%v pod-name=%v pod-uid=%v", st.Authenticated, st.User.Username, st.Audiences,
 		st.User.Extra["authentication.kubernetes.io/pod-name"], st.User.Extra["authentication.kubernetes.io/pod-uid"])
 	if !st.Authenticated || st.User.Username != wantUser {
@@ -143,8 +187,8 @@ func TestContainerdClusterServiceAccountVolume(t *testing.T) {
 	if got := st.User.Extra["authentication.kubernetes.io/pod-uid"]; len(got) != 1 || got[0] != string(pod.UID) {
 		t.Errorf("the token's pod-uid %v; want %s: the token must be bound to the pod", got, pod.UID)
 	}
-	n.kubectl("delete", "pod", "reader", "-n", n.ns, "--wait=false")
-	n.waitDeleted("reader")
+	n.kubectl("delete", "pod", pod.Name, "-n", n.ns, "--wait=false")
+	n.waitDeleted(pod.Name)
 	n.waitAPI("the deleted pod's token is refused", func(ctx context.Context) (bool, error) {
 		rev, err := n.review(ctx, tok)
 		return err == nil && !rev.Status.Authenticated, err
