@@ -268,3 +268,53 @@ func TestClusterProjectedVolumeRefusals(t *testing.T) {
 		t.Errorf("the steady pod: %v, %v; want Running all along", p.Status, err)
 	}
 }
+
+// TestContainerdClusterTokenRefresh: a token of the shortest lifetime the
+// API allows (600 s) is requested again once 80% of it passed: at the
+// next sync after 480 s, the running container's token file changes
+// (a new ..data directory), and the new token passes a TokenReview. It
+// takes about nine minutes, so it runs only with
+// PODLIFE_TOKEN_REFRESH_TEST=1.
+func TestContainerdClusterTokenRefresh(t *testing.T) {
+	if os.Getenv("PODLIFE_TOKEN_REFRESH_TEST") == "" {
+		t.Skip("SKIPPED: takes nine minutes (a 600 s token refreshed at 480 s); set PODLIFE_TOKEN_REFRESH_TEST=1 to run it")
+	}
+	e := agenttest.NewCtrdEnv(t)
+	n := newClusterNode(t)
+	n.ensureServiceAccount("builder")
+	var root string
+	joinContainerd(e, n, func(cfg *agent.Config) {
+		root = cfg.RootDir
+		cfg.SyncFrequency.Duration = 5 * time.Second
+	})
+	pod := withAPIAccess(n.busyboxPod("long", 1, agenttest.CtrdTrapper("main")), "builder")
+	exp := int64(600)
+	pod.Spec.Volumes[0].Projected.Sources[0].ServiceAccountToken.ExpirationSeconds = &exp
+	pod = n.create(pod)
+	e.RemoveAtEnd(string(pod.UID))
+	n.waitPhase("long", v1.PodRunning)
+	dir := filepath.Join(root, "pods", string(pod.UID), "volumes", "kubernetes.io~projected", "kube-api-access-test")
+	read := func() (string, string) {
+		tok, _ := os.ReadFile(filepath.Join(dir, "token"))
+		data, _ := os.Readlink(filepath.Join(dir, "..data"))
+		return string(tok), data
+	}
+	first, firstData := read()
+	if first == "" {
+		t.Fatalf("no token in %s", dir)
+	}
+	start := time.Now()
+	var second, secondData string
+	n.waitAPIWithin(9*time.Minute, "the token file holds a new token", func(context.Context) (bool, error) {
+		second, secondData = read()
+		return second != "" && second != first, nil
+	})
+	t.Logf("the token was replaced %v after the pod ran (80%% of 600 s is 480 s); ..data %s -> %s", time.Since(start).Round(time.Second), firstData, secondData)
+	if secondData == firstData {
+		t.Errorf("..data still links to %s: the new token was not written through a new directory", firstData)
+	}
+	rev, err := n.review(context.Background(), second)
+	if err != nil || !rev.Status.Authenticated {
+		t.Errorf("TokenReview of the new token: %+v, %v; want authenticated", rev, err)
+	}
+}
