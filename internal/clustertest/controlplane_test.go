@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/certificate/csr"
+	"k8s.io/client-go/util/retry"
 )
 
 // controllerTimeout bounds each wait for a controller of the controller
@@ -290,12 +291,22 @@ func TestNodeLifecycleTaints(t *testing.T) {
 		t.Fatalf("a new Node has taints %v, want %s", node.Spec.Taints, notReady.ToString())
 	}
 
-	now := metav1.Now()
-	node.Status.Conditions = []v1.NodeCondition{{
-		Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady", Message: "test",
-		LastHeartbeatTime: now, LastTransitionTime: now,
-	}}
-	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+	// The controller writes the new Node too (its Ready condition Unknown
+	// until the node reports): report on the latest version.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.Now()
+		node.Status.Conditions = []v1.NodeCondition{{
+			Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady", Message: "test",
+			LastHeartbeatTime: now, LastTransitionTime: now,
+		}}
+		_, err = client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatalf("report Ready: %v", err)
 	}
 	pollUntil(t, "the node lifecycle controller lifts "+notReady.ToString(), func(ctx context.Context) (bool, error) {
