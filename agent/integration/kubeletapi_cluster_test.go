@@ -135,7 +135,9 @@ spec:
 		if _, err := rbac.ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = rbac.ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = rbac.ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
+		})
 		code, body := get(t, tok)
 		if code != http.StatusOK || !strings.Contains(body, `"name":"server"`) {
 			t.Errorf("GET /pods as a service account bound to nodes/proxy: %d %.300q, want 200 and the pod", code, body)
