@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -22,8 +24,10 @@ import (
 
 // The kubelet API of an agent on containerd, joined to the control plane
 // (its client CA the cluster's, authorization by SubjectAccessReview):
-// the Node advertises its port; `kubectl logs` and `kubectl exec` reach it
-// through the API server, which presents its kubelet client certificate;
+// the Node advertises its port; `kubectl logs` (--tail, --timestamps, -f,
+// --since), `kubectl exec -i` (stdin, exit code), `kubectl attach` and
+// `kubectl port-forward` (a GET through it) reach it through the API
+// server, which presents its kubelet client certificate;
 // a service account's token without RBAC gets 403, one bound to
 // nodes/proxy gets in; a client certificate of another CA gets 401.
 func TestContainerdClusterKubeletAPI(t *testing.T) {
@@ -76,6 +80,69 @@ spec:
 		out, err := n.c.KubectlStdin(t, "from stdin\n", "exec", "-i", "server", "-n", n.ns, "--", "sh", "-c", "cat; echo done; exit 3")
 		if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(out, "from stdin\ndone\n") {
 			t.Errorf("kubectl exec -i: %v, %q; want the input back, done, and exit status 3", err, out)
+		}
+	})
+
+	kubectl := func(ctx context.Context, args ...string) *exec.Cmd {
+		return exec.CommandContext(ctx, filepath.Join(n.c.Bin(t), "kubectl"), append([]string{"--kubeconfig", n.c.AdminKubeconfig, "-n", n.ns}, args...)...)
+	}
+
+	t.Run("kubectl logs -f --since", func(t *testing.T) {
+		following, stop := context.WithCancel(ctx)
+		defer stop()
+		// Two ticks more than the first one seen: the follow goes on.
+		seen := &watchWriter{want: "\n", found: func() {}}
+		cmd := kubectl(following, "logs", "-f", "--since=1h", "server")
+		cmd.Stdout, cmd.Stderr = seen, seen
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { stop(); _ = cmd.Wait() }()
+		var first string
+		agenttest.CtrdEventually(t, "kubectl logs -f prints new ticks", func() (bool, string) {
+			lines := strings.Split(strings.TrimSpace(seen.String()), "\n")
+			if first == "" && seen.ok() {
+				first = lines[len(lines)-1]
+			}
+			return first != "" && lines[len(lines)-1] != first && strings.HasPrefix(lines[len(lines)-1], "tick "), seen.String()
+		})
+	})
+
+	t.Run("kubectl attach", func(t *testing.T) {
+		attached, detach := context.WithCancel(ctx)
+		defer detach()
+		seen := &watchWriter{want: "tick", found: detach}
+		cmd := kubectl(attached, "attach", "server", "-c", "app")
+		cmd.Stdout, cmd.Stderr = seen, seen
+		err := cmd.Run()
+		if !seen.ok() {
+			t.Errorf("kubectl attach: %v; printed %q, want the container's ticks", err, seen.String())
+		}
+	})
+
+	t.Run("kubectl port-forward", func(t *testing.T) {
+		forwarding, stop := context.WithCancel(ctx)
+		defer stop()
+		local := &watchWriter{want: " -> 8080", found: func() {}}
+		cmd := kubectl(forwarding, "port-forward", "pod/server", "--address", "127.0.0.1", ":8080")
+		cmd.Stdout, cmd.Stderr = local, local
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { stop(); _ = cmd.Wait() }()
+		agenttest.CtrdEventually(t, "kubectl port-forward says where it listens", func() (bool, string) { return local.ok(), local.String() })
+		addr := regexp.MustCompile(`127\.0\.0\.1:(\d+) -> 8080`).FindStringSubmatch(local.String())
+		if addr == nil {
+			t.Fatalf("kubectl port-forward printed %q", local.String())
+		}
+		resp, err := http.Get("http://127.0.0.1:" + addr[1] + "/index.html")
+		if err != nil {
+			t.Fatalf("GET through kubectl port-forward: %v", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(body) != "hello-podlife\n" {
+			t.Errorf("GET through kubectl port-forward: %d %q, want 200 hello-podlife", resp.StatusCode, body)
 		}
 	})
 
