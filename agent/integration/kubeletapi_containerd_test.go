@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/tools/remotecommand"
@@ -66,9 +67,10 @@ func exitCode(err error) (int, bool) {
 }
 
 // Through the kubelet API on containerd: exec with a TTY and stdin (exit
-// code), exec with separate streams, attach, port-forward with a GET
-// through it, run, and the container's log; a client without a
-// certificate of the client CA gets 401.
+// code), exec with separate streams over SPDY and over the v5 WebSocket
+// protocol, attach, port-forward over SPDY and over a WebSocket tunnel
+// with a GET through it, run, and the container's log; a client without
+// a certificate of the client CA gets 401.
 func TestContainerdKubeletAPI(t *testing.T) {
 	a, ca, pod := kubeletAPIAgent(t)
 	cfg := ca.restConfig(t, a.KubeletAPIAddr(), "system:kube-apiserver")
@@ -116,6 +118,21 @@ func TestContainerdKubeletAPI(t *testing.T) {
 		}
 	})
 
+	t.Run("exec websocket", func(t *testing.T) {
+		// The v5 WebSocket protocol, which the server translates to the
+		// runtime's SPDY.
+		u := streamURL(cfg, "/exec/"+pod+"/app", url.Values{"command": {"sh", "-c", "cat; echo oops >&2; exit 4"}, "input": {"1"}, "output": {"1"}, "error": {"1"}})
+		exec, err := remotecommand.NewWebSocketExecutor(cfg, "GET", u.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		err = exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: strings.NewReader("over websocket\n"), Stdout: &stdout, Stderr: &stderr})
+		if code, _ := exitCode(err); code != 4 || stdout.String() != "over websocket\n" || stderr.String() != "oops\n" {
+			t.Errorf("exec over WebSocket: %v, stdout %q, stderr %q; want exit 4, the input back, oops", err, stdout.String(), stderr.String())
+		}
+	})
+
 	t.Run("attach", func(t *testing.T) {
 		u := streamURL(cfg, "/attach/"+pod+"/app", url.Values{"output": {"1"}, "error": {"1"}})
 		exec, err := remotecommand.NewSPDYExecutor(cfg, "POST", u)
@@ -131,42 +148,54 @@ func TestContainerdKubeletAPI(t *testing.T) {
 		}
 	})
 
-	t.Run("port-forward", func(t *testing.T) {
+	// Port-forward over SPDY, and over a WebSocket tunnelling SPDY (what
+	// kubectl tries first).
+	spdyDialer := func(t *testing.T, u *url.URL) httpstream.Dialer {
 		transport, upgrader, err := spdy.RoundTripperFor(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		u := streamURL(cfg, "/portForward/"+pod, nil)
-		dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, "POST", u)
-		stop, ready := make(chan struct{}), make(chan struct{})
-		fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:8080"}, stop, ready, io.Discard, io.Discard)
+		return spdy.NewDialer(upgrader, &http.Client{Transport: transport}, "POST", u)
+	}
+	tunnelDialer := func(t *testing.T, u *url.URL) httpstream.Dialer {
+		d, err := portforward.NewSPDYOverWebsocketDialer(u, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error, 1)
-		go func() { done <- fw.ForwardPorts() }()
-		defer func() { close(stop); <-done }()
-		select {
-		case <-ready:
-		case err := <-done:
-			t.Fatalf("port-forward ended: %v", err)
-		case <-ctx.Done():
-			t.Fatal("port-forward: not ready in time")
-		}
-		ports, err := fw.GetPorts()
-		if err != nil || len(ports) != 1 {
-			t.Fatalf("port-forward ports %v, %v", ports, err)
-		}
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/index.html", ports[0].Local))
-		if err != nil {
-			t.Fatalf("GET through the port-forward: %v", err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 || string(body) != "hello-podlife\n" {
-			t.Errorf("GET through the port-forward: %d %q, want 200 hello-podlife", resp.StatusCode, body)
-		}
-	})
+		return d
+	}
+	for name, dial := range map[string]func(*testing.T, *url.URL) httpstream.Dialer{"port-forward": spdyDialer, "port-forward websocket": tunnelDialer} {
+		t.Run(name, func(t *testing.T) {
+			stop, ready := make(chan struct{}), make(chan struct{})
+			fw, err := portforward.NewOnAddresses(dial(t, streamURL(cfg, "/portForward/"+pod, nil)), []string{"127.0.0.1"}, []string{"0:8080"}, stop, ready, io.Discard, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- fw.ForwardPorts() }()
+			defer func() { close(stop); <-done }()
+			select {
+			case <-ready:
+			case err := <-done:
+				t.Fatalf("port-forward ended: %v", err)
+			case <-ctx.Done():
+				t.Fatal("port-forward: not ready in time")
+			}
+			ports, err := fw.GetPorts()
+			if err != nil || len(ports) != 1 {
+				t.Fatalf("port-forward ports %v, %v", ports, err)
+			}
+			resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/index.html", ports[0].Local))
+			if err != nil {
+				t.Fatalf("GET through the port-forward: %v", err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || string(body) != "hello-podlife\n" {
+				t.Errorf("GET through the port-forward: %d %q, want 200 hello-podlife", resp.StatusCode, body)
+			}
+		})
+	}
 
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {

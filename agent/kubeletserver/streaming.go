@@ -143,6 +143,7 @@ func (s *Server) servePortForward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var handler http.Handler = proxy.NewUpgradeAwareHandler(u, nil, false, true, responder{s.log})
+	s.log.Debug("kubelet API: port-forward proxied", "path", r.URL.Path, "upgrade", r.Header.Get("Upgrade"), "tunnel", tunnel)
 	if tunnel {
 		// kubectl's port-forward over WebSocket tunnels SPDY through it.
 		handler = translator.NewTunnelingHandler(handler)
@@ -175,11 +176,13 @@ func (s *Server) proxyStream(w http.ResponseWriter, r *http.Request, location st
 		return
 	}
 	if wsstream.IsWebSocketRequestWithStreamCloseProtocol(r) {
+		s.log.Debug("kubelet API: stream over WebSocket, translated to SPDY", "path", r.URL.Path)
 		translator.NewStreamTranslatorHandler(u, nil, 0, translator.Options{
 			Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, Tty: opts.TTY,
 		}).ServeHTTP(w, r)
 		return
 	}
+	s.log.Debug("kubelet API: stream proxied", "path", r.URL.Path, "upgrade", r.Header.Get("Upgrade"))
 	proxy.NewUpgradeAwareHandler(u, nil, false, true, responder{s.log}).ServeHTTP(w, r)
 }
 
