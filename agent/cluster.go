@@ -93,6 +93,7 @@ func (a *Agent) connectCluster(machine v1.ResourceList, allocatable admission.Re
 		RuntimeVersion: a.conn.name + "://" + a.conn.version,
 		AgentVersion:   agentVersion(),
 		Ready:          a.nodeReady,
+		KubeletPort:    int32(cfg.Port),
 	})
 	if err != nil {
 		return nil, err

@@ -53,6 +53,10 @@ func TestValidateNamesBadFields(t *testing.T) {
 		{"no node name", func(c *agent.Config) { c.NodeName = "" }, []string{"nodeName"}},
 		{"no address", func(c *agent.Config) { c.Address = "" }, []string{"address"}},
 		{"no root directory", func(c *agent.Config) { c.RootDir = "" }, []string{"rootDir"}},
+		{"port too large", func(c *agent.Config) { c.Port = 70000 }, []string{"port must be 0 (off) to 65535", "70000"}},
+		{"bind address not an IP", func(c *agent.Config) { c.BindAddress = "localhost" }, []string{"bindAddress", `"localhost"`}},
+		{"unknown authorization mode", func(c *agent.Config) { c.AuthorizationMode = "RBAC" }, []string{"authorizationMode", `"RBAC"`}},
+		{"certificate without key", func(c *agent.Config) { c.TLSCertFile = "serving.crt" }, []string{"tlsCertFile and tlsPrivateKeyFile"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := agent.DefaultConfig()

@@ -16,7 +16,9 @@
 // as the kubelet's pod lifecycle event generator does; the probes' results,
 // events, metrics and the engine's transition log; the node's resources;
 // and the answers of agent/server's HostInterface (Lifecycle, PodList,
-// HealthProblem, ContainerLog, RequestShutdown, ShutdownPlan).
+// HealthProblem, ContainerLog, RequestShutdown, ShutdownPlan) and of
+// agent/kubeletserver's Host (exec, attach, port-forward and run in an
+// admitted pod, through the syncer).
 //
 // Its subpackages:
 //   - admission: the local admission chain (resources, node shutdown).
@@ -24,6 +26,10 @@
 //     paths and default addresses; what clients link instead of the agent.
 //   - apisource: the API server as a second pod source (cluster mode).
 //   - client: the control socket's client (ShutdownNode, ContainerLogs).
+//   - kubeletserver: the kubelet API on Config.Port (HTTPS, authenticated
+//     and authorized as the kubelet's: logs, exec, attach, port-forward,
+//     pods, metrics, stats); kubeletapi.go builds its authentication from
+//     the configuration and answers its Host.
 //   - configmap: the ConfigMaps projected volumes show, read with the
 //     node's identity and kept for a sync period (cluster mode).
 //   - demo: the demo verb's scripted scenario on the embedded runtime.
