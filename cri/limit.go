@@ -150,3 +150,17 @@ func (i *limitedImages) PullImage(ctx context.Context, image *runtimeapi.ImageSp
 func (i *limitedImages) ImageFsInfo(ctx context.Context) (*runtimeapi.ImageFsInfoResponse, error) {
 	return call(ctx, i.reads, func() (*runtimeapi.ImageFsInfoResponse, error) { return i.images.ImageFsInfo(ctx) })
 }
+
+// The streaming calls are reads: they only hand out a URL.
+
+func (r *limitedRuntime) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
+	return call(ctx, r.reads, func() (*runtimeapi.ExecResponse, error) { return r.rt.Exec(ctx, req) })
+}
+
+func (r *limitedRuntime) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
+	return call(ctx, r.reads, func() (*runtimeapi.AttachResponse, error) { return r.rt.Attach(ctx, req) })
+}
+
+func (r *limitedRuntime) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
+	return call(ctx, r.reads, func() (*runtimeapi.PortForwardResponse, error) { return r.rt.PortForward(ctx, req) })
+}

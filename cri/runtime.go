@@ -31,6 +31,13 @@ type Runtime interface {
 	// 1.6 has no sandbox stats) answers codes.Unimplemented.
 	ListContainerStats(ctx context.Context, filter *runtimeapi.ContainerStatsFilter) ([]*runtimeapi.ContainerStats, error)
 	ListPodSandboxStats(ctx context.Context, filter *runtimeapi.PodSandboxStatsFilter) ([]*runtimeapi.PodSandboxStats, error)
+	// Exec, Attach and PortForward ask the runtime's streaming server for
+	// the URL of a session, which the kubelet API proxies to (they start
+	// nothing themselves). A runtime without a streaming server answers
+	// codes.Unimplemented.
+	Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error)
+	Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error)
+	PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error)
 }
 
 // Images is the part of the CRI image service the syncer uses.
