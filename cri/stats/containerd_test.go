@@ -11,8 +11,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"io"
-	"net/http/httptest"
 	"regexp"
 	"testing"
 	"time"
@@ -78,7 +76,7 @@ func TestContainerdStatsOfABusyContainer(t *testing.T) {
 	var ctr *statsapi.ContainerStats
 	deadline := time.Now().Add(time.Minute)
 	for {
-		s, err := p.Summary(ctx)
+		s, err := p.Summary(ctx, false)
 		if err != nil {
 			t.Fatalf("Summary: %v", err)
 		}
@@ -103,9 +101,7 @@ func TestContainerdStatsOfABusyContainer(t *testing.T) {
 	}
 	t.Logf("pod: %d core-ns, working set %d bytes", *pod.CPU.UsageCoreNanoSeconds, *pod.Memory.WorkingSetBytes)
 
-	rec := httptest.NewRecorder()
-	p.ResourceMetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics/resource", nil))
-	body, _ := io.ReadAll(rec.Body)
+	body := []byte(scrape(t, p.ResourceMetrics()))
 	for _, re := range []string{
 		`(?m)^container_cpu_usage_seconds_total\{container="burner",namespace="podlife-stats-it",pod="burn"\} [0-9.e+]+ [0-9]+$`,
 		`(?m)^container_memory_working_set_bytes\{container="burner",namespace="podlife-stats-it",pod="burn"\} [0-9.e+]+ [0-9]+$`,

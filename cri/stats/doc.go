@@ -6,9 +6,10 @@
 // filesystem, and the node's own /proc and root directory.
 //
 // A Provider builds a k8s.io/kubelet stats/v1alpha1 Summary (the wire type
-// metrics-server and kubectl read) and serves it (SummaryHandler), and the
-// resource metrics in the Prometheus text form metrics-server scrapes
-// (ResourceMetricsHandler), through a registry of its own.
+// metrics-server and kubectl read) and collects the resource metrics that
+// metrics-server scrapes; it is the kubelet API's StatsProvider
+// (agent/kubeletserver), which serves them with its authentication and
+// authorization, the metrics in a registry of their own.
 //
 // What it reports, and whence:
 //   - the node: its name, its start (the boot time, /proc/stat btime), its

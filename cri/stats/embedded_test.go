@@ -1,8 +1,6 @@
 package stats_test
 
 import (
-	"io"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -51,19 +49,17 @@ func TestEmbeddedRuntimeGivesTheNodeAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := p.Summary(ctx)
+	s, err := p.Summary(ctx, false)
 	if err != nil {
 		t.Fatalf("Summary: %v", err)
 	}
-	if _, err := p.Summary(ctx); err != nil {
+	if _, err := p.Summary(ctx, false); err != nil {
 		t.Fatalf("second Summary: %v", err)
 	}
 	if s.Node.NodeName != "emb-node" || s.Node.CPU == nil || s.Node.Memory == nil || len(s.Pods) != 0 || s.Node.Runtime != nil {
 		t.Errorf("summary: node %+v, %d pods, runtime fs %+v; want the node's CPU and memory, no pod, no runtime filesystem", s.Node, len(s.Pods), s.Node.Runtime)
 	}
-	rec := httptest.NewRecorder()
-	p.ResourceMetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics/resource", nil))
-	body, _ := io.ReadAll(rec.Body)
+	body := []byte(scrape(t, p.ResourceMetrics()))
 	for _, want := range []string{"\nnode_cpu_usage_seconds_total ", "\nnode_memory_working_set_bytes ", "\nresource_scrape_error 1\n", "\nscrape_error 1\n"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("resource metrics lack %q:\n%s", want, body)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
@@ -70,15 +71,42 @@ func New(cfg Config) (*Provider, error) {
 // (it answers ListContainerStats with codes.Unimplemented).
 var ErrNoRuntimeStats = errors.New("the CRI runtime keeps no container stats (ListContainerStats is unimplemented)")
 
-// Summary is the node's summary (kubelet: summaryProviderImpl.Get). When
-// the runtime keeps no stats (ErrNoRuntimeStats) it carries the node alone
-// and no error; any other failure to read the pods is an error.
-func (p *Provider) Summary(ctx context.Context) (*statsapi.Summary, error) {
+// Summary is the node's summary, GET /stats/summary (kubelet:
+// summaryProviderImpl.Get; with onlyCPUAndMemory, GetCPUAndMemoryStats,
+// which metrics-server asks for). When the runtime keeps no stats
+// (ErrNoRuntimeStats) it carries the node alone and no error; any other
+// failure to read the pods is an error.
+func (p *Provider) Summary(ctx context.Context, onlyCPUAndMemory bool) (*statsapi.Summary, error) {
 	s, podsErr := p.sample(ctx)
 	if podsErr != nil && !errors.Is(podsErr, ErrNoRuntimeStats) {
 		return nil, podsErr
 	}
+	if onlyCPUAndMemory {
+		s = cpuAndMemory(s)
+	}
 	return s, nil
+}
+
+// ResourceMetrics collects the series of GET /metrics/resource at each
+// scrape (kubelet: the resource metrics collector); the kubelet API
+// registers it in a registry of its own.
+func (p *Provider) ResourceMetrics() prometheus.Collector { return resourceCollector{p: p} }
+
+// cpuAndMemory is s with only the CPU and memory of the node, its pods and
+// their containers.
+func cpuAndMemory(s *statsapi.Summary) *statsapi.Summary {
+	out := &statsapi.Summary{Node: statsapi.NodeStats{
+		NodeName: s.Node.NodeName, StartTime: s.Node.StartTime, CPU: s.Node.CPU, Memory: s.Node.Memory,
+	}, Pods: make([]statsapi.PodStats, 0, len(s.Pods))}
+	for _, pod := range s.Pods {
+		trimmed := statsapi.PodStats{PodRef: pod.PodRef, StartTime: pod.StartTime, CPU: pod.CPU, Memory: pod.Memory,
+			Containers: make([]statsapi.ContainerStats, 0, len(pod.Containers))}
+		for _, c := range pod.Containers {
+			trimmed.Containers = append(trimmed.Containers, statsapi.ContainerStats{Name: c.Name, StartTime: c.StartTime, CPU: c.CPU, Memory: c.Memory})
+		}
+		out.Pods = append(out.Pods, trimmed)
+	}
+	return out
 }
 
 // sample reads the node and its pods. The summary is nil only when the node

@@ -1,6 +1,8 @@
 package stats
 
 import (
+	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,15 +11,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// get serves one GET of target through h and returns the status and body.
-func get(t *testing.T, h http.Handler, target string) (int, string) {
+// scrape is GET /metrics/resource of c as the kubelet API serves it: a
+// registry of its own (a pedantic one, which checks the series against
+// their descriptions).
+func scrape(t *testing.T, c prometheus.Collector) (int, string) {
 	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics/resource", nil))
 	body, err := io.ReadAll(rec.Result().Body)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +58,7 @@ func TestResourceMetrics(t *testing.T) {
 			if tt.inject != nil {
 				n.rt.InjectError("ListContainerStats", tt.inject)
 			}
-			code, body := get(t, n.p.ResourceMetricsHandler(), "/metrics/resource")
+			code, body := scrape(t, n.p.ResourceMetrics())
 			want, err := os.ReadFile(tt.golden)
 			if err != nil {
 				t.Fatal(err)
@@ -61,46 +70,40 @@ func TestResourceMetrics(t *testing.T) {
 	}
 }
 
-// The summary handler serves the summary as JSON, trimmed to CPU and
-// memory on request; bad input gets a 400 naming the parameter.
-func TestSummaryHandler(t *testing.T) {
+// With onlyCPUAndMemory the node, pods and containers keep only their
+// CPU and memory, as metrics-server asks for them.
+func TestSummaryOnlyCPUAndMemory(t *testing.T) {
 	n := newFakeNode(t)
 	n.runPod(t, "default", "web", "w", "app")
 	n.containerStats(0, map[string]uint64{"web/app": 1e9}, nil)
-	n.images.FakeFilesystemUsage = nil
+	n.rt.FakeContainerStats[n.ids["web/app"]].WritableLayer = &runtimeapi.FilesystemUsage{UsedBytes: &runtimeapi.UInt64Value{Value: 4096}}
+	n.images.FakeFilesystemUsage = []*runtimeapi.FilesystemUsage{{UsedBytes: &runtimeapi.UInt64Value{Value: 1234}}}
 	tests := []struct {
-		target   string
-		wantCode int
-		want     []string // substrings of the body
-		not      []string
+		only bool
+		want []string // substrings of the JSON
+		not  []string
 	}{
-		{"/stats/summary", http.StatusOK, []string{`"nodeName":"node-a"`, `"podRef":{"name":"web","namespace":"default","uid":"w"}`, `"usageCoreNanoSeconds":1000000000`, `"fs":{`}, nil},
-		{"/stats/summary?only_cpu_and_memory=true", http.StatusOK, []string{`"nodeName":"node-a"`, `"workingSetBytes":1000000`}, []string{`"fs":`}},
-		{"/stats/summary?only_cpu_and_memory=maybe", http.StatusBadRequest, []string{"query parameter only_cpu_and_memory"}, nil},
+		{false, []string{`"nodeName":"node-a"`, `"podRef":{"name":"web","namespace":"default","uid":"w"}`, `"usageCoreNanoSeconds":1000000000`, `"fs":{`, `"imageFs":{`, `"rootfs":{`, `"usedBytes":4096`}, nil},
+		{true, []string{`"nodeName":"node-a"`, `"podRef":{"name":"web","namespace":"default","uid":"w"}`, `"usageCoreNanoSeconds":1000000000`, `"workingSetBytes":1000000`}, []string{`"fs":`, `"runtime":`, `"rootfs":`}},
 	}
 	for _, tt := range tests {
-		code, body := get(t, n.p.SummaryHandler(), tt.target)
-		if code != tt.wantCode {
-			t.Errorf("%s: status %d, want %d: %s", tt.target, code, tt.wantCode, body)
+		s, err := n.p.Summary(context.Background(), tt.only)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
 		}
 		for _, w := range tt.want {
-			if !strings.Contains(body, w) {
-				t.Errorf("%s: body lacks %s:\n%s", tt.target, w, body)
+			if !strings.Contains(string(b), w) {
+				t.Errorf("only CPU and memory %v: the summary lacks %s:\n%s", tt.only, w, b)
 			}
 		}
 		for _, w := range tt.not {
-			if strings.Contains(body, w) {
-				t.Errorf("%s: body has %s:\n%s", tt.target, w, body)
+			if strings.Contains(string(b), w) {
+				t.Errorf("only CPU and memory %v: the summary has %s:\n%s", tt.only, w, b)
 			}
 		}
-	}
-	n.rt.InjectError("ListContainerStats", status.Error(codes.Unavailable, "down"))
-	if code, body := get(t, n.p.SummaryHandler(), "/stats/summary"); code != http.StatusInternalServerError || !strings.Contains(body, "ListContainerStats") {
-		t.Errorf("runtime down: status %d body %q, want 500 naming the call", code, body)
-	}
-	rec := httptest.NewRecorder()
-	n.p.SummaryHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/stats/summary", nil))
-	if rec.Code != http.StatusMethodNotAllowed {
-		t.Errorf("POST: status %d, want 405", rec.Code)
 	}
 }

@@ -127,7 +127,7 @@ func TestSummaryFromTheRuntimesStats(t *testing.T) {
 				if tt.noSandboxStats != nil {
 					n.rt.InjectError("ListPodSandboxStats", tt.noSandboxStats)
 				}
-				s, err := n.p.Summary(context.Background())
+				s, err := n.p.Summary(context.Background(), false)
 				if err != nil {
 					t.Fatalf("sample %d: %v", i+1, err)
 				}
@@ -171,7 +171,7 @@ func TestSummaryWhenTheRuntimeHasNoStats(t *testing.T) {
 			n := newFakeNode(t)
 			n.runPod(t, "default", "web", "w", "app")
 			n.rt.InjectError("ListContainerStats", tt.err)
-			s, err := n.p.Summary(context.Background())
+			s, err := n.p.Summary(context.Background(), false)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("error %v, want %q", err, tt.wantErr)
