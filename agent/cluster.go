@@ -86,6 +86,7 @@ func (a *Agent) connectCluster(machine v1.ResourceList, allocatable admission.Re
 		RuntimeVersion: a.conn.name + "://" + a.conn.version,
 		AgentVersion:   agentVersion(),
 		Ready:          a.nodeReady,
+		KubeletPort:    int32(cfg.Port),
 	})
 	if err != nil {
 		return nil, err
