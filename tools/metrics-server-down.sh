@@ -32,6 +32,7 @@ if [[ -f "$CLUSTER/admin.kubeconfig" && -n "${PODLIFE_CLUSTER_BIN:-}" && -x "$PO
   k=("$PODLIFE_CLUSTER_BIN/kubectl" --kubeconfig "$CLUSTER/admin.kubeconfig" --request-timeout 10s)
   "${k[@]}" delete --ignore-not-found apiservice v1beta1.metrics.k8s.io >&2 || log "could not delete the APIService (is the API server down?)"
   "${k[@]}" -n kube-system delete --ignore-not-found service metrics-server >&2 || true
+  "${k[@]}" -n kube-system delete --ignore-not-found endpointslice metrics-server-host >&2 || true
   "${k[@]}" delete --ignore-not-found clusterrolebinding system:podlife-metrics-server podlife-metrics-server:system:auth-delegator >&2 || true
   "${k[@]}" delete --ignore-not-found clusterrole system:podlife-metrics-server >&2 || true
   "${k[@]}" -n kube-system delete --ignore-not-found rolebinding podlife-metrics-server-auth-reader >&2 || true

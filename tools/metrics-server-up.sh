@@ -20,13 +20,18 @@
 #     and pods, get of nodes/metrics (GET /metrics/resource on a kubelet),
 #     system:auth-delegator (TokenReview, SubjectAccessReview) and the
 #     extension-apiserver-authentication-reader Role in kube-system;
-#   - a serving certificate signed by the cluster CA for localhost, 127.0.0.1
+#   - a serving certificate signed by the cluster CA for the host's address
 #     and metrics-server.kube-system.svc (the name the aggregator checks);
-#   - the Service kube-system/metrics-server of type ExternalName localhost,
-#     and the APIService v1beta1.metrics.k8s.io pointing at it on the port
-#     metrics-server listens on (127.0.0.1, picked free), with the cluster CA
-#     as its caBundle. The aggregator resolves an ExternalName service to
-#     https://<externalName>:<port> (k8s.io/apiserver's ResolveCluster).
+#   - the Service kube-system/metrics-server (no selector, port 443 named
+#     https) with an EndpointSlice of the host's address and the port
+#     metrics-server listens on, and the APIService v1beta1.metrics.k8s.io
+#     pointing at it with the cluster CA as its caBundle. The API server
+#     routes to an aggregated API through the service's endpoints
+#     (--enable-aggregator-routing: there is no kube-proxy), and an
+#     endpoint may not be a loopback address, so metrics-server listens on
+#     the host's address (the interface of the default route, as the node
+#     reports its InternalIP; PODLIFE_METRICS_SERVER_IP to choose another),
+#     on a port picked free.
 #
 # metrics-server dials each node's kubelet API at its InternalIP and the port
 # of the Node's status.daemonEndpoints.kubeletEndpoint, and does not verify
@@ -41,7 +46,8 @@
 #
 # Environment (from tools/cluster-up.sh): PODLIFE_CLUSTER_DIR,
 # PODLIFE_CLUSTER_BIN, KUBECONFIG (an admin's). Optional: PODLIFE_KUBELET_CA,
-# PODLIFE_METRICS_RESOLUTION (default 10s, metrics-server's minimum).
+# PODLIFE_METRICS_RESOLUTION (default 10s, metrics-server's minimum),
+# PODLIFE_METRICS_SERVER_IP.
 # Diagnostics go to stderr.
 set -euo pipefail
 
@@ -68,7 +74,7 @@ if [[ -n "${PODLIFE_KUBELET_CA:-}" && ! -f "$PODLIFE_KUBELET_CA" ]]; then
   die "PODLIFE_KUBELET_CA=$PODLIFE_KUBELET_CA is not a file"
 fi
 RESOLUTION="${PODLIFE_METRICS_RESOLUTION:-10s}"
-for cmd in openssl curl base64 ss; do
+for cmd in openssl curl base64 ss ip; do
   command -v "$cmd" >/dev/null || die "missing: $cmd"
 done
 kubectl() { "$KUBECTL" --kubeconfig "$KUBECONFIG" --request-timeout 30s "$@"; }
@@ -101,6 +107,9 @@ free_port() {
   die "found no free port in 100 tries"
 }
 PORT="$(free_port)"
+HOST_IP="${PODLIFE_METRICS_SERVER_IP:-$(ip -4 route get 1.1.1.1 2>/dev/null | awk '{ for (i = 1; i < NF; i++) if ($i == "src") { print $(i + 1); exit } }')}"
+[[ "$HOST_IP" =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ && "$HOST_IP" != 127.* ]] ||
+  die "no non-loopback IPv4 address for metrics-server to listen on (found \"$HOST_IP\"); set PODLIFE_METRICS_SERVER_IP"
 
 # --- certificates and kubeconfig ---------------------------------------------
 ssl() { openssl "$@" 2>>"$DIR/openssl.log" || die "openssl $1 failed; see $DIR/openssl.log"; }
@@ -116,7 +125,7 @@ cert() {
 }
 cert client "/CN=podlife-metrics-server" "extendedKeyUsage=clientAuth"
 cert serving "/CN=metrics-server" "$(printf '%s\n' "extendedKeyUsage=serverAuth" \
-  "subjectAltName=DNS:localhost,IP:127.0.0.1,DNS:metrics-server.kube-system.svc,DNS:metrics-server.kube-system.svc.cluster.local")"
+  "subjectAltName=IP:$HOST_IP,DNS:metrics-server.kube-system.svc,DNS:metrics-server.kube-system.svc.cluster.local")"
 SERVER="$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')"
 [[ -n "$SERVER" ]] || die "cannot read the API server's address from KUBECONFIG=$KUBECONFIG"
 b64() { base64 -w0 <"$1"; }
@@ -202,8 +211,27 @@ metadata:
   name: metrics-server
   namespace: kube-system
 spec:
-  type: ExternalName
-  externalName: localhost
+  ports:
+  - name: https
+    port: 443
+    targetPort: $PORT
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: metrics-server-host
+  namespace: kube-system
+  labels:
+    kubernetes.io/service-name: metrics-server
+    endpointslice.kubernetes.io/managed-by: podlife.local-metrics-server-up
+addressType: IPv4
+endpoints:
+- addresses: [$HOST_IP]
+  conditions: {ready: true}
+ports:
+- name: https
+  port: $PORT
+  protocol: TCP
 ---
 apiVersion: apiregistration.k8s.io/v1
 kind: APIService
@@ -218,7 +246,7 @@ spec:
   service:
     name: metrics-server
     namespace: kube-system
-    port: $PORT
+    port: 443
 EOF_YAML
 
 # --- the process -------------------------------------------------------------
@@ -228,7 +256,7 @@ kubelet_tls=(--kubelet-insecure-tls)
   --kubeconfig "$DIR/metrics-server.kubeconfig" \
   --authentication-kubeconfig "$DIR/metrics-server.kubeconfig" \
   --authorization-kubeconfig "$DIR/metrics-server.kubeconfig" \
-  --bind-address 127.0.0.1 --secure-port "$PORT" \
+  --bind-address "$HOST_IP" --secure-port "$PORT" \
   --tls-cert-file "$DIR/serving.crt" --tls-private-key-file "$DIR/serving.key" \
   "${kubelet_tls[@]}" \
   --kubelet-preferred-address-types InternalIP \
@@ -237,7 +265,7 @@ kubelet_tls=(--kubelet-insecure-tls)
   --profiling=false \
   >"$DIR/metrics-server.log" 2>&1 </dev/null &
 echo $! >"$DIR/metrics-server.pid"
-log "started metrics-server (pid $!, port $PORT, log $DIR/metrics-server.log)"
+log "started metrics-server (pid $!, $HOST_IP:$PORT, log $DIR/metrics-server.log)"
 
 fail() {
   log "last lines of $DIR/metrics-server.log:"
@@ -246,7 +274,7 @@ fail() {
   die "$@"
 }
 deadline=$((SECONDS + 60))
-until curl -fsS --cacert "$CLUSTER/pki/ca.crt" "https://127.0.0.1:$PORT/livez" >/dev/null 2>&1; do
+until curl -fsS --cacert "$CLUSTER/pki/ca.crt" "https://$HOST_IP:$PORT/livez" >/dev/null 2>&1; do
   kill -0 "$(cat "$DIR/metrics-server.pid")" 2>/dev/null || fail "metrics-server exited"
   ((SECONDS < deadline)) || fail "metrics-server /livez not answering after 60s"
   sleep 0.5
@@ -256,4 +284,4 @@ kubectl wait --for=condition=Available --timeout=60s apiservice/v1beta1.metrics.
   fail "the APIService v1beta1.metrics.k8s.io is not Available: $(kubectl get apiservice v1beta1.metrics.k8s.io -o jsonpath='{.status.conditions[0].message}')"
 log "v1beta1.metrics.k8s.io available after $((SECONDS - start))s; stop with: $tools/metrics-server-down.sh $CLUSTER"
 printf 'export PODLIFE_METRICS_SERVER_DIR=%q\n' "$DIR"
-printf 'export PODLIFE_METRICS_SERVER_PORT=%q\n' "$PORT"
+printf 'export PODLIFE_METRICS_SERVER_ADDRESS=%q\n' "$HOST_IP:$PORT"
