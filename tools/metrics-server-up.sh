@@ -46,7 +46,7 @@
 #
 # Environment (from tools/cluster-up.sh): PODLIFE_CLUSTER_DIR,
 # PODLIFE_CLUSTER_BIN, KUBECONFIG (an admin's). Optional: PODLIFE_KUBELET_CA,
-# PODLIFE_METRICS_RESOLUTION (default 10s, metrics-server's minimum),
+# PODLIFE_METRICS_RESOLUTION (default 15s, as metrics-server's own manifests: it must exceed the 10 s kubelet request timeout),
 # PODLIFE_METRICS_SERVER_IP.
 # Diagnostics go to stderr.
 set -euo pipefail
@@ -73,7 +73,7 @@ KUBECTL="$PODLIFE_CLUSTER_BIN/kubectl"
 if [[ -n "${PODLIFE_KUBELET_CA:-}" && ! -f "$PODLIFE_KUBELET_CA" ]]; then
   die "PODLIFE_KUBELET_CA=$PODLIFE_KUBELET_CA is not a file"
 fi
-RESOLUTION="${PODLIFE_METRICS_RESOLUTION:-10s}"
+RESOLUTION="${PODLIFE_METRICS_RESOLUTION:-15s}"
 for cmd in openssl curl base64 ss ip; do
   command -v "$cmd" >/dev/null || die "missing: $cmd"
 done
