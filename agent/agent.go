@@ -46,7 +46,7 @@ type Options struct {
 	// self-signed one.
 	ServingCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error)
 	// Stats serves the kubelet API's /stats/summary and /metrics/resource;
-	// nil: they answer 503.
+	// nil: the runtime's and the node's (cri/stats).
 	Stats kubeletserver.StatsProvider
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/podlife/podlife/agent/node"
 	"github.com/podlife/podlife/agent/server"
 	"github.com/podlife/podlife/cri/logs"
+	"github.com/podlife/podlife/cri/stats"
 )
 
 // The kubelet API (agent/kubeletserver) on Config.Port: the root builds
@@ -60,9 +61,19 @@ func (a *Agent) listenKubeletAPI(opts Options) error {
 			tlsCfg.DNSNames = append(tlsCfg.DNSNames, addr.Address)
 		}
 	}
+	statsProvider := opts.Stats
+	if statsProvider == nil {
+		// The runtime's stats and the node's /proc, through the CRI calls'
+		// read lane.
+		if statsProvider, err = stats.New(stats.Config{
+			Runtime: a.conn.runtime, Images: a.conn.images, NodeName: cfg.NodeName, RootDir: cfg.RootDir,
+		}); err != nil {
+			return err
+		}
+	}
 	a.kubeletAPI, err = kubeletserver.Listen(kubeletHost{a}, kubeletserver.Config{
 		Address: cfg.BindAddress, Port: cfg.Port, NodeName: cfg.NodeName, TLS: tlsCfg, Auth: auth,
-		Stats: opts.Stats, Logger: a.log, Clock: a.clock,
+		Stats: statsProvider, Logger: a.log, Clock: a.clock,
 	})
 	return err
 }

@@ -18,6 +18,7 @@
 //	mount        the mounts themselves (tmpfs, bind mounts, unmounts)
 //	podfiles     a pod's /etc/hosts and its termination message files
 //	logs         container logs: lookup, reading, rotation
+//	stats        the node's and pods' resource usage (/stats/summary, /metrics/resource)
 //	lifecycle    the actions of hooks and probes (exec, httpGet, ...)
 //	prober       the probes' schedule and results
 //	embedded     the in-process runtime

@@ -126,6 +126,14 @@ func (r *limitedRuntime) ExecSync(ctx context.Context, containerID string, cmd [
 	return o.stdout, o.stderr, err
 }
 
+func (r *limitedRuntime) ListContainerStats(ctx context.Context, filter *runtimeapi.ContainerStatsFilter) ([]*runtimeapi.ContainerStats, error) {
+	return call(ctx, r.reads, func() ([]*runtimeapi.ContainerStats, error) { return r.rt.ListContainerStats(ctx, filter) })
+}
+
+func (r *limitedRuntime) ListPodSandboxStats(ctx context.Context, filter *runtimeapi.PodSandboxStatsFilter) ([]*runtimeapi.PodSandboxStats, error) {
+	return call(ctx, r.reads, func() ([]*runtimeapi.PodSandboxStats, error) { return r.rt.ListPodSandboxStats(ctx, filter) })
+}
+
 type limitedImages struct {
 	images Images
 	*limiter
@@ -137,6 +145,10 @@ func (i *limitedImages) ImageStatus(ctx context.Context, image *runtimeapi.Image
 
 func (i *limitedImages) PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, podSandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
 	return call(ctx, i.changes, func() (string, error) { return i.images.PullImage(ctx, image, auth, podSandboxConfig) })
+}
+
+func (i *limitedImages) ImageFsInfo(ctx context.Context) (*runtimeapi.ImageFsInfoResponse, error) {
+	return call(ctx, i.reads, func() (*runtimeapi.ImageFsInfoResponse, error) { return i.images.ImageFsInfo(ctx) })
 }
 
 // The streaming calls are reads: they only hand out a URL.

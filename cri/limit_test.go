@@ -174,4 +174,18 @@ func TestLimitPassesCallsThrough(t *testing.T) {
 	if cs, err := rt.ListContainers(ctx, nil); err != nil || len(cs) != 0 {
 		t.Errorf("ListContainers = %v, %v", cs, err)
 	}
+	fake.SetFakeContainerStats([]*runtimeapi.ContainerStats{{Attributes: &runtimeapi.ContainerAttributes{Id: "gone"}}})
+	if cs, err := rt.ListContainerStats(ctx, nil); err != nil || len(cs) != 0 {
+		t.Errorf("ListContainerStats = %v, %v; want none (no container is listed)", cs, err)
+	}
+	if ss, err := rt.ListPodSandboxStats(ctx, nil); err != nil || len(ss) != 0 {
+		t.Errorf("ListPodSandboxStats = %v, %v", ss, err)
+	}
+	images.FakeFilesystemUsage = []*runtimeapi.FilesystemUsage{{FsId: &runtimeapi.FilesystemIdentifier{Mountpoint: "/images"}}}
+	if fs, err := img.ImageFsInfo(ctx); err != nil || len(fs.GetImageFilesystems()) != 1 || fs.ImageFilesystems[0].FsId.Mountpoint != "/images" {
+		t.Errorf("ImageFsInfo = %v, %v", fs, err)
+	}
+	if got, want := fake.GetCalls()[len(fake.GetCalls())-2:], []string{"ListContainerStats", "ListPodSandboxStats"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("last runtime calls %v, want %v", got, want)
+	}
 }

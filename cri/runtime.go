@@ -26,6 +26,11 @@ type Runtime interface {
 	// ExecSync runs cmd in the container (lifecycle hooks); a non-zero
 	// exit code is an error. A timeout of 0 is none.
 	ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (stdout, stderr []byte, err error)
+	// ListContainerStats and ListPodSandboxStats are the stats provider's
+	// (cri/stats): a runtime without them (the embedded one; containerd
+	// 1.6 has no sandbox stats) answers codes.Unimplemented.
+	ListContainerStats(ctx context.Context, filter *runtimeapi.ContainerStatsFilter) ([]*runtimeapi.ContainerStats, error)
+	ListPodSandboxStats(ctx context.Context, filter *runtimeapi.PodSandboxStatsFilter) ([]*runtimeapi.PodSandboxStats, error)
 	// Exec, Attach and PortForward ask the runtime's streaming server for
 	// the URL of a session, which the kubelet API proxies to (they start
 	// nothing themselves). A runtime without a streaming server answers
@@ -39,6 +44,9 @@ type Runtime interface {
 type Images interface {
 	ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec, verbose bool) (*runtimeapi.ImageStatusResponse, error)
 	PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, podSandboxConfig *runtimeapi.PodSandboxConfig) (string, error)
+	// ImageFsInfo names the filesystems that hold the images, for the
+	// stats provider's imageFs.
+	ImageFsInfo(ctx context.Context) (*runtimeapi.ImageFsInfoResponse, error)
 }
 
 // SandboxIP is the sandbox's IP, or "" when the runtime does not say
