@@ -131,7 +131,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 			a.close()
 			return nil, fmt.Errorf("node capacity: %w", machineErr)
 		}
-		if a.cluster, err = a.connectCluster(machine, allocatable); err != nil {
+		if a.cluster, err = a.connectCluster(ctx, machine, allocatable); err != nil {
 			a.close()
 			return nil, err
 		}
@@ -403,6 +403,9 @@ func (a *Agent) close() {
 	if a.cluster != nil {
 		a.cluster.events.Shutdown() // after the last event: Run stopped the engine
 		utilnet.CloseIdleConnectionsFor(a.cluster.http.Transport)
+		if a.cluster.certs != nil {
+			a.cluster.certs.Close()
+		}
 	}
 	if a.server != nil {
 		a.server.Close() // and removes the socket file

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -68,6 +69,10 @@ func (m *Manager) Node() (*v1.Node, bool) {
 	}
 	return m.node.DeepCopy(), true
 }
+
+// Addresses are the addresses the Node reports (its status.addresses): the
+// serving certificate's names.
+func (m *Manager) Addresses() []v1.NodeAddress { return slices.Clone(m.addresses) }
 
 // SetShuttingDown says that a graceful node shutdown began: from now on the
 // Node is not ready ("node is shutting down"), and the status is written at
