@@ -127,7 +127,7 @@ func (s *Serving) Current() *tls.Certificate { return s.manager.Current() }
 func (s *Serving) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 	if cert := s.manager.Current(); cert != nil {
 		if s.onFallback.Swap(false) {
-			s.log.Info("Serving with the issued serving certificate", "serial", cert.Leaf.SerialNumber.String(), "notAfter", cert.Leaf.NotAfter)
+			s.log.Info("Serving with the issued serving certificate", "serial", fmt.Sprintf("%X", cert.Leaf.SerialNumber), "notAfter", cert.Leaf.NotAfter)
 		}
 		return cert, nil
 	}

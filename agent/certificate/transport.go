@@ -88,7 +88,7 @@ func (rt *rotatingTransport) check() bool {
 		return false
 	}
 	rt.log.Info("Client certificate rotated: closing the API connections so that they reconnect with it",
-		"serial", cur.Leaf.SerialNumber.String(), "notAfter", cur.Leaf.NotAfter)
+		"serial", fmt.Sprintf("%X", cur.Leaf.SerialNumber), "notAfter", cur.Leaf.NotAfter)
 	rt.dialer.CloseAll()
 	return true
 }

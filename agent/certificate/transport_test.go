@@ -3,6 +3,7 @@ package certificate
 import (
 	"crypto/tls"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -92,7 +93,7 @@ func TestRotatingTransportMovesConnectionsToTheNewCertificate(t *testing.T) {
 	if rt.check() {
 		t.Errorf("check saw a second rotation of the same certificate")
 	}
-	if n := len(logs.Lines("Client certificate rotated", "serial="+second.Leaf.SerialNumber.String())); n != 1 {
+	if n := len(logs.Lines("Client certificate rotated", fmt.Sprintf("serial=%X", second.Leaf.SerialNumber))); n != 1 {
 		t.Errorf("%d log lines about the rotation to the second certificate, want 1:\n%s", n, logs.String())
 	}
 }
