@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/podlife/podlife/agent/admission"
 	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/kubeletserver"
 	"github.com/podlife/podlife/agent/manifests"
 	"github.com/podlife/podlife/agent/podstatus"
 	"github.com/podlife/podlife/agent/server"
@@ -39,6 +41,13 @@ type Options struct {
 	// SyncBackOff is how long the engine waits before retrying a failed
 	// sync; 0 is the engine's default (10 s).
 	SyncBackOff time.Duration
+	// ServingCertificate gives the kubelet API's serving certificate (one
+	// the CSR API issued and rotates); nil: Config's files, else a
+	// self-signed one.
+	ServingCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error)
+	// Stats serves the kubelet API's /stats/summary and /metrics/resource;
+	// nil: they answer 503.
+	Stats kubeletserver.StatsProvider
 }
 
 // Agent is a running node agent. Its goroutines start with Run.
@@ -64,6 +73,11 @@ type Agent struct {
 	// controlSocket), with the agent as their host.
 	server        *server.Server
 	controlSocket string
+	// kubeletAPI is the kubelet API on Config.Port; nil when off.
+	kubeletAPI *kubeletserver.Server
+	// probeMetrics holds prober_probe_total (the kubelet API's
+	// /metrics/probes).
+	probeMetrics *prometheus.Registry
 	// rotator rotates the container logs; nil on the embedded runtime,
 	// which writes none.
 	rotator *logs.Rotator
@@ -103,6 +117,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		cfg: cfg, log: opts.Logger, clock: opts.Clock, registry: opts.Registry,
 		shutdownRequested: make(chan struct{}), controlSocket: api.ControlSocket(cfg.RootDir),
 		pods: map[types.UID]*podEntry{}, working: map[types.UID]worker.PodWorkerSync{},
+		probeMetrics: prometheus.NewRegistry(),
 	}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -175,6 +190,10 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		a.close()
 		return nil, err
 	}
+	if err := a.listenKubeletAPI(opts); err != nil {
+		a.close()
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -222,6 +241,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	inner, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	a.server.Start()
+	if a.kubeletAPI != nil {
+		a.kubeletAPI.Start()
+	}
 	// The runtime is read before the first sync, so the engine's status
 	// cache is filled; the manifests are read before the first
 	// housekeeping, so their pods, found running, are not taken for orphans.
@@ -244,7 +266,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		wg.Go(func() { a.runLogRotation(inner) })
 	}
 	a.log.Info("agent running", "node", a.cfg.NodeName, "runtime", a.conn.name, "endpoint", a.conn.endpoint,
-		"manifests", a.cfg.StaticPodPath, "kubeconfig", a.cfg.Kubeconfig, "address", a.Addr(), "control", a.controlSocket)
+		"manifests", a.cfg.StaticPodPath, "kubeconfig", a.cfg.Kubeconfig, "address", a.Addr(), "control", a.controlSocket, "kubeletAPI", a.KubeletAPIAddr())
 
 	var err error
 	shutdown := false
@@ -258,6 +280,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	a.server.Shutdown(shutdownCtx)
+	if a.kubeletAPI != nil {
+		a.kubeletAPI.Shutdown(shutdownCtx)
+	}
 	stop()
 	wg.Wait()
 	// The probes first: a result arriving now would ask a stopping engine
@@ -409,6 +434,9 @@ func (a *Agent) close() {
 	}
 	if a.server != nil {
 		a.server.Close() // and removes the socket file
+	}
+	if a.kubeletAPI != nil {
+		a.kubeletAPI.Close()
 	}
 	a.conn.close()
 }

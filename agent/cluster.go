@@ -92,6 +92,7 @@ func (a *Agent) connectCluster(ctx context.Context, machine v1.ResourceList, all
 		RuntimeVersion: a.conn.name + "://" + a.conn.version,
 		AgentVersion:   agentVersion(),
 		Ready:          a.nodeReady,
+		KubeletPort:    int32(cfg.Port),
 	})
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/kubeletserver"
 )
 
 // ConfigKind and ConfigAPIVersion identify an agent configuration file, in
@@ -61,6 +63,28 @@ type Config struct {
 	// Address is the local read-only HTTP endpoint (/metrics, /healthz,
 	// /pods); control is on the unix socket api.ControlSocket(RootDir).
 	Address string `json:"address,omitempty"`
+	// Port is the kubelet API's port (HTTPS, authenticated; see
+	// agent/kubeletserver); 0 turns it off. Standalone (no Kubeconfig) it
+	// serves only with AuthorizationMode AlwaysAllow and ClientCAFile (or
+	// AnonymousAuth), and stays off otherwise.
+	Port int `json:"port,omitempty"`
+	// BindAddress is the IP the kubelet API listens on (the kubelet's
+	// --address: Address is taken by the read-only endpoint).
+	BindAddress string `json:"bindAddress,omitempty"`
+	// TLSCertFile and TLSPrivateKeyFile are the kubelet API's serving
+	// certificate; without them a self-signed one is made in CertDir.
+	TLSCertFile       string `json:"tlsCertFile,omitempty"`
+	TLSPrivateKeyFile string `json:"tlsPrivateKeyFile,omitempty"`
+	// CertDir holds the agent's certificates; "": <rootDir>/pki.
+	CertDir string `json:"certDir,omitempty"`
+	// ClientCAFile signs the client certificates the kubelet API accepts.
+	ClientCAFile string `json:"clientCAFile,omitempty"`
+	// AnonymousAuth lets requests without credentials in as
+	// system:anonymous (then authorized as any user).
+	AnonymousAuth bool `json:"anonymousAuth,omitempty"`
+	// AuthorizationMode is Webhook (SubjectAccessReview, cluster mode
+	// only) or AlwaysAllow.
+	AuthorizationMode string `json:"authorizationMode,omitempty"`
 	// HousekeepingInterval is how often the agent reconciles the engine
 	// with the manifests and the runtime.
 	HousekeepingInterval metav1.Duration `json:"housekeepingInterval,omitzero"`
@@ -113,6 +137,9 @@ func DefaultConfig() Config {
 		FileCheckFrequency:   metav1.Duration{Duration: time.Second},
 		RootDir:              api.DefaultRootDir(),
 		Address:              api.DefaultAddress,
+		Port:                 kubeletserver.DefaultPort,
+		BindAddress:          "0.0.0.0",
+		AuthorizationMode:    kubeletserver.ModeWebhook,
 		HousekeepingInterval: metav1.Duration{Duration: 2 * time.Second},
 		SyncFrequency:        metav1.Duration{Duration: time.Minute},
 		RuntimePollInterval:  metav1.Duration{Duration: time.Second},
@@ -168,6 +195,18 @@ func (c *Config) Validate() error {
 	}
 	if c.Address == "" {
 		errs = append(errs, errors.New("address is empty"))
+	}
+	if c.Port < 0 || c.Port > 65535 {
+		errs = append(errs, fmt.Errorf("port must be 0 (off) to 65535, got %d", c.Port))
+	}
+	if net.ParseIP(c.BindAddress) == nil {
+		errs = append(errs, fmt.Errorf("bindAddress must be an IP address, got %q", c.BindAddress))
+	}
+	if c.AuthorizationMode != kubeletserver.ModeWebhook && c.AuthorizationMode != kubeletserver.ModeAlwaysAllow {
+		errs = append(errs, fmt.Errorf("authorizationMode must be %s or %s, got %q", kubeletserver.ModeWebhook, kubeletserver.ModeAlwaysAllow, c.AuthorizationMode))
+	}
+	if (c.TLSCertFile == "") != (c.TLSPrivateKeyFile == "") {
+		errs = append(errs, errors.New("tlsCertFile and tlsPrivateKeyFile go together: give both or neither"))
 	}
 	if c.RootDir == "" {
 		errs = append(errs, errors.New("rootDir is empty (its default needs a home directory when not run as root); set it"))

@@ -15,6 +15,7 @@ func (a *Agent) newProber(rt cri.Runtime) *prober.Manager {
 	clk, _ := a.clock.(clock.WithDelayedExecution)
 	return prober.NewManager(prober.Config{
 		Runner: lifecycle.NewProbeRunner(rt), Clock: clk, Events: a.events, Logger: a.log, OnChange: a.probeChanged,
+		Registerer: a.probeMetrics,
 	})
 }
 

@@ -138,3 +138,17 @@ func (i *limitedImages) ImageStatus(ctx context.Context, image *runtimeapi.Image
 func (i *limitedImages) PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, podSandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
 	return call(ctx, i.changes, func() (string, error) { return i.images.PullImage(ctx, image, auth, podSandboxConfig) })
 }
+
+// The streaming calls are reads: they only hand out a URL.
+
+func (r *limitedRuntime) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
+	return call(ctx, r.reads, func() (*runtimeapi.ExecResponse, error) { return r.rt.Exec(ctx, req) })
+}
+
+func (r *limitedRuntime) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
+	return call(ctx, r.reads, func() (*runtimeapi.AttachResponse, error) { return r.rt.Attach(ctx, req) })
+}
+
+func (r *limitedRuntime) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
+	return call(ctx, r.reads, func() (*runtimeapi.PortForwardResponse, error) { return r.rt.PortForward(ctx, req) })
+}

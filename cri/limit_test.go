@@ -140,6 +140,18 @@ func TestLimitPassesCallsThrough(t *testing.T) {
 	}
 	steps := []func() error{
 		func() error { return rt.StartContainer(ctx, c) },
+		func() error {
+			_, err := rt.Exec(ctx, &runtimeapi.ExecRequest{ContainerId: c, Cmd: []string{"sh"}, Stdout: true})
+			return err
+		},
+		func() error {
+			_, err := rt.Attach(ctx, &runtimeapi.AttachRequest{ContainerId: c, Stdout: true})
+			return err
+		},
+		func() error {
+			_, err := rt.PortForward(ctx, &runtimeapi.PortForwardRequest{PodSandboxId: sb})
+			return err
+		},
 		func() error { _, err := rt.ContainerStatus(ctx, c, false); return err },
 		func() error { _, err := rt.PodSandboxStatus(ctx, sb, false); return err },
 		func() error { return rt.StopContainer(ctx, c, 1) },
@@ -152,7 +164,7 @@ func TestLimitPassesCallsThrough(t *testing.T) {
 			t.Fatalf("step %d: %v", i, err)
 		}
 	}
-	want := []string{"RunPodSandbox", "CreateContainer", "StartContainer", "ContainerStatus", "PodSandboxStatus", "StopContainer", "RemoveContainer", "StopPodSandbox", "RemovePodSandbox"}
+	want := []string{"RunPodSandbox", "CreateContainer", "StartContainer", "Exec", "Attach", "PortForward", "ContainerStatus", "PodSandboxStatus", "StopContainer", "RemoveContainer", "StopPodSandbox", "RemovePodSandbox"}
 	if got := fake.GetCalls(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("runtime calls %v, want %v", got, want)
 	}

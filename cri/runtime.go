@@ -26,6 +26,13 @@ type Runtime interface {
 	// ExecSync runs cmd in the container (lifecycle hooks); a non-zero
 	// exit code is an error. A timeout of 0 is none.
 	ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (stdout, stderr []byte, err error)
+	// Exec, Attach and PortForward ask the runtime's streaming server for
+	// the URL of a session, which the kubelet API proxies to (they start
+	// nothing themselves). A runtime without a streaming server answers
+	// codes.Unimplemented.
+	Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error)
+	Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error)
+	PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error)
 }
 
 // Images is the part of the CRI image service the syncer uses.

@@ -80,6 +80,7 @@ func Run(ctx context.Context, w io.Writer, opts Options) (err error) {
 	cfg.StaticPodPath = d.manifest
 	cfg.RootDir = dir
 	cfg.Address = "127.0.0.1:0"
+	cfg.Port = 0 // no kubelet API: the demo has no cluster
 	cfg.FileCheckFrequency.Duration = 100 * time.Millisecond
 	cfg.HousekeepingInterval.Duration = 300 * time.Millisecond
 	cfg.RuntimePollInterval.Duration = 100 * time.Millisecond

@@ -25,6 +25,12 @@ func hostAddresses(nodeName string, hostIP func() (net.IP, error)) ([]v1.NodeAdd
 	}, nil
 }
 
+// HostAddresses are the addresses a node named nodeName reports by
+// default: the InternalIP of the host and its name.
+func HostAddresses(nodeName string) ([]v1.NodeAddress, error) {
+	return hostAddresses(nodeName, defaultHostIP)
+}
+
 // defaultHostIP is the address of the interface of the default route, as
 // the kubelet picks it, or else the host's first global unicast address.
 func defaultHostIP() (net.IP, error) {

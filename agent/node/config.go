@@ -32,6 +32,11 @@ type Config struct {
 	// kubernetes.io/arch. NodeRestriction lets a node set only some labels
 	// under kubernetes.io and k8s.io; New refuses the others.
 	Labels map[string]string
+	// KubeletPort is the port of the agent's kubelet API, advertised as
+	// Status.DaemonEndpoints.KubeletEndpoint.Port: the API server dials
+	// the node's InternalIP there for logs, exec, attach and port-forward.
+	// 0: none served.
+	KubeletPort int32
 
 	// Ready is asked at each status update: false makes the Ready condition
 	// False with the reason and message given (e.g. the runtime is down).

@@ -59,6 +59,10 @@ func New(cfg Config) (*Manager, error) {
 	}, nil
 }
 
+// Addresses are the addresses the Node reports (the kubelet API's
+// self-signed certificate names them).
+func (m *Manager) Addresses() []v1.NodeAddress { return append([]v1.NodeAddress(nil), m.addresses...) }
+
 // Node returns a copy of the registered Node as the API last returned it,
 // or false before the Node is registered.
 func (m *Manager) Node() (*v1.Node, bool) {
@@ -140,6 +144,7 @@ func (m *Manager) desired() desiredState {
 		allocatable: m.cfg.Allocatable,
 		addresses:   m.addresses,
 		nodeInfo:    m.nodeInfo,
+		kubeletPort: m.cfg.KubeletPort,
 		readiness:   readiness{shuttingDown: shuttingDown, ok: ok, reason: reason, message: message},
 	}
 }

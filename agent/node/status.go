@@ -14,6 +14,7 @@ type desiredState struct {
 	allocatable v1.ResourceList
 	addresses   []v1.NodeAddress
 	nodeInfo    v1.NodeSystemInfo
+	kubeletPort int32
 	readiness   readiness
 }
 
@@ -35,6 +36,7 @@ func withDesired(node *v1.Node, d desiredState, now time.Time) (*v1.Node, bool) 
 	s.Allocatable = withResources(s.Allocatable, d.allocatable)
 	s.Addresses = append([]v1.NodeAddress(nil), d.addresses...)
 	s.NodeInfo = d.nodeInfo
+	s.DaemonEndpoints.KubeletEndpoint.Port = d.kubeletPort
 	want := append(append([]v1.NodeCondition(nil), pressureConditions...), readyCondition(d.readiness, s.Capacity))
 	s.Conditions = setConditions(s.Conditions, want, now)
 

@@ -17,6 +17,7 @@ func TestWithDesired(t *testing.T) {
 		allocatable: fullCapacity,
 		addresses:   []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "10.1.2.3"}, {Type: v1.NodeHostName, Address: "n1"}},
 		nodeInfo:    v1.NodeSystemInfo{KubeletVersion: "v1.37.2-podlife", OperatingSystem: "linux"},
+		kubeletPort: 10250,
 		readiness:   readiness{ok: true},
 	}
 	fresh, changed := withDesired(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, desired, t0)
@@ -25,6 +26,9 @@ func TestWithDesired(t *testing.T) {
 	}
 	if got := len(fresh.Status.Conditions); got != 4 || fresh.Status.Conditions[3].Type != v1.NodeReady {
 		t.Fatalf("conditions %+v: want the 3 pressure conditions and Ready last", fresh.Status.Conditions)
+	}
+	if got := fresh.Status.DaemonEndpoints.KubeletEndpoint.Port; got != 10250 {
+		t.Errorf("daemonEndpoints.kubeletEndpoint.port %d, want the kubelet API's 10250", got)
 	}
 	if fresh.Labels["team"] != "a" || fresh.Labels[v1.LabelHostname] != "n1" {
 		t.Errorf("labels %v", fresh.Labels)
@@ -50,6 +54,7 @@ func TestWithDesired(t *testing.T) {
 		}, true},
 		{"address", func(_ *v1.Node, d *desiredState) { d.addresses = d.addresses[:1] }, true},
 		{"node info", func(_ *v1.Node, d *desiredState) { d.nodeInfo.BootID = "new boot" }, true},
+		{"kubelet port", func(_ *v1.Node, d *desiredState) { d.kubeletPort = 0 }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			have, d := fresh.DeepCopy(), desired

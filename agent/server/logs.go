@@ -1,13 +1,18 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
+
+	"k8s.io/utils/clock"
 
 	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/cri/logs"
@@ -21,8 +26,24 @@ import (
 // the kubelet's shape; the container may be left out of the path when the
 // pod has one.
 func (s *Server) containerLogRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET "+api.ContainerLogsPath+"/{namespace}/{pod}", s.serveContainerLogs)
-	mux.HandleFunc("GET "+api.ContainerLogsPath+"/{namespace}/{pod}/{container}", s.serveContainerLogs)
+	h := ContainerLogs{Source: s.host, Clock: s.cfg.Clock, Log: s.log}
+	mux.Handle("GET "+api.ContainerLogsPath+"/{namespace}/{pod}", h)
+	mux.Handle("GET "+api.ContainerLogsPath+"/{namespace}/{pod}/{container}", h)
+}
+
+// LogSource finds a container's log (HostInterface.ContainerLog).
+type LogSource interface {
+	ContainerLog(ctx context.Context, namespace, name, container string, previous bool) (*logs.ContainerLog, error)
+}
+
+// ContainerLogs serves GET /containerLogs/{namespace}/{pod}/{container},
+// the kubelet's: the control socket and the kubelet API
+// (agent/kubeletserver) both serve it. Its routes must name the path
+// values namespace, pod and container.
+type ContainerLogs struct {
+	Source LogSource
+	Clock  clock.PassiveClock // sinceSeconds counts back from its now
+	Log    *slog.Logger       // a follow that ended early; nil: not logged
 }
 
 // refuseContainerLogs answers /containerLogs on the TCP endpoint.
@@ -33,15 +54,15 @@ func refuseContainerLogs(controlSocket string) http.HandlerFunc {
 	}
 }
 
-// serveContainerLogs serves GET /containerLogs/{namespace}/{pod}/{container}
+// ServeHTTP serves GET /containerLogs/{namespace}/{pod}/{container}
 // ?follow=&previous=&tailLines=&timestamps=&sinceSeconds=&sinceTime=&limitBytes=
-func (s *Server) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
-	opts, previous, err := parseLogQuery(r.URL.Query(), s.cfg.Clock.Now())
+func (s ContainerLogs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	opts, previous, err := parseLogQuery(r.URL.Query(), s.Clock.Now())
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	log, err := s.host.ContainerLog(r.Context(), r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container"), previous)
+	log, err := s.Source.ContainerLog(r.Context(), r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container"), previous)
 	if err != nil {
 		code := http.StatusInternalServerError
 		if _, ok := errors.AsType[*notFoundError](err); ok {
@@ -61,8 +82,8 @@ func (s *Server) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 	if f, ok := w.(http.Flusher); ok {
 		out = flushWriter{w, f}
 	}
-	if err := log.Write(r.Context(), opts, out); err != nil && r.Context().Err() == nil {
-		s.log.Warn("container log: the output ended early", "path", r.URL.Path, "err", err)
+	if err := log.Write(r.Context(), opts, out); err != nil && r.Context().Err() == nil && s.Log != nil {
+		s.Log.Warn("container log: the output ended early", "path", r.URL.Path, "err", err)
 	}
 }
 
@@ -83,11 +104,26 @@ type notFoundError struct{ msg string }
 
 func (e *notFoundError) Error() string { return e.msg }
 
+// NotFound marks the error as a missing pod for every server that maps
+// errors to statuses by this method (the kubelet API's too).
+func (e *notFoundError) NotFound() bool { return true }
+
 // NotFound is the error a host's ContainerLog returns for a pod it does
 // not run: GET /containerLogs answers it with 404 and msg.
 func NotFound(msg string) error { return &notFoundError{msg} }
 
-// parseLogQuery reads the kubelet's /containerLogs query parameters.
+// maxTailLines and maxSinceSeconds bound what a request may ask: a larger
+// value means "all of it" and is clamped, so that no arithmetic on it
+// overflows (the log reader keeps about twice TailLines lines; sinceSeconds
+// becomes a time.Duration).
+const (
+	maxTailLines    = math.MaxInt32
+	maxSinceSeconds = math.MaxInt64 / int64(time.Second)
+)
+
+// parseLogQuery reads the kubelet's /containerLogs query parameters. A
+// number too large for the field is a 400 naming it; a valid but huge
+// tailLines or sinceSeconds is clamped.
 func parseLogQuery(q url.Values, now time.Time) (logs.Options, bool, error) {
 	opts := logs.Options{TailLines: -1}
 	var previous bool
@@ -118,10 +154,11 @@ func parseLogQuery(q url.Values, now time.Time) (logs.Options, bool, error) {
 	boolean("previous", &previous)
 	boolean("timestamps", &opts.Timestamps)
 	integer("tailLines", &opts.TailLines, 0)
+	opts.TailLines = min(opts.TailLines, maxTailLines)
 	integer("limitBytes", &opts.LimitBytes, 1)
 	var sinceSeconds int64
 	if integer("sinceSeconds", &sinceSeconds, 1) {
-		opts.Since = now.Add(-time.Duration(sinceSeconds) * time.Second)
+		opts.Since = now.Add(-time.Duration(min(sinceSeconds, maxSinceSeconds)) * time.Second)
 	}
 	if s := q.Get("sinceTime"); s != "" {
 		t, err := time.Parse(time.RFC3339, s)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"net/url"
 	"strings"
 	"testing"
@@ -24,6 +25,9 @@ func TestParseLogQuery(t *testing.T) {
 		{query: "tailLines=7&limitBytes=100", want: logs.Options{TailLines: 7, LimitBytes: 100}},
 		{query: "sinceSeconds=60", want: logs.Options{TailLines: -1, Since: now.Add(-time.Minute)}},
 		{query: "sinceTime=2030-01-01T00:00:00Z", want: logs.Options{TailLines: -1, Since: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}},
+		{query: "tailLines=9223372036854775807", want: logs.Options{TailLines: math.MaxInt32}},
+		{query: "sinceSeconds=9223372036854775807", want: logs.Options{TailLines: -1, Since: now.Add(-time.Duration(math.MaxInt64/int64(time.Second)) * time.Second)}},
+		{query: "tailLines=9223372036854775808", err: `tailLines="9223372036854775808" must be an integer of at least 0`},
 		{query: "follow=yes", err: `follow="yes" is not a boolean`},
 		{query: "tailLines=-1", err: `tailLines="-1" must be an integer of at least 0`},
 		{query: "limitBytes=0", err: `limitBytes="0" must be an integer of at least 1`},

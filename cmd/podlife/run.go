@@ -27,7 +27,9 @@ func runCommand() *cobra.Command {
 runtime at --runtime-endpoint (containerd, for example) through the pod lifecycle engine, the way
 a standalone kubelet does: it watches the directory, admits pods against allocatable CPU and
 memory, restarts containers as their restart policy says, kills runtime pods nobody knows, and
-serves /metrics, /healthz, /pods and /lifecycle, read-only, on --address.
+serves /metrics, /healthz, /pods and /lifecycle, read-only, on --address. In a cluster
+(--kubeconfig) it also serves the kubelet API on --port (10250), HTTPS, authenticated and
+authorized as the kubelet's: logs, exec, attach, port-forward, /pods, /metrics, /stats.
 
 --root-dir (default /var/lib/podlife for root, ~/.local/state/podlife otherwise) is created mode
 0700 if missing, and refused if another user owns it, group or others may write it, or a symbolic
@@ -69,6 +71,14 @@ func addConfigFlags(fs *pflag.FlagSet, c *agent.Config) {
 	fs.StringVar(&c.RuntimeEndpoint, "runtime-endpoint", c.RuntimeEndpoint, "CRI runtime socket, e.g. unix:///run/containerd/containerd.sock; empty: the embedded runtime")
 	fs.StringVar(&c.RootDir, "root-dir", c.RootDir, "the agent's own directory for its control socket, the embedded runtime's socket and pod logs (created 0700; refused if others may write it)")
 	fs.StringVar(&c.Address, "address", c.Address, "local read-only HTTP endpoint (/metrics, /healthz, /pods) for Host this address or localhost; control is on the socket in --root-dir")
+	fs.IntVar(&c.Port, "port", c.Port, "the kubelet API's HTTPS port (logs, exec, attach, port-forward, /pods, /metrics, /stats); 0: off. Standalone (no --kubeconfig) it serves only with --authorization-mode AlwaysAllow and --client-ca-file (or --anonymous-auth: anyone who reaches the port), and stays off otherwise")
+	fs.StringVar(&c.BindAddress, "bind-address", c.BindAddress, "the IP the kubelet API listens on (the kubelet's --address; podlife's --address is the read-only endpoint)")
+	fs.StringVar(&c.TLSCertFile, "tls-cert-file", c.TLSCertFile, "the kubelet API's serving certificate (PEM); without it and --tls-private-key-file, a self-signed one is made in --cert-dir")
+	fs.StringVar(&c.TLSPrivateKeyFile, "tls-private-key-file", c.TLSPrivateKeyFile, "the key of --tls-cert-file")
+	fs.StringVar(&c.CertDir, "cert-dir", c.CertDir, "directory of the agent's certificates (created 0700, files 0600); empty: <root-dir>/pki")
+	fs.StringVar(&c.ClientCAFile, "client-ca-file", c.ClientCAFile, "CA bundle of the client certificates the kubelet API accepts (CN: user, O: groups)")
+	fs.BoolVar(&c.AnonymousAuth, "anonymous-auth", c.AnonymousAuth, "let kubelet API requests without credentials in as system:anonymous (then authorized as any user)")
+	fs.StringVar(&c.AuthorizationMode, "authorization-mode", c.AuthorizationMode, "kubelet API authorization: Webhook (SubjectAccessReview to the API server; needs --kubeconfig) or AlwaysAllow (every authenticated user)")
 	fs.DurationVar(&c.HousekeepingInterval.Duration, "housekeeping-interval", c.HousekeepingInterval.Duration, "how often the engine is reconciled with manifests and runtime")
 	fs.DurationVar(&c.SyncFrequency.Duration, "sync-frequency", c.SyncFrequency.Duration, "how often a running pod is resynced")
 	fs.DurationVar(&c.RuntimePollInterval.Duration, "runtime-poll-interval", c.RuntimePollInterval.Duration, "how often the runtime status cache polls the runtime")

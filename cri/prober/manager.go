@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -34,6 +35,8 @@ type Config struct {
 	// OnChange is told of every change of a recorded result, from the
 	// goroutine of the probe run; it must not block for long.
 	OnChange func(Update)
+	// Registerer gets prober_probe_total; nil: no metric.
+	Registerer prometheus.Registerer
 }
 
 // Running is a running container of a pod, as the runtime shows it.
@@ -50,6 +53,7 @@ type Running struct {
 type Manager struct {
 	cfg     Config
 	results *Results
+	total   *probeTotal
 	ctx     context.Context // the probe runs' context, cancelled by Stop
 	cancel  context.CancelFunc
 
@@ -89,7 +93,7 @@ func NewManager(cfg Config) *Manager {
 		cfg.OnChange = func(Update) {}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Manager{cfg: cfg, results: newResults(), ctx: ctx, cancel: cancel, pods: map[types.UID]*podProbes{}}
+	return &Manager{cfg: cfg, results: newResults(), total: newProbeTotal(cfg.Registerer), ctx: ctx, cancel: cancel, pods: map[types.UID]*podProbes{}}
 }
 
 type discard struct{}

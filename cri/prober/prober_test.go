@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -142,11 +144,12 @@ type fixture struct {
 	runner  *scripted
 	updates *updates
 	m       *Manager
+	metrics *prometheus.Registry
 }
 
 func newFixture(t *testing.T) *fixture {
-	f := &fixture{t: t, clock: testingclock.NewFakeClock(epoch), runner: newScripted(), updates: &updates{}}
-	f.m = NewManager(Config{Runner: f.runner, Clock: f.clock, OnChange: f.updates.add})
+	f := &fixture{t: t, clock: testingclock.NewFakeClock(epoch), runner: newScripted(), updates: &updates{}, metrics: prometheus.NewRegistry()}
+	f.m = NewManager(Config{Runner: f.runner, Clock: f.clock, OnChange: f.updates.add, Registerer: f.metrics})
 	t.Cleanup(f.m.Stop)
 	return f
 }

@@ -63,6 +63,11 @@ func (w *worker) run(ctx context.Context, cancel context.CancelFunc) {
 	if ctx.Err() != nil {
 		return // stopped meanwhile
 	}
+	w.mu.Lock()
+	if !w.stopped { // a stopped worker's series are gone: keep them gone
+		w.m.total.observe(w, res, err)
+	}
+	w.mu.Unlock()
 	if !w.record(res, out, err) {
 		w.stop()
 		return
@@ -113,6 +118,9 @@ func (w *worker) record(res Result, out string, err error) bool {
 func (w *worker) stop() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if !w.stopped {
+		w.m.total.forget(w)
+	}
 	w.stopped = true
 	if w.timer != nil {
 		w.timer.Stop()

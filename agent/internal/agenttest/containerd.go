@@ -325,6 +325,7 @@ func (e *CtrdEnv) StartAgent(manifestDir string, edit func(*agent.Config)) *Ctrd
 	cfg.StaticPodPath = manifestDir
 	cfg.RootDir = filepath.Join(e.Dir, "root-"+cfg.NodeName)
 	cfg.Address = "127.0.0.1:0"
+	cfg.Port = 0 // no kubelet API unless a test asks (on a free port)
 	cfg.FileCheckFrequency.Duration = 100 * time.Millisecond
 	cfg.HousekeepingInterval.Duration = 200 * time.Millisecond
 	cfg.RuntimePollInterval.Duration = 100 * time.Millisecond

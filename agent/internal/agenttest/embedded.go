@@ -192,6 +192,7 @@ func Start(t testing.TB, opts ...Option) *Harness {
 	cfg.StaticPodPath = h.Manifests
 	cfg.RootDir = root
 	cfg.Address = "127.0.0.1:0"
+	cfg.Port = 0 // no kubelet API unless a test asks (on a free port)
 	cfg.FileCheckFrequency.Duration = 50 * time.Millisecond
 	cfg.HousekeepingInterval.Duration = 100 * time.Millisecond
 	cfg.RuntimePollInterval.Duration = 50 * time.Millisecond

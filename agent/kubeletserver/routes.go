@@ -1,0 +1,93 @@
+package kubeletserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/podlife/podlife/agent/server"
+)
+
+// The kubelet API's paths (pkg/kubelet/server).
+const (
+	HealthzPath         = "/healthz"
+	PodsPath            = "/pods"
+	MetricsPath         = "/metrics"
+	ProbeMetricsPath    = "/metrics/probes"
+	ResourceMetricsPath = "/metrics/resource"
+	SummaryPath         = "/stats/summary"
+	ContainerLogsPath   = "/containerLogs"
+	ExecPath            = "/exec"
+	AttachPath          = "/attach"
+	PortForwardPath     = "/portForward"
+	RunPath             = "/run"
+)
+
+// Handler is the kubelet API's routes behind authentication and
+// authorization. A GET route also serves HEAD.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+HealthzPath, s.serveHealthz)
+	mux.HandleFunc("GET "+PodsPath, func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.host.PodList()) })
+	metrics := func(reg *prometheus.Registry) http.Handler {
+		return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+	}
+	mux.Handle("GET "+MetricsPath, metrics(s.host.Registry()))
+	mux.Handle("GET "+ProbeMetricsPath, metrics(s.host.ProbeMetrics()))
+	if s.cfg.Stats != nil {
+		resources := prometheus.NewRegistry()
+		resources.MustRegister(s.cfg.Stats.ResourceMetrics())
+		mux.Handle("GET "+ResourceMetricsPath, metrics(resources))
+		mux.HandleFunc("GET "+SummaryPath, s.serveSummary)
+	} else {
+		mux.HandleFunc("GET "+ResourceMetricsPath, statsNotAvailable)
+		mux.HandleFunc("GET "+SummaryPath, statsNotAvailable)
+	}
+	logs := server.ContainerLogs{Source: s.host, Clock: s.cfg.Clock, Log: s.log}
+	mux.Handle("GET "+ContainerLogsPath+"/{namespace}/{pod}", logs)
+	mux.Handle("GET "+ContainerLogsPath+"/{namespace}/{pod}/{container}", logs)
+	for _, method := range []string{"GET ", "POST "} {
+		for _, pod := range []string{"/{namespace}/{pod}", "/{namespace}/{pod}/{uid}"} {
+			mux.HandleFunc(method+ExecPath+pod+"/{container}", s.serveExec)
+			mux.HandleFunc(method+AttachPath+pod+"/{container}", s.serveAttach)
+			mux.HandleFunc(method+PortForwardPath+pod, s.servePortForward)
+		}
+	}
+	mux.HandleFunc("POST "+RunPath+"/{namespace}/{pod}/{container}", s.serveRun)
+	mux.HandleFunc("POST "+RunPath+"/{namespace}/{pod}/{uid}/{container}", s.serveRun)
+	return s.authFilter(mux)
+}
+
+// serveHealthz is GET /healthz: 200 "ok", or 500 saying what is wrong.
+func (s *Server) serveHealthz(w http.ResponseWriter, _ *http.Request) {
+	if problem := s.host.HealthProblem(); problem != "" {
+		http.Error(w, problem, http.StatusInternalServerError)
+		return
+	}
+	fmt.Fprintln(w, "ok")
+}
+
+// serveSummary is GET /stats/summary[?only_cpu_and_memory=true].
+func (s *Server) serveSummary(w http.ResponseWriter, r *http.Request) {
+	summary, err := s.cfg.Stats.Summary(r.Context(), r.URL.Query().Get("only_cpu_and_memory") == "true")
+	if err != nil {
+		s.log.Warn("kubelet API: stats summary failed", "err", err)
+		http.Error(w, "stats summary: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	writeJSON(w, summary)
+}
+
+// statsNotAvailable answers the stats endpoints of an agent without a
+// stats provider: no figures rather than made-up ones.
+func statsNotAvailable(w http.ResponseWriter, r *http.Request) {
+	http.Error(w, r.URL.Path+": stats not available: this agent has no stats provider", http.StatusServiceUnavailable)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
