@@ -42,8 +42,9 @@ type Options struct {
 	// sync; 0 is the engine's default (10 s).
 	SyncBackOff time.Duration
 	// ServingCertificate gives the kubelet API's serving certificate (one
-	// the CSR API issued and rotates); nil: Config's files, else a
-	// self-signed one.
+	// the CSR API issued and rotates); nil: with RotateServerCertificates,
+	// the agent's own serving certificate manager; else Config's files,
+	// else a self-signed one.
 	ServingCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error)
 	// Stats serves the kubelet API's /stats/summary and /metrics/resource;
 	// nil: they answer 503.

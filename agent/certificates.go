@@ -44,8 +44,8 @@ func (a *Agent) clientConfig(ctx context.Context) (*rest.Config, *certificate.Cl
 
 // servingCertificate is the serving certificate from the CSR API
 // (RotateServerCertificates), requested by runCluster with the node's own
-// client; nil when not asked for. Its GetCertificate is what the kubelet
-// API's TLS configuration takes.
+// client; nil when not asked for. The kubelet API serves it
+// (listenKubeletAPI), and its fallback until the first is issued.
 func (a *Agent) servingCertificate(client kubernetes.Interface, nm *node.Manager) (*certificate.Serving, error) {
 	if !a.cfg.RotateServerCertificates {
 		return nil, nil

@@ -47,9 +47,6 @@ type Config struct {
 	// writes Kubeconfig; the certificate is then rotated before it expires
 	// (agent/certificate). "": Kubeconfig is used as it is.
 	BootstrapKubeconfig string `json:"bootstrapKubeconfig,omitempty"`
-	// CertDir holds the node's certificates and keys (0700); "":
-	// <rootDir>/pki.
-	CertDir string `json:"certDir,omitempty"`
 	// RotateServerCertificates requests the serving certificate from the
 	// CSR API (signer kubernetes.io/kubelet-serving, approved by an admin).
 	RotateServerCertificates bool `json:"rotateServerCertificates,omitempty"`
@@ -75,7 +72,9 @@ type Config struct {
 	// certificate; without them a self-signed one is made in CertDir.
 	TLSCertFile       string `json:"tlsCertFile,omitempty"`
 	TLSPrivateKeyFile string `json:"tlsPrivateKeyFile,omitempty"`
-	// CertDir holds the agent's certificates; "": <rootDir>/pki.
+	// CertDir holds the agent's certificates and keys (0700): the client
+	// certificate of a bootstrap, the serving certificates; "":
+	// <rootDir>/pki.
 	CertDir string `json:"certDir,omitempty"`
 	// ClientCAFile signs the client certificates the kubelet API accepts.
 	ClientCAFile string `json:"clientCAFile,omitempty"`

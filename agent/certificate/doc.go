@@ -19,9 +19,9 @@
 //     so that none stays on the old one (the kubelet's updateTransport).
 //   - Serving (serving.go): with --rotate-server-certificates, a manager
 //     for the signer kubernetes.io/kubelet-serving with the node's
-//     addresses as SANs; its GetCertificate serves a fallback (the
-//     configured or self-signed certificate) until an admin approved the
-//     first CSR, as no controller approves serving CSRs by itself.
+//     addresses as SANs; until an admin approved its first CSR (no
+//     controller approves serving CSRs) its GetCertificate has none, and
+//     the kubelet API serves its fallback (configured or self-signed).
 //   - PrepareCertDir (certdir.go): the directory of keys, the agent's
 //     own (0700), never reached through a symbolic link.
 package certificate

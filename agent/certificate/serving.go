@@ -36,10 +36,7 @@ type ServingConfig struct {
 	// Addresses are the node's addresses (the Node's status.addresses):
 	// its host names and IPs are the certificate's SANs. No address, no
 	// request.
-	Addresses func() []v1.NodeAddress
-	// Fallback serves TLS until a serving certificate is issued (the
-	// self-signed one); nil: handshakes fail until then.
-	Fallback   func(*tls.ClientHelloInfo) (*tls.Certificate, error)
+	Addresses  func() []v1.NodeAddress
 	Logger     *slog.Logger          // nil: no logs
 	Registerer prometheus.Registerer // nil: no metrics
 }
@@ -48,9 +45,8 @@ type ServingConfig struct {
 // (--rotate-server-certificates, the kubelet's
 // NewKubeletServerCertificateManager).
 type Serving struct {
-	manager  certificate.Manager
-	fallback func(*tls.ClientHelloInfo) (*tls.Certificate, error)
-	log      *slog.Logger
+	manager certificate.Manager
+	log     *slog.Logger
 	// onFallback is whether the last handshake got the fallback, so that
 	// the change either way is logged once, not at every handshake.
 	onFallback atomic.Bool
@@ -95,7 +91,7 @@ func NewServing(cfg ServingConfig) (*Serving, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serving certificate manager: %w", err)
 	}
-	s := &Serving{manager: m, fallback: cfg.Fallback, log: cfg.Logger}
+	s := &Serving{manager: m, log: cfg.Logger}
 	if cfg.Registerer != nil {
 		ttl := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "kubelet_certificate_manager_server_ttl_seconds",
@@ -122,9 +118,10 @@ func (s *Serving) Run(ctx context.Context) {
 func (s *Serving) Current() *tls.Certificate { return s.manager.Current() }
 
 // GetCertificate is the TLS server's tls.Config.GetCertificate: the
-// current serving certificate, else the fallback (logged when it starts
-// and stops being used).
-func (s *Serving) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+// current serving certificate, else an error, on which the kubelet API
+// (agent/kubeletserver) serves its fallback (--tls-cert-file, else
+// self-signed). The change either way is logged once.
+func (s *Serving) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	if cert := s.manager.Current(); cert != nil {
 		if s.onFallback.Swap(false) {
 			s.log.Info("Serving with the issued serving certificate", "serial", fmt.Sprintf("%X", cert.Leaf.SerialNumber), "notAfter", cert.Leaf.NotAfter)
@@ -135,10 +132,7 @@ func (s *Serving) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, 
 		s.log.Warn("No serving certificate is issued yet: serving with the fallback certificate. No controller approves " +
 			certificatesv1.KubeletServingSignerName + " CSRs: an admin approves them (kubectl get csr; kubectl certificate approve <name>)")
 	}
-	if s.fallback == nil {
-		return nil, errors.New("no serving certificate is issued yet (approve the node's kubelet-serving CSR)")
-	}
-	return s.fallback(hello)
+	return nil, errors.New("no serving certificate is issued yet (approve the node's kubelet-serving CSR)")
 }
 
 // sans are the host names and IPs of the addresses, sorted and without

@@ -58,18 +58,14 @@ func TestServingSANs(t *testing.T) {
 	}
 }
 
-// Until an admin approves the serving CSR, the server presents the
-// fallback (logged once); then the issued certificate, with the node's
-// subject and addresses and the kubelet-serving signer's usages.
+// Until an admin approves the serving CSR, GetCertificate has no
+// certificate (the kubelet API serves its fallback; logged once); then the
+// issued certificate, with the node's subject and addresses and the
+// kubelet-serving signer's usages.
 func TestServingFallsBackUntilTheCSRIsApproved(t *testing.T) {
 	ca := newTestCA(t)
 	cp := newFakeControlPlane(t, ca, pending)
 	certDir, err := PrepareCertDir(filepath.Join(t.TempDir(), "pki"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fallbackPEM, fallbackKey := ca.keyPair(t, ClientSubject("self-signed"), time.Now().Add(-time.Minute), time.Now().Add(time.Hour))
-	fallback, err := tls.X509KeyPair(fallbackPEM, fallbackKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +74,6 @@ func TestServingFallsBackUntilTheCSRIsApproved(t *testing.T) {
 	s, err := NewServing(ServingConfig{
 		CertDir: certDir, NodeName: "node-s", Client: cp, Logger: log,
 		Addresses: func() []v1.NodeAddress { return addresses },
-		Fallback:  func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return &fallback, nil },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -90,8 +85,8 @@ func TestServingFallsBackUntilTheCSRIsApproved(t *testing.T) {
 
 	eventually(t, "a serving CSR", func() bool { return len(cp.requests()) > 0 })
 	for range 3 {
-		if got, err := s.GetCertificate(&tls.ClientHelloInfo{}); err != nil || got != &fallback {
-			t.Fatalf("pending CSR: GetCertificate %v, %v; want the fallback", got, err)
+		if got, err := s.GetCertificate(&tls.ClientHelloInfo{}); err == nil || got != nil || !strings.Contains(err.Error(), "approve") {
+			t.Fatalf("pending CSR: GetCertificate %v, %v; want no certificate and an error saying to approve the CSR", got, err)
 		}
 	}
 	if n := len(logs.Lines("serving with the fallback certificate", "kubectl certificate approve")); n != 1 {
@@ -118,23 +113,6 @@ func TestServingFallsBackUntilTheCSRIsApproved(t *testing.T) {
 	}
 	if n := len(logs.Lines("Serving with the issued serving certificate")); n != 1 {
 		t.Errorf("%d log lines about the issued certificate, want 1", n)
-	}
-}
-
-func TestServingWithoutFallbackRefusesHandshakes(t *testing.T) {
-	certDir, err := PrepareCertDir(filepath.Join(t.TempDir(), "pki"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewServing(ServingConfig{
-		CertDir: certDir, NodeName: "node-n", Client: newFakeControlPlane(t, newTestCA(t), pending),
-		Addresses: func() []v1.NodeAddress { return nil },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.GetCertificate(&tls.ClientHelloInfo{}); err == nil || !strings.Contains(err.Error(), "approve") {
-		t.Errorf("GetCertificate without a certificate or fallback: %v; want an error saying to approve the CSR", err)
 	}
 }
 

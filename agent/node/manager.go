@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -60,7 +59,7 @@ func New(cfg Config) (*Manager, error) {
 }
 
 // Addresses are the addresses the Node reports (the kubelet API's
-// self-signed certificate names them).
+// self-signed certificate and the serving certificate's CSR name them).
 func (m *Manager) Addresses() []v1.NodeAddress { return append([]v1.NodeAddress(nil), m.addresses...) }
 
 // Node returns a copy of the registered Node as the API last returned it,
@@ -73,10 +72,6 @@ func (m *Manager) Node() (*v1.Node, bool) {
 	}
 	return m.node.DeepCopy(), true
 }
-
-// Addresses are the addresses the Node reports (its status.addresses): the
-// serving certificate's names.
-func (m *Manager) Addresses() []v1.NodeAddress { return slices.Clone(m.addresses) }
 
 // SetShuttingDown says that a graceful node shutdown began: from now on the
 // Node is not ready ("node is shutting down"), and the status is written at
