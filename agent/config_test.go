@@ -55,6 +55,10 @@ func TestValidateNamesBadFields(t *testing.T) {
 		{"no root directory", func(c *agent.Config) { c.RootDir = "" }, []string{"rootDir"}},
 		{"bootstrap without kubeconfig", func(c *agent.Config) { c.BootstrapKubeconfig = "/etc/podlife/bootstrap.kubeconfig" }, []string{"bootstrapKubeconfig", "need kubeconfig"}},
 		{"serving certificates without kubeconfig", func(c *agent.Config) { c.RotateServerCertificates = true }, []string{"rotateServerCertificates", "need kubeconfig"}},
+		{"port too large", func(c *agent.Config) { c.Port = 70000 }, []string{"port must be 0 (off) to 65535", "70000"}},
+		{"bind address not an IP", func(c *agent.Config) { c.BindAddress = "localhost" }, []string{"bindAddress", `"localhost"`}},
+		{"unknown authorization mode", func(c *agent.Config) { c.AuthorizationMode = "RBAC" }, []string{"authorizationMode", `"RBAC"`}},
+		{"certificate without key", func(c *agent.Config) { c.TLSCertFile = "serving.crt" }, []string{"tlsCertFile and tlsPrivateKeyFile"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := agent.DefaultConfig()

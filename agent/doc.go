@@ -17,7 +17,9 @@
 // as the kubelet's pod lifecycle event generator does; the probes' results,
 // events, metrics and the engine's transition log; the node's resources;
 // and the answers of agent/server's HostInterface (Lifecycle, PodList,
-// HealthProblem, ContainerLog, RequestShutdown, ShutdownPlan).
+// HealthProblem, ContainerLog, RequestShutdown, ShutdownPlan) and of
+// agent/kubeletserver's Host (exec, attach, port-forward and run in an
+// admitted pod, through the syncer).
 //
 // Its subpackages:
 //   - admission: the local admission chain (resources, node shutdown).
@@ -27,6 +29,12 @@
 //   - certificate: the node's client certificate (bootstrap with a
 //     bootstrap token, rotation) and serving certificate from the CSR API.
 //   - client: the control socket's client (ShutdownNode, ContainerLogs).
+//   - kubeletserver: the kubelet API on Config.Port (HTTPS, authenticated
+//     and authorized as the kubelet's: logs, exec, attach, port-forward,
+//     pods, metrics, stats); kubeletapi.go builds its authentication from
+//     the configuration and answers its Host.
+//   - configmap: the ConfigMaps projected volumes show, read with the
+//     node's identity and kept for a sync period (cluster mode).
 //   - demo: the demo verb's scripted scenario on the embedded runtime.
 //   - manifests: the static pod manifests of a directory.
 //   - mirror: the mirror pods of the static pods (cluster mode).
@@ -34,6 +42,8 @@
 //   - podstatus: the status manager, which keeps and writes pod statuses.
 //   - server: the read-only TCP endpoint and the control socket.
 //   - shutdown: graceful node shutdown, band by band.
+//   - token: the pods' service account tokens, requested through the
+//     TokenRequest API, bound to their pods and refreshed (cluster mode).
 //
 // And for tests: integration, the tests of agents on containerd and in a
 // cluster (tests only); internal/agenttest, the test agents they and the

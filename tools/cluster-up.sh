@@ -22,7 +22,7 @@
 #   --peer-client-cert-auth. The apiserver connects with
 #   pki/apiserver-etcd-client; this script checks its health with
 #   pki/etcd/healthcheck-client, and checks that a client without a
-#   certificate is refused.
+#   certificate, or with one of the cluster CA, is refused.
 # - kube-apiserver with its default admission plugins (ServiceAccount,
 #   TaintNodesByCondition, PodSecurity, DefaultTolerationSeconds, ...) and
 #   NodeRestriction, --authorization-mode=Node,RBAC, bootstrap token
@@ -81,7 +81,8 @@
 #   PODLIFE_CLUSTER_SIGNING_DURATION  the lifetime of the certificates the CSR
 #                            signer issues (--cluster-signing-duration; default
 #                            8760h; short ones, e.g. 3m, make a node rotate
-#                            its client certificate soon)
+#                            its client certificate soon; the signer has no
+#                            minimum, and backdates notBefore by 5 minutes)
 #   PODLIFE_BOOTSTRAP_TOKEN_TTL  how long the bootstrap token is valid (default
 #                            24h, kubeadm's; hours, minutes or seconds: 90m)
 set -euo pipefail

@@ -55,6 +55,22 @@ type Server struct {
 
 // Listen prepares the serving certificate and opens the listener.
 func Listen(host Host, cfg Config) (*Server, error) {
+	s, err := newServer(host, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if s.tls, err = serverTLS(cfg.TLS, s.log, s.cfg.Clock.Now()); err != nil {
+		return nil, fmt.Errorf("kubelet API: %w", err)
+	}
+	address := net.JoinHostPort(cfg.Address, strconv.Itoa(cfg.Port))
+	if s.listener, err = net.Listen("tcp", address); err != nil {
+		return nil, fmt.Errorf("kubelet API: listen on %s (--address, --port): %w", address, err)
+	}
+	return s, nil
+}
+
+// newServer is the server of cfg, with its defaults, not listening.
+func newServer(host Host, cfg Config) (*Server, error) {
 	if cfg.Auth == nil || cfg.Auth.Authenticator == nil || cfg.Auth.Authorizer == nil {
 		return nil, errors.New("kubelet API: no authenticator and authorizer (BuildAuth)")
 	}
@@ -64,14 +80,6 @@ func Listen(host Host, cfg Config) (*Server, error) {
 	}
 	if s.cfg.Clock == nil {
 		s.cfg.Clock = clock.RealClock{}
-	}
-	var err error
-	if s.tls, err = serverTLS(cfg.TLS, s.log, s.cfg.Clock.Now()); err != nil {
-		return nil, fmt.Errorf("kubelet API: %w", err)
-	}
-	address := net.JoinHostPort(cfg.Address, strconv.Itoa(cfg.Port))
-	if s.listener, err = net.Listen("tcp", address); err != nil {
-		return nil, fmt.Errorf("kubelet API: listen on %s (--address, --port): %w", address, err)
 	}
 	return s, nil
 }

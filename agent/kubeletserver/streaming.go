@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	"k8s.io/apimachinery/pkg/util/proxy"
 	translator "k8s.io/apiserver/pkg/util/proxy"
@@ -82,6 +83,16 @@ func ports(q url.Values) ([]int32, error) {
 	return out, nil
 }
 
+// needUpgrade answers a streaming request that is not an upgrade (the
+// proxy would refuse it) before a session is asked of the runtime.
+func needUpgrade(w http.ResponseWriter, r *http.Request) bool {
+	if httpstream.IsUpgradeRequest(r) {
+		return false
+	}
+	http.Error(w, r.URL.Path+": Upgrade request required: this endpoint streams over SPDY or WebSocket (kubectl exec, attach and port-forward upgrade)", http.StatusBadRequest)
+	return true
+}
+
 func (s *Server) serveExec(w http.ResponseWriter, r *http.Request) {
 	opts, err := streamOptions(r.URL.Query())
 	if err != nil {
@@ -93,6 +104,9 @@ func (s *Server) serveExec(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no command: give it as command= parameters, one per argument", http.StatusBadRequest)
 		return
 	}
+	if needUpgrade(w, r) {
+		return
+	}
 	location, err := s.host.Exec(r.Context(), podRef(r), r.PathValue("container"), cmd, opts)
 	s.proxyStream(w, r, location, err, opts)
 }
@@ -101,6 +115,9 @@ func (s *Server) serveAttach(w http.ResponseWriter, r *http.Request) {
 	opts, err := streamOptions(r.URL.Query())
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if needUpgrade(w, r) {
 		return
 	}
 	location, err := s.host.Attach(r.Context(), podRef(r), r.PathValue("container"), opts)
@@ -116,6 +133,9 @@ func (s *Server) servePortForward(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+	}
+	if needUpgrade(w, r) {
+		return
 	}
 	location, err := s.host.PortForward(r.Context(), podRef(r), p)
 	u, ok := s.streamURL(w, r, location, err)

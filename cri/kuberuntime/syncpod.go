@@ -54,7 +54,7 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	vols, err := s.volumes(pod)
+	vols, err := s.volumes(ctx, pod)
 	if err != nil {
 		s.failedMount(pod, p, sb, err)
 		return false, err

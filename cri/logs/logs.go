@@ -139,6 +139,12 @@ func logContainerName(pod *v1.Pod, container string) (string, error) {
 	return "", logNotFound("container %q is not valid for pod %s/%s, choose one of: %s", container, pod.Namespace, pod.Name, choices)
 }
 
+// NewContainerLog is the log at path of the instance containerID on rt
+// (Lookup finds both; a server's tests make their own).
+func NewContainerLog(path string, rt cri.Runtime, containerID string) *ContainerLog {
+	return &ContainerLog{Path: path, rt: rt, containerID: containerID}
+}
+
 // Write writes the instance's output to w as opts says; a follow ends
 // when the instance has exited and its log is read.
 func (l *ContainerLog) Write(ctx context.Context, opts Options, w io.Writer) error {

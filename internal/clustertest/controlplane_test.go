@@ -23,6 +23,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,6 +32,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/certificate/csr"
+	"k8s.io/client-go/util/retry"
 )
 
 // controllerTimeout bounds each wait for a controller of the controller
@@ -289,16 +291,70 @@ func TestNodeLifecycleTaints(t *testing.T) {
 		t.Fatalf("a new Node has taints %v, want %s", node.Spec.Taints, notReady.ToString())
 	}
 
-	now := metav1.Now()
-	node.Status.Conditions = []v1.NodeCondition{{
-		Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady", Message: "test",
-		LastHeartbeatTime: now, LastTransitionTime: now,
-	}}
-	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+	// The controller writes the new Node too (its Ready condition Unknown
+	// until the node reports): report on the latest version.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.Now()
+		node.Status.Conditions = []v1.NodeCondition{{
+			Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady", Message: "test",
+			LastHeartbeatTime: now, LastTransitionTime: now,
+		}}
+		_, err = client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatalf("report Ready: %v", err)
 	}
 	pollUntil(t, "the node lifecycle controller lifts "+notReady.ToString(), func(ctx context.Context) (bool, error) {
 		n, err := c.Admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		return err == nil && !hasNotReady(n), err
 	})
+}
+
+// TestAPIServerIdentities: the identities kubeadm gives the apiserver have
+// their rights: its kubelet client may use every kubelet API (ClusterRole
+// system:kubelet-api-admin), and the front proxy's CA and name are published
+// in kube-system/extension-apiserver-authentication, where aggregated API
+// servers (metrics-server) read whom to trust.
+func TestAPIServerIdentities(t *testing.T) {
+	c := Require(t)
+	ctx := context.Background()
+	for _, sub := range []string{"proxy", "log", "stats", "metrics"} {
+		review, err := c.Admin.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{
+				User:               "kube-apiserver-kubelet-client",
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "get", Resource: "nodes", Subresource: sub},
+			},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !review.Status.Allowed {
+			t.Errorf("kube-apiserver-kubelet-client may not get nodes/%s: %s", sub, review.Status.Reason)
+		}
+	}
+
+	cm, err := c.Admin.CoreV1().ConfigMaps("kube-system").Get(ctx, "extension-apiserver-authentication", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frontProxyCA, err := os.ReadFile(filepath.Join(c.Dir, "pki", "front-proxy-ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ key, want string }{
+		{"requestheader-client-ca-file", strings.TrimSpace(string(frontProxyCA))},
+		{"requestheader-allowed-names", `["front-proxy-client"]`},
+		{"requestheader-username-headers", `["X-Remote-User"]`},
+		{"requestheader-group-headers", `["X-Remote-Group"]`},
+		{"requestheader-extra-headers-prefix", `["X-Remote-Extra-"]`},
+	} {
+		if got := strings.TrimSpace(cm.Data[tc.key]); got != tc.want {
+			t.Errorf("extension-apiserver-authentication %s = %q, want %q", tc.key, got, tc.want)
+		}
+	}
 }
