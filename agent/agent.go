@@ -42,8 +42,9 @@ type Options struct {
 	// sync; 0 is the engine's default (10 s).
 	SyncBackOff time.Duration
 	// ServingCertificate gives the kubelet API's serving certificate (one
-	// the CSR API issued and rotates); nil: Config's files, else a
-	// self-signed one.
+	// the CSR API issued and rotates); nil: with RotateServerCertificates,
+	// the agent's own serving certificate manager; else Config's files,
+	// else a self-signed one.
 	ServingCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error)
 	// Stats serves the kubelet API's /stats/summary and /metrics/resource;
 	// nil: the runtime's and the node's (cri/stats).
@@ -146,7 +147,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 			a.close()
 			return nil, fmt.Errorf("node capacity: %w", machineErr)
 		}
-		if a.cluster, err = a.connectCluster(machine, allocatable); err != nil {
+		if a.cluster, err = a.connectCluster(ctx, machine, allocatable); err != nil {
 			a.close()
 			return nil, err
 		}
@@ -429,6 +430,9 @@ func (a *Agent) close() {
 	if a.cluster != nil {
 		a.cluster.events.Shutdown() // after the last event: Run stopped the engine
 		utilnet.CloseIdleConnectionsFor(a.cluster.http.Transport)
+		if a.cluster.certs != nil {
+			a.cluster.certs.Close()
+		}
 	}
 	if a.server != nil {
 		a.server.Close() // and removes the socket file

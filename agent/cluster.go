@@ -15,11 +15,11 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/podlife/podlife/agent/admission"
 	"github.com/podlife/podlife/agent/apisource"
+	"github.com/podlife/podlife/agent/certificate"
 	"github.com/podlife/podlife/agent/configmap"
 	"github.com/podlife/podlife/agent/mirror"
 	"github.com/podlife/podlife/agent/node"
@@ -47,6 +47,11 @@ type cluster struct {
 	// service account tokens and the ConfigMaps they reference.
 	tokens     *token.Manager
 	configMaps *configmap.Cache
+	// certs rotates the client certificate (BootstrapKubeconfig set), and
+	// serving requests the serving certificate (RotateServerCertificates);
+	// nil when not.
+	certs   *certificate.Client
+	serving *certificate.Serving
 }
 
 // apiQPS and apiBurst bound the agent's requests to the API server, as the
@@ -59,15 +64,16 @@ const (
 // maxPods is the node's pod capacity, the kubelet's default maxPods.
 const maxPods = 110
 
-// connectCluster reads the node's kubeconfig and prepares the API pod
+// connectCluster reads the node's kubeconfig (bootstrapping its client
+// certificate first when asked: see clientConfig) and prepares the API pod
 // source, the event recorder, the Node and the mirror pods; nothing talks
 // to the API server until Run. machine is the machine's CPUs and memory,
 // allocatable what pods may request.
-func (a *Agent) connectCluster(machine v1.ResourceList, allocatable admission.Resources) (*cluster, error) {
+func (a *Agent) connectCluster(ctx context.Context, machine v1.ResourceList, allocatable admission.Resources) (*cluster, error) {
 	cfg := a.cfg
-	restCfg, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
+	restCfg, certs, err := a.clientConfig(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", cfg.Kubeconfig, err)
+		return nil, err
 	}
 	restCfg.QPS, restCfg.Burst = apiQPS, apiBurst
 	restCfg.UserAgent = "podlife/" + cfg.NodeName
@@ -98,7 +104,12 @@ func (a *Agent) connectCluster(machine v1.ResourceList, allocatable admission.Re
 	if err != nil {
 		return nil, err
 	}
+	serving, err := a.servingCertificate(client, nm)
+	if err != nil {
+		return nil, err
+	}
 	return &cluster{
+		certs: certs, serving: serving,
 		client:  client,
 		http:    httpClient,
 		source:  apisource.New(client, cfg.NodeName),
@@ -160,6 +171,12 @@ func (a *Agent) runCluster(ctx context.Context, wg *sync.WaitGroup) {
 		}
 	})
 	wg.Go(func() { c.node.Run(ctx) })
+	if c.certs != nil {
+		wg.Go(func() { c.certs.Run(ctx) })
+	}
+	if c.serving != nil {
+		wg.Go(func() { c.serving.Run(ctx) })
+	}
 	wg.Go(func() { a.statuses.Run(ctx) })
 }
 

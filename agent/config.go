@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -40,6 +41,15 @@ type Config struct {
 	// (system:node:<nodeName>); "" runs the agent on its own, with static
 	// pods only.
 	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// BootstrapKubeconfig joins with a bootstrap token, as kubeadm join
+	// does: while Kubeconfig is missing or its client certificate invalid,
+	// the agent requests a node client certificate with this identity and
+	// writes Kubeconfig; the certificate is then rotated before it expires
+	// (agent/certificate). "": Kubeconfig is used as it is.
+	BootstrapKubeconfig string `json:"bootstrapKubeconfig,omitempty"`
+	// RotateServerCertificates requests the serving certificate from the
+	// CSR API (signer kubernetes.io/kubelet-serving, approved by an admin).
+	RotateServerCertificates bool `json:"rotateServerCertificates,omitempty"`
 	// RuntimeEndpoint is the CRI socket (unix:///run/containerd/containerd.sock);
 	// "" runs the embedded runtime, in which containers do not really run.
 	RuntimeEndpoint string `json:"runtimeEndpoint,omitempty"`
@@ -62,7 +72,9 @@ type Config struct {
 	// certificate; without them a self-signed one is made in CertDir.
 	TLSCertFile       string `json:"tlsCertFile,omitempty"`
 	TLSPrivateKeyFile string `json:"tlsPrivateKeyFile,omitempty"`
-	// CertDir holds the agent's certificates; "": <rootDir>/pki.
+	// CertDir holds the agent's certificates and keys (0700): the client
+	// certificate of a bootstrap, the serving certificates; "":
+	// <rootDir>/pki.
 	CertDir string `json:"certDir,omitempty"`
 	// ClientCAFile signs the client certificates the kubelet API accepts.
 	ClientCAFile string `json:"clientCAFile,omitempty"`
@@ -217,7 +229,18 @@ func (c *Config) Validate() error {
 	if _, err := c.shutdownBands(); err != nil {
 		errs = append(errs, err)
 	}
+	if c.Kubeconfig == "" && (c.BootstrapKubeconfig != "" || c.RotateServerCertificates) {
+		errs = append(errs, errors.New("bootstrapKubeconfig and rotateServerCertificates need kubeconfig (the node's kubeconfig, which a bootstrap writes)"))
+	}
 	return errors.Join(errs...)
+}
+
+// certDir is CertDir, or <rootDir>/pki.
+func (c *Config) certDir() string {
+	if c.CertDir != "" {
+		return c.CertDir
+	}
+	return filepath.Join(c.RootDir, "pki")
 }
 
 // allocatableQuantity is the configured amount of a resource, or def.

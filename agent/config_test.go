@@ -53,6 +53,8 @@ func TestValidateNamesBadFields(t *testing.T) {
 		{"no node name", func(c *agent.Config) { c.NodeName = "" }, []string{"nodeName"}},
 		{"no address", func(c *agent.Config) { c.Address = "" }, []string{"address"}},
 		{"no root directory", func(c *agent.Config) { c.RootDir = "" }, []string{"rootDir"}},
+		{"bootstrap without kubeconfig", func(c *agent.Config) { c.BootstrapKubeconfig = "/etc/podlife/bootstrap.kubeconfig" }, []string{"bootstrapKubeconfig", "need kubeconfig"}},
+		{"serving certificates without kubeconfig", func(c *agent.Config) { c.RotateServerCertificates = true }, []string{"rotateServerCertificates", "need kubeconfig"}},
 		{"port too large", func(c *agent.Config) { c.Port = 70000 }, []string{"port must be 0 (off) to 65535", "70000"}},
 		{"bind address not an IP", func(c *agent.Config) { c.BindAddress = "localhost" }, []string{"bindAddress", `"localhost"`}},
 		{"unknown authorization mode", func(c *agent.Config) { c.AuthorizationMode = "RBAC" }, []string{"authorizationMode", `"RBAC"`}},
@@ -164,5 +166,25 @@ func TestLoadConfigFile(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A node that must bootstrap its client certificate with a bootstrap
+// kubeconfig it cannot read stops with an error naming that file, after
+// preparing the cert directory <root-dir>/pki 0700.
+func TestNewNamesABadBootstrapKubeconfig(t *testing.T) {
+	root := t.TempDir()
+	bootstrap := filepath.Join(root, "missing-bootstrap.kubeconfig")
+	cfg := agent.DefaultConfig()
+	cfg.RootDir = root
+	cfg.Address = "127.0.0.1:0"
+	cfg.Kubeconfig = filepath.Join(root, "kubelet.kubeconfig")
+	cfg.BootstrapKubeconfig = bootstrap
+	a, err := agent.New(context.Background(), cfg, agent.Options{})
+	if err == nil || !strings.Contains(err.Error(), "bootstrap kubeconfig "+bootstrap) {
+		t.Fatalf("New: %v, %v; want an error naming the bootstrap kubeconfig", a, err)
+	}
+	if fi, err := os.Stat(filepath.Join(root, "pki")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("cert directory: %v, mode %v; want <root-dir>/pki 0700", err, fi.Mode())
 	}
 }

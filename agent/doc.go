@@ -2,10 +2,11 @@
 // between its parts and the pod lifecycle engine (worker): its kubelet
 // counterpart is pkg/kubelet's Kubelet type. New prepares the root
 // directory, connects to the CRI runtime (or starts the embedded one),
-// joins the cluster when a kubeconfig is given, builds the engine and its
-// status manager, prober, admission chain and node shutdown manager, and
-// listens with agent/server; Run runs them until its context ends or a
-// node shutdown completes.
+// joins the cluster when a kubeconfig is given (bootstrapping its client
+// certificate first when a bootstrap kubeconfig is given), builds the
+// engine and its status manager, prober, admission chain and node shutdown
+// manager, and listens with agent/server; Run runs them until its context
+// ends or a node shutdown completes.
 //
 // What the root does itself: the configuration (Config, the file kind
 // AgentConfiguration, the flags' defaults) and the root directory's
@@ -25,6 +26,8 @@
 //   - api: the wire types of the endpoints (Lifecycle, PodInfo, ...), their
 //     paths and default addresses; what clients link instead of the agent.
 //   - apisource: the API server as a second pod source (cluster mode).
+//   - certificate: the node's client certificate (bootstrap with a
+//     bootstrap token, rotation) and serving certificate from the CSR API.
 //   - client: the control socket's client (ShutdownNode, ContainerLogs).
 //   - kubeletserver: the kubelet API on Config.Port (HTTPS, authenticated
 //     and authorized as the kubelet's: logs, exec, attach, port-forward,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -46,12 +45,13 @@ func (a *Agent) listenKubeletAPI(opts Options) error {
 	if err != nil {
 		return err
 	}
-	certDir := cfg.CertDir
-	if certDir == "" {
-		certDir = filepath.Join(cfg.RootDir, "pki")
+	certDir := cfg.certDir()
+	getCertificate := opts.ServingCertificate
+	if a.cluster != nil && a.cluster.serving != nil { // RotateServerCertificates
+		getCertificate = a.cluster.serving.GetCertificate
 	}
 	tlsCfg := kubeletserver.TLSConfig{
-		GetCertificate: opts.ServingCertificate, CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSPrivateKeyFile,
+		GetCertificate: getCertificate, CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSPrivateKeyFile,
 		CertDir: certDir, Host: cfg.NodeName,
 	}
 	for _, addr := range addresses {

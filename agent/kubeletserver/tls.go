@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -19,7 +20,9 @@ import (
 // TLSConfig says where the serving certificate comes from, in the
 // kubelet's order: a GetCertificate (a certificate the CSR API issued and
 // rotates), the files of --tls-cert-file and --tls-private-key-file, and
-// as the last resort a self-signed certificate in CertDir.
+// as the last resort a self-signed certificate in CertDir. The last two
+// are also what is served while GetCertificate has no certificate (its
+// CSR not approved yet).
 type TLSConfig struct {
 	GetCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error)
 	CertFile       string
@@ -45,26 +48,50 @@ const (
 // the x509 authenticator can check them against the client CA.
 func serverTLS(c TLSConfig, log *slog.Logger, now time.Time) (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ClientAuth: tls.RequestClientCert}
+	if c.GetCertificate != nil {
+		cfg.GetCertificate = withFallback(c, log, now)
+		return cfg, nil
+	}
+	cert, err := fileOrSelfSigned(c, log, now)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Certificates = []tls.Certificate{cert}
+	return cfg, nil
+}
+
+// withFallback serves c.GetCertificate's certificate and, while it has
+// none (a serving CSR not approved yet), the files' or the self-signed
+// one, made at the first handshake that needs it.
+func withFallback(c TLSConfig, log *slog.Logger, now time.Time) func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	fallback := sync.OnceValues(func() (*tls.Certificate, error) {
+		cert, err := fileOrSelfSigned(c, log, now)
+		return &cert, err
+	})
+	return func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		if cert, err := c.GetCertificate(hello); err == nil && cert != nil {
+			return cert, nil
+		}
+		return fallback()
+	}
+}
+
+// fileOrSelfSigned is the certificate of CertFile and KeyFile, else a
+// self-signed one.
+func fileOrSelfSigned(c TLSConfig, log *slog.Logger, now time.Time) (tls.Certificate, error) {
 	switch {
-	case c.GetCertificate != nil:
-		cfg.GetCertificate = c.GetCertificate
 	case c.CertFile != "" || c.KeyFile != "":
 		if c.CertFile == "" || c.KeyFile == "" {
-			return nil, errors.New("--tls-cert-file and --tls-private-key-file go together: give both or neither")
+			return tls.Certificate{}, errors.New("--tls-cert-file and --tls-private-key-file go together: give both or neither")
 		}
 		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
 		if err != nil {
-			return nil, fmt.Errorf("--tls-cert-file %s / --tls-private-key-file %s: %w", c.CertFile, c.KeyFile, err)
+			return tls.Certificate{}, fmt.Errorf("--tls-cert-file %s / --tls-private-key-file %s: %w", c.CertFile, c.KeyFile, err)
 		}
-		cfg.Certificates = []tls.Certificate{cert}
+		return cert, nil
 	default:
-		cert, err := selfSigned(c, log, now)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Certificates = []tls.Certificate{cert}
+		return selfSigned(c, log, now)
 	}
-	return cfg, nil
 }
 
 // selfSigned loads the self-signed certificate of CertDir, or makes it

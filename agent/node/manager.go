@@ -59,7 +59,7 @@ func New(cfg Config) (*Manager, error) {
 }
 
 // Addresses are the addresses the Node reports (the kubelet API's
-// self-signed certificate names them).
+// self-signed certificate and the serving certificate's CSR name them).
 func (m *Manager) Addresses() []v1.NodeAddress { return append([]v1.NodeAddress(nil), m.addresses...) }
 
 // Node returns a copy of the registered Node as the API last returned it,

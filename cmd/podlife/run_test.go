@@ -49,6 +49,12 @@ allocatable: {cpu: "3"}
 				t.Errorf("got containerLogMaxSize %q containerLogMaxFiles %d", cfg.ContainerLogMaxSize, cfg.ContainerLogMaxFiles)
 			}
 		}},
+		{name: "TLS bootstrap flags", args: []string{"--kubeconfig", "/k", "--bootstrap-kubeconfig", "/b", "--cert-dir", "/c", "--rotate-server-certificates"}, checkConfig: func(t *testing.T, cfg agent.Config) {
+			if cfg.Kubeconfig != "/k" || cfg.BootstrapKubeconfig != "/b" || cfg.CertDir != "/c" || !cfg.RotateServerCertificates {
+				t.Errorf("got kubeconfig %q bootstrapKubeconfig %q certDir %q rotateServerCertificates %v", cfg.Kubeconfig, cfg.BootstrapKubeconfig, cfg.CertDir, cfg.RotateServerCertificates)
+			}
+		}},
+		{name: "bootstrap without kubeconfig", args: []string{"--bootstrap-kubeconfig", "/b"}, wantErr: "bootstrapKubeconfig and rotateServerCertificates need kubeconfig"},
 		{name: "bad log max files", args: []string{"--container-log-max-files", "1"}, wantErr: "containerLogMaxFiles must be at least 2"},
 		{name: "invalid value", args: []string{"--housekeeping-interval", "-1s"}, wantErr: "housekeepingInterval must be positive"},
 		{name: "bad allocatable flag", args: []string{"--allocatable", "cpu"}, wantErr: "not name=quantity"},
