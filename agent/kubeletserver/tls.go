@@ -15,6 +15,8 @@ import (
 	"time"
 
 	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/podlife/podlife/internal/owndir"
 )
 
 // TLSConfig says where the serving certificate comes from, in the
@@ -98,7 +100,7 @@ func fileOrSelfSigned(c TLSConfig, log *slog.Logger, now time.Time) (tls.Certifi
 // (a CA and a serving certificate it signs, as the kubelet's
 // certutil.GenerateSelfSignedCertKey) when it is missing or expired.
 func selfSigned(c TLSConfig, log *slog.Logger, now time.Time) (tls.Certificate, error) {
-	if err := ownDir(c.CertDir); err != nil {
+	if _, err := owndir.Prepare("--cert-dir", c.CertDir, true); err != nil {
 		return tls.Certificate{}, err
 	}
 	certPath, keyPath := filepath.Join(c.CertDir, selfSignedCert), filepath.Join(c.CertDir, selfSignedKey)
@@ -129,31 +131,6 @@ func selfSigned(c TLSConfig, log *slog.Logger, now time.Time) (tls.Certificate, 
 	log.Warn("kubelet API: made a self-signed serving certificate (the last resort: no --tls-cert-file, no certificate from the CSR API); clients cannot verify it",
 		"cert", certPath, "host", c.Host, "ips", c.IPs)
 	return tls.X509KeyPair(certPEM, keyPEM)
-}
-
-// ownDir creates dir 0700, or checks that it is a directory (not a
-// symbolic link) of the agent's user that no one else may write.
-func ownDir(dir string) error {
-	if dir == "" {
-		return errors.New("--cert-dir is empty: the self-signed serving certificate needs a directory")
-	}
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("--cert-dir %s: %w", dir, err)
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("--cert-dir %s: %w", dir, err)
-	}
-	st, _ := fi.Sys().(*syscall.Stat_t)
-	switch {
-	case !fi.IsDir():
-		return fmt.Errorf("--cert-dir %s is not a directory (a symbolic link is refused)", dir)
-	case st != nil && int(st.Uid) != os.Geteuid():
-		return fmt.Errorf("--cert-dir %s belongs to uid %d, not the agent's user (%d)", dir, st.Uid, os.Geteuid())
-	case fi.Mode().Perm()&0o022 != 0:
-		return fmt.Errorf("--cert-dir %s is writable by group or others (mode %v): it holds private keys", dir, fi.Mode().Perm())
-	}
-	return nil
 }
 
 // readNoFollow reads a regular file without following a symbolic link.

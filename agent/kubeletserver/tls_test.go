@@ -208,8 +208,8 @@ func TestServingCertificateErrors(t *testing.T) {
 	}{
 		{TLSConfig{CertFile: "x.crt"}, "--tls-cert-file and --tls-private-key-file go together"},
 		{TLSConfig{CertFile: filepath.Join(base, "none.crt"), KeyFile: filepath.Join(base, "none.key")}, "--tls-cert-file " + filepath.Join(base, "none.crt")},
-		{TLSConfig{CertDir: link, Host: "n1"}, "is not a directory (a symbolic link is refused)"},
-		{TLSConfig{CertDir: open, Host: "n1"}, "writable by group or others"},
+		{TLSConfig{CertDir: link, Host: "n1"}, "is reached through a symbolic link"},
+		{TLSConfig{CertDir: open, Host: "n1"}, "open to group or others (mode 0777)"},
 		{TLSConfig{Host: "n1"}, "--cert-dir is empty"},
 	}
 	for _, tt := range tests {
