@@ -5,12 +5,14 @@
 // (the reason with names, UIDs, addresses, durations and numbers masked).
 //
 //	go run ./tools/conformance/junitsum [-node NAME] [-selection DRYRUN.xml] [-tsv OUT] REPORT.xml
+//	go run ./tools/conformance/junitsum -list DRYRUN.xml
 //
 // -selection is the JUnit report of a `ginkgo --dry-run` of the same
 // selection: its passed cases are the specs the run was asked for, so that
 // a spec skipped without a reason counts as not run rather than filtered
 // out. -tsv writes one line per spec (outcome, seconds, name, reason) to
-// compare two runs, podlife's and the kubelet's, spec by spec.
+// compare two runs, podlife's and the kubelet's, spec by spec. -list prints
+// the specs a dry run selected, one a line, and their count to stderr.
 //
 // It exits 0 when every selected spec ran and passed (or skipped itself), 1
 // otherwise, 2 on bad usage or an unreadable report.
@@ -22,7 +24,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"sort"
 	"strings"
 )
 
@@ -30,14 +34,22 @@ func main() {
 	node := flag.String("node", "", "the node under test, shown in the first line")
 	selection := flag.String("selection", "", "JUnit report of a dry run of the same selection (its passed cases are the selected specs)")
 	tsv := flag.String("tsv", "", "also write one line per spec (outcome, seconds, name, reason) to this file")
+	list := flag.Bool("list", false, "print the specs the dry-run report REPORT.xml selected")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: junitsum [-node NAME] [-selection DRYRUN.xml] [-tsv OUT] REPORT.xml")
+		fmt.Fprintln(os.Stderr, "usage: junitsum [-node NAME] [-selection DRYRUN.xml] [-tsv OUT] REPORT.xml\n       junitsum -list DRYRUN.xml")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	if flag.NArg() != 1 {
 		flag.Usage()
 		os.Exit(2)
+	}
+	if *list {
+		if err := listSelected(os.Stdout, os.Stderr, flag.Arg(0)); err != nil {
+			fmt.Fprintln(os.Stderr, "junitsum:", err)
+			os.Exit(2)
+		}
+		return
 	}
 	ok, err := run(flag.Arg(0), *selection, *node, *tsv)
 	if err != nil {
@@ -74,6 +86,25 @@ func run(report, selection, node, tsv string) (bool, error) {
 		}
 	}
 	return s.ok(), nil
+}
+
+// listSelected prints the specs of a dry run's report in name order to out
+// and how many there are to info.
+func listSelected(out, info io.Writer, dryRun string) error {
+	selected, err := selectedSpecs(dryRun)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(selected))
+	for name := range selected {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintln(out, name)
+	}
+	fmt.Fprintf(info, "%d specs selected\n", len(names))
+	return nil
 }
 
 // selectedSpecs reads a dry run's report: in a dry run ginkgo marks every

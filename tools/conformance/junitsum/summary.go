@@ -105,18 +105,40 @@ func classify(c junitCase) (outcome, string) {
 var failureTag = regexp.MustCompile(`^\[[A-Z]+\] `)
 
 // failureReason is the first line of a failure's message: the attribute
-// if ginkgo wrote it, else the first line of the text after its tag.
+// if ginkgo wrote it, else the text after its tag.
 func failureReason(status string, m junitMessage) string {
-	if r := firstLine(m.Message); r != "" {
+	msg := m.Message
+	if strings.TrimSpace(msg) == "" {
+		msg = failureTag.ReplaceAllString(strings.TrimSpace(m.Text), "")
+	}
+	if r := firstLines(msg); r != "" {
 		return r
 	}
-	for _, line := range strings.Split(m.Text, "\n") {
-		line = strings.TrimSpace(failureTag.ReplaceAllString(strings.TrimSpace(line), ""))
-		if line != "" {
-			return cut(line)
+	return status
+}
+
+// timeoutLine is the first line of gomega's Eventually failing: what
+// timed out is on the next line.
+var timeoutLine = regexp.MustCompile(`^(Timed out after [0-9.]+s\.|Told to stop trying after [0-9.]+s\.)$`)
+
+// firstLines is firstLine, with the line after a bare gomega timeout.
+func firstLines(s string) string {
+	var lines []string
+	for _, line := range strings.Split(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			lines = append(lines, line)
+		}
+		if len(lines) == 2 {
+			break
 		}
 	}
-	return status
+	switch {
+	case len(lines) == 0:
+		return ""
+	case len(lines) == 2 && timeoutLine.MatchString(lines[0]):
+		return cut(lines[0] + " " + lines[1])
+	}
+	return cut(lines[0])
 }
 
 // maxReason bounds a one-line reason.

@@ -121,6 +121,33 @@ func TestReasons(t *testing.T) {
 	}
 }
 
+func TestFailureReason(t *testing.T) {
+	tests := []struct {
+		name string
+		m    junitMessage
+		want string
+	}{
+		{"attribute", junitMessage{Message: "boom\nmore", Text: "[FAILED] other"}, "boom"},
+		{"text", junitMessage{Text: "[FAILED] boom\nIn [It] at: x.go:1"}, "boom"},
+		{"gomega timeout: what timed out too",
+			junitMessage{Message: "Timed out after 300.000s.\nexpected pod to be running and ready, got instead:\n    <*v1.Pod>"},
+			"Timed out after 300.000s. expected pod to be running and ready, got instead:"},
+		{"gomega timeout in the text",
+			junitMessage{Text: "[FAILED] Timed out after 60.001s.\n\n  expected 1, got 2\nIn [It] at: x.go:1"},
+			"Timed out after 60.001s. expected 1, got 2"},
+		{"timeout with its reason on the line", junitMessage{Message: "Timed out after 5s. pod not ready\nmore"}, "Timed out after 5s. pod not ready"},
+		{"nothing", junitMessage{}, "failed"},
+		{"long line cut", junitMessage{Message: strings.Repeat("é", 150)}, strings.Repeat("é", 100) + "…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := failureReason("failed", tt.m); got != tt.want {
+				t.Errorf("failureReason = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestWrite(t *testing.T) {
 	selected, err := selectedSpecs(filepath.Join("testdata", "dryrun.xml"))
 	if err != nil {
@@ -193,6 +220,23 @@ func TestRunExitStatus(t *testing.T) {
 	}
 	if _, err := run(pass, filepath.Join(dir, "missing.xml"), "", ""); err == nil || !strings.Contains(err.Error(), "-selection") {
 		t.Errorf("run(missing selection) err = %v, want one naming -selection", err)
+	}
+}
+
+func TestListSelected(t *testing.T) {
+	var out, info bytes.Buffer
+	if err := listSelected(&out, &info, filepath.Join("testdata", "dryrun.xml")); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 8 || lines[0] != "[sig-node] Container Runtime blackbox test should report termination message [NodeConformance]" {
+		t.Errorf("listed %d specs, first %q; want 8, the Container Runtime one first:\n%s", len(lines), lines[0], out.String())
+	}
+	if info.String() != "8 specs selected\n" {
+		t.Errorf("count line %q", info.String())
+	}
+	if err := listSelected(&out, &info, filepath.Join("testdata", "run.xml")); err != nil {
+		t.Errorf("a run's report: %v", err) // its passed specs are listed too
 	}
 }
 
