@@ -20,9 +20,12 @@ import (
 
 	"github.com/podlife/podlife/agent/admission"
 	"github.com/podlife/podlife/agent/apisource"
+	"github.com/podlife/podlife/agent/configmap"
 	"github.com/podlife/podlife/agent/mirror"
 	"github.com/podlife/podlife/agent/node"
 	"github.com/podlife/podlife/agent/podstatus"
+	"github.com/podlife/podlife/agent/token"
+	"github.com/podlife/podlife/cri/volume"
 	"github.com/podlife/podlife/kubetypes"
 )
 
@@ -40,6 +43,10 @@ type cluster struct {
 	node *node.Manager
 	// mirrors keeps a mirror pod in the API for each static pod.
 	mirrors *mirror.Manager
+	// tokens and configMaps are what projected volumes show: the pods'
+	// service account tokens and the ConfigMaps they reference.
+	tokens     *token.Manager
+	configMaps *configmap.Cache
 }
 
 // apiQPS and apiBurst bound the agent's requests to the API server, as the
@@ -97,7 +104,20 @@ func (a *Agent) connectCluster(machine v1.ResourceList, allocatable admission.Re
 		events:  record.NewBroadcaster(),
 		node:    nm,
 		mirrors: mirror.New(mirror.Config{Client: client, NodeName: cfg.NodeName, Node: nm.Node, Logger: a.log}),
+		tokens:  token.New(client.CoreV1(), a.clock, a.log),
+		// A pod is synced about once a sync period: a ConfigMap read is
+		// kept that long.
+		configMaps: configmap.New(client.CoreV1(), a.clock, cfg.SyncFrequency.Duration),
 	}, nil
+}
+
+// volumeAPI is what the pods' projected volumes read from the API server:
+// nothing without one.
+func (a *Agent) volumeAPI() volume.API {
+	if a.cluster == nil {
+		return volume.API{}
+	}
+	return volume.API{Tokens: a.cluster.tokens, ConfigMaps: a.cluster.configMaps}
 }
 
 // agentVersion is the Node's kubeletVersion: the Kubernetes version whose

@@ -24,6 +24,8 @@
 //     paths and default addresses; what clients link instead of the agent.
 //   - apisource: the API server as a second pod source (cluster mode).
 //   - client: the control socket's client (ShutdownNode, ContainerLogs).
+//   - configmap: the ConfigMaps projected volumes show, read with the
+//     node's identity and kept for a sync period (cluster mode).
 //   - demo: the demo verb's scripted scenario on the embedded runtime.
 //   - manifests: the static pod manifests of a directory.
 //   - mirror: the mirror pods of the static pods (cluster mode).
@@ -31,6 +33,8 @@
 //   - podstatus: the status manager, which keeps and writes pod statuses.
 //   - server: the read-only TCP endpoint and the control socket.
 //   - shutdown: graceful node shutdown, band by band.
+//   - token: the pods' service account tokens, requested through the
+//     TokenRequest API, bound to their pods and refreshed (cluster mode).
 //
 // And for tests: integration, the tests of agents on containerd and in a
 // cluster (tests only); internal/agenttest, the test agents they and the

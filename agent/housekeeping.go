@@ -59,6 +59,9 @@ func (a *Agent) housekeeping(ctx context.Context) {
 	}
 	a.gauges.set(a.desiredLocked(), a.activePodsLocked())
 	a.statuses.Retain(func(uid types.UID) bool { return a.knownLocked(uid) })
+	if a.cluster != nil {
+		a.cluster.tokens.Retain(func(uid types.UID) bool { return a.knownLocked(uid) })
+	}
 	var dead []types.UID
 	for _, uid := range a.cache.DeadPods() {
 		if !a.knownLocked(uid) {

@@ -4,18 +4,24 @@
 #
 #   BIN=$(tools/cluster-build.sh | tail -1)
 #
-# kube-apiserver, kube-scheduler and kubectl come from k8s.io/kubernetes, etcd
-# from go.etcd.io/etcd/server/v3. Both are built through the wrapper modules
-# in tools/cluster/kube and tools/cluster/etcd: k8s.io/kubernetes's go.mod
+# kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and the
+# kubelet come from k8s.io/kubernetes, etcd from go.etcd.io/etcd/server/v3.
+# The control plane (tools/cluster-up.sh) runs all but the kubelet; the
+# kubelet is the reference node of the conformance tool (tools/conformance.sh),
+# built here so both come from the same sources with the same link flags.
+# They are built through the wrapper modules in tools/cluster/kube and tools/cluster/etcd: k8s.io/kubernetes's go.mod
 # points its staging modules (k8s.io/api, client-go, ...) at ./staging, and
 # etcd's server module points its siblings at ../api etc.; replace lines there
 # pin them to the published versions instead. The Kubernetes minor must match
 # the project's k8s.io/api (go.mod); the script checks that.
 #
-# The binaries go to $CACHE/<versions>/bin, where CACHE is
-# $PODLIFE_CLUSTER_CACHE, else ${XDG_CACHE_HOME:-$HOME/.cache}/podlife/cluster.
-# A stamp file there records what built them (the wrapper go.mod and go.sum,
-# the Go version, the link flags); when it matches and every binary exists,
+# The binaries go to $CACHE/<versions>-<inputs>/bin, where CACHE is
+# $PODLIFE_CLUSTER_CACHE, else ${XDG_CACHE_HOME:-$HOME/.cache}/podlife/cluster,
+# and <inputs> is a short hash of what builds them (the wrapper go.mod and
+# go.sum files, the Go version, the link flags): two checkouts with different
+# wrapper modules (another branch, an older clone) then keep separate
+# directories instead of rebuilding over each other's binaries. A stamp file
+# there records those inputs in full; when it matches and every binary exists,
 # the script builds nothing. Builds use the normal Go build cache, so a
 # rebuild after a change is incremental. Diagnostics go to stderr.
 set -euo pipefail
@@ -48,8 +54,6 @@ kube_minor="$(cut -d. -f2 <<<"$KUBE_VERSION")"
   die "tools/cluster/kube/go.mod pins k8s.io/kubernetes $KUBE_VERSION but go.mod has k8s.io/api $API_VERSION: the minors must match (v1.$api_minor.z)"
 
 CACHE="${PODLIFE_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podlife/cluster}"
-BIN="$CACHE/kube-$KUBE_VERSION-etcd-$ETCD_VERSION/bin"
-
 # The version kube-apiserver reports (and kubectl checks for skew) is set at
 # link time, as Kubernetes' own build does (hack/lib/version.sh).
 kube_ldflags=""
@@ -64,7 +68,8 @@ stamp="$(
   cat "$tools/cluster/kube/go.mod" "$tools/cluster/kube/go.sum" \
     "$tools/cluster/etcd/go.mod" "$tools/cluster/etcd/go.sum" | sha256sum
 )"
-binaries=(etcd kube-apiserver kube-scheduler kubectl)
+BIN="$CACHE/kube-$KUBE_VERSION-etcd-$ETCD_VERSION-$(sha256sum <<<"$stamp" | cut -c1-12)/bin"
+binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet)
 
 # shellcheck source=tools/build-cache.sh
 source "$tools/build-cache.sh"
@@ -88,8 +93,10 @@ build_one() {
 total=$SECONDS
 build_one "$tools/cluster/etcd" etcd go.etcd.io/etcd/server/v3 "-s -w"
 build_one "$tools/cluster/kube" kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$kube_ldflags"
+build_one "$tools/cluster/kube" kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "$kube_ldflags"
 build_one "$tools/cluster/kube" kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "$kube_ldflags"
 build_one "$tools/cluster/kube" kubectl k8s.io/kubernetes/cmd/kubectl "$kube_ldflags"
+build_one "$tools/cluster/kube" kubelet k8s.io/kubernetes/cmd/kubelet "$kube_ldflags"
 cache_done "$BIN" "$stamp"
 log "built Kubernetes $KUBE_VERSION and etcd $ETCD_VERSION in $((SECONDS - total))s into $BIN"
 echo "$BIN"

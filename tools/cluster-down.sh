@@ -4,10 +4,10 @@
 #
 #   tools/cluster-down.sh DIR
 #
-# Stops kube-scheduler, kube-apiserver and etcd, in that order, by the PID
-# files in DIR (TERM, then KILL after 10s). A PID is signalled only while its
-# command line still names DIR, so a reused PID is never hit. Idempotent: a
-# missing DIR is success.
+# Stops kube-scheduler, kube-controller-manager, kube-apiserver and etcd, in
+# that order, by the PID files in DIR (TERM, then KILL after 10s). A PID is
+# signalled only while its command line still names DIR, so a reused PID is
+# never hit. Idempotent: a missing DIR is success.
 set -euo pipefail
 
 TOOL=cluster-down
@@ -60,7 +60,7 @@ stop() {
   rm -f "$pidfile"
 }
 
-for name in kube-scheduler kube-apiserver etcd; do
+for name in kube-scheduler kube-controller-manager kube-apiserver etcd; do
   stop "$name"
 done
 rm -rf "$DIR"

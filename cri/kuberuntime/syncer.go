@@ -15,6 +15,7 @@ import (
 
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/prober"
+	"github.com/podlife/podlife/cri/volume"
 	"github.com/podlife/podlife/worker"
 )
 
@@ -62,6 +63,10 @@ type Options struct {
 	MaxRestartBackoff time.Duration
 	// RemovalTimeout bounds each background removal; 0 is 1 min.
 	RemovalTimeout time.Duration
+	// VolumeAPI reads what projected volumes show from the API server: a
+	// service account's tokens and ConfigMaps. The zero value (standalone
+	// mode) refuses such sources.
+	VolumeAPI volume.API
 	// Probes runs the containers' probes (its Runner is
 	// lifecycle.NewProbeRunner's); nil runs none.
 	Probes *prober.Manager

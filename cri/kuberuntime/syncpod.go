@@ -54,7 +54,10 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	vols, err := s.volumes(pod)
+	if fields := unappliedPodIsolation(pod); fields != nil {
+		return false, s.refuseIsolation(pod, p, sb, fields)
+	}
+	vols, err := s.volumes(ctx, pod)
 	if err != nil {
 		s.failedMount(pod, p, sb, err)
 		return false, err
@@ -192,6 +195,12 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 		if err := s.restartBackoff(ps, c, time.Unix(0, cur.FinishedAt)); err != nil {
 			return err
 		}
+	}
+	if fields := unappliedContainerIsolation(pod, c); fields != nil {
+		err := fmt.Errorf("container %q of pod %s/%s: %w", c.Name, pod.Namespace, pod.Name, isolationError(fields))
+		ps.waits[c.Name] = apistatus.Waiting{Reason: "CreateContainerConfigError", Message: err.Error()}
+		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
+		return err
 	}
 	if err := s.ensureImage(ctx, pod, c, ps.sbConfig, ps.waits); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package kuberuntime
 
 import (
+	"context"
 	"runtime"
 
 	"golang.org/x/sys/unix"
@@ -12,16 +13,14 @@ import (
 	"github.com/podlife/podlife/cri/volume"
 )
 
-// volumes checks the pod's volumes and, with PodsRoot, sets them up; the
-// embedded runtime (no PodsRoot) mounts none, as it runs no process.
-func (s *Syncer) volumes(pod *v1.Pod) (map[string]volume.Volume, error) {
+// volumes checks the pod's volumes and sets them up; the embedded runtime
+// (no PodsRoot) mounts none, as it runs no process, but still reads what
+// its projected volumes show from the API server (volume.SetUp).
+func (s *Syncer) volumes(ctx context.Context, pod *v1.Pod) (map[string]volume.Volume, error) {
 	if err := volume.Check(pod); err != nil {
 		return nil, err
 	}
-	if s.opts.PodsRoot == "" {
-		return nil, nil
-	}
-	return volume.SetUp(s.opts.PodsRoot, pod, s.allocatable())
+	return volume.SetUp(ctx, s.opts.PodsRoot, pod, s.allocatable(), s.opts.VolumeAPI)
 }
 
 // failedMount reports volumes that could not be set up, as the kubelet

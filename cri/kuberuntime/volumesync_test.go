@@ -1,14 +1,18 @@
 package kuberuntime
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podlife/podlife/cri/volume"
 	"github.com/podlife/podlife/internal/crifake"
 )
 
@@ -72,7 +76,9 @@ func TestVolumeMountList(t *testing.T) {
 // A volume podlife cannot mount fails the sync before anything of the pod
 // is created: an error naming pod and volume, a FailedMount event, the
 // containers waiting as ContainerCreating; the sync is retried. So does a
-// hostPath whose type check fails, until the path is what the type says.
+// hostPath whose type check fails, until the path is what the type says,
+// and a projected token the API server (Options.VolumeAPI) refuses, until
+// it grants one.
 func TestVolumeFailedMount(t *testing.T) {
 	t.Run("not supported", func(t *testing.T) {
 		h := newHarness(t, Options{PodsRoot: t.TempDir()}, "img")
@@ -109,6 +115,33 @@ func TestVolumeFailedMount(t *testing.T) {
 			t.Errorf("calls %v; want the pod started once the file is there", h.fake.GetCalls())
 		}
 	})
+	t.Run("projected token refused, then granted", func(t *testing.T) {
+		tokens := &switchTokens{err: errors.New(`serviceaccounts "default" is forbidden`)}
+		h := newHarness(t, Options{PodsRoot: t.TempDir(), VolumeAPI: volume.API{Tokens: tokens}}, "img")
+		pod := crifake.VolumePod([]v1.Volume{{Name: "api", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{
+			Sources: []v1.VolumeProjection{{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "token"}}}}}}},
+			v1.VolumeMount{Name: "api", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"})
+		pod.Spec.ServiceAccountName = "default"
+		if _, err := h.syncPod(pod); err == nil || !strings.Contains(err.Error(), `spec.volumes[0].projected.sources[0].serviceAccountToken: serviceaccounts "default" is forbidden`) {
+			t.Fatalf("SyncPod: %v; want the refusal, naming the source", err)
+		}
+		wantFailedMount(t, h, pod, `serviceaccounts "default" is forbidden`)
+		tokens.err = nil
+		h.mustSync(pod)
+		if h.calls("RunPodSandbox") != 1 || h.calls("StartContainer") != 1 {
+			t.Errorf("calls %v; want the pod started once the token is granted", h.fake.GetCalls())
+		}
+	})
+}
+
+// switchTokens grants a token, or fails with err.
+type switchTokens struct{ err error }
+
+func (s *switchTokens) ServiceAccountToken(context.Context, string, string, *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	return &authenticationv1.TokenRequest{Status: authenticationv1.TokenRequestStatus{Token: "tok"}}, nil
 }
 
 // wantFailedMount checks that nothing of pod was created, that a

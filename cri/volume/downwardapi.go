@@ -36,8 +36,15 @@ func downwardAPIFiles(pod *v1.Pod, src *v1.DownwardAPIVolumeSource, allocatable 
 	if src.DefaultMode != nil {
 		mode = *src.DefaultMode
 	}
+	return downwardAPIItemFiles(pod, src.Items, mode, allocatable)
+}
+
+// downwardAPIItemFiles are the files of downward API items, a downwardAPI
+// volume's or a projected volume's source's: each item's content, with
+// the item's mode or else mode.
+func downwardAPIItemFiles(pod *v1.Pod, items []v1.DownwardAPIVolumeFile, mode int32, allocatable v1.ResourceList) (map[string]volumeFile, error) {
 	files := map[string]volumeFile{}
-	for _, item := range src.Items {
+	for _, item := range items {
 		f := volumeFile{mode: mode}
 		if item.Mode != nil {
 			f.mode = *item.Mode

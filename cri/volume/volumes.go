@@ -1,13 +1,18 @@
 // Package volume sets up a pod's volumes on the node and makes the
 // runtime's mounts of them (kubelet: pkg/kubelet/volumemanager, the
-// emptyDir, hostPath and downwardAPI volume plugins, and subpath): it
-// refuses what podlife cannot mount, makes an emptyDir (a tmpfs with medium
-// Memory), checks a hostPath against its type, writes a downwardAPI
-// volume's files atomically, bind-mounts a subPath opened beneath its
-// volume, and removes the pod's directory once nothing is mounted in it.
+// emptyDir, hostPath, downwardAPI and projected volume plugins, and
+// subpath): it refuses what podlife cannot mount, makes an emptyDir (a
+// tmpfs with medium Memory), checks a hostPath against its type, writes a
+// downwardAPI volume's files and a projected volume's (a service account
+// token, a ConfigMap's keys, downward API values) atomically, bind-mounts
+// a subPath opened beneath its volume, and removes the pod's directory
+// once nothing is mounted in it. What it reads from the API server comes
+// through the getters of API, which the agent implements (agent/token,
+// agent/configmap): this package talks to no API server itself.
 package volume
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path"
@@ -28,6 +33,7 @@ import (
 //
 //	<pod dir>/volumes/kubernetes.io~empty-dir/<name>      an emptyDir (a tmpfs with medium Memory)
 //	<pod dir>/volumes/kubernetes.io~downward-api/<name>   a downwardAPI volume's files
+//	<pod dir>/volumes/kubernetes.io~projected/<name>      a projected volume's files (projected.go)
 //	<pod dir>/volume-subpaths/<name>/<container>/<index>  a subPath mount's bind mount (subpath.go)
 //
 // A hostPath volume is the node's path itself. Every other volume type
@@ -40,8 +46,8 @@ const (
 )
 
 // Volume is a volume set up on the node: where its content is, and
-// whether every mount of it is read-only (a downwardAPI volume's files are
-// the kubelet's, never the container's to change).
+// whether every mount of it is read-only (a downwardAPI or projected
+// volume's files are the kubelet's, never the container's to change).
 type Volume struct {
 	hostPath string
 	readOnly bool
@@ -64,7 +70,7 @@ func Check(pod *v1.Pod) error {
 			return fmt.Errorf("pod %s/%s: volume name %q is used twice", pod.Namespace, pod.Name, v.Name)
 		}
 		names[v.Name] = true
-		if err := checkVolumeSource(pod, v); err != nil {
+		if err := checkVolumeSource(pod, i, v); err != nil {
 			return err
 		}
 	}
@@ -79,8 +85,8 @@ func Check(pod *v1.Pod) error {
 }
 
 // checkVolumeSource refuses a volume of a type podlife does not mount, or
-// with no type at all.
-func checkVolumeSource(pod *v1.Pod, v *v1.Volume) error {
+// with no type at all; i is its index in the pod's volumes.
+func checkVolumeSource(pod *v1.Pod, i int, v *v1.Volume) error {
 	kind := volumeType(&v.VolumeSource)
 	switch {
 	case kind == "":
@@ -99,6 +105,10 @@ func checkVolumeSource(pod *v1.Pod, v *v1.Volume) error {
 			if !localPath(item.Path) {
 				return fmt.Errorf("pod %s/%s: volume %q: downwardAPI item path %q must be a relative path without \"..\"", pod.Namespace, pod.Name, v.Name, item.Path)
 			}
+		}
+	case v.Projected != nil:
+		if err := checkProjected(pod, i, v.Projected); err != nil {
+			return fmt.Errorf("pod %s/%s: volume %q: %w", pod.Namespace, pod.Name, v.Name, err)
 		}
 	default:
 		return fmt.Errorf("pod %s/%s: volume %q: volume type %s is not supported by podlife", pod.Namespace, pod.Name, v.Name, kind)
@@ -146,6 +156,22 @@ func localPath(p string) bool {
 	return p != "" && !path.IsAbs(p) && !hasBackstep(p)
 }
 
+// filePath reports whether p may be a path of a file the agent writes
+// into a volume: a local path with no element starting with "..", which
+// would collide with the atomic writer's "..data" and timestamped
+// directories (the kubelet's AtomicWriter refuses those too).
+func filePath(p string) bool {
+	if !localPath(p) {
+		return false
+	}
+	for _, e := range strings.Split(p, "/") {
+		if strings.HasPrefix(e, "..") {
+			return false
+		}
+	}
+	return true
+}
+
 // hasBackstep reports whether p has a ".." element.
 func hasBackstep(p string) bool {
 	for _, e := range strings.Split(p, "/") {
@@ -171,10 +197,27 @@ func allContainers(pod *v1.Pod) []*v1.Container {
 // SetUp makes the pod's volumes on the node, in its directory under
 // podsRoot, as often as the pod is synced: an emptyDir is made once (and
 // mounted, with medium Memory), a hostPath is checked against its type,
-// and a downwardAPI volume's files follow the pod's labels and
-// annotations. allocatable is the node's, for a Memory emptyDir's size and
-// the limits a container does not set. It returns the volumes by name.
-func SetUp(podsRoot string, pod *v1.Pod, allocatable v1.ResourceList) (map[string]Volume, error) {
+// and the files of a downwardAPI or projected volume follow the pod's
+// labels and annotations, its service account token (refreshed by api's
+// token getter) and the ConfigMaps it shows. allocatable is the node's,
+// for a Memory emptyDir's size and the limits a container does not set.
+// It returns the volumes by name. Without podsRoot (the embedded runtime,
+// which mounts nothing) no file is written, but the projected volumes'
+// sources are still read: a token or a ConfigMap the API server refuses
+// fails the sync there as it does on a real runtime.
+func SetUp(ctx context.Context, podsRoot string, pod *v1.Pod, allocatable v1.ResourceList, api API) (map[string]Volume, error) {
+	if podsRoot == "" {
+		for i := range pod.Spec.Volumes {
+			v := &pod.Spec.Volumes[i]
+			if v.Projected == nil {
+				continue
+			}
+			if _, err := projectedFiles(ctx, pod, i, v.Projected, allocatable, api); err != nil {
+				return nil, fmt.Errorf("pod %s/%s: volume %q: %w", pod.Namespace, pod.Name, v.Name, err)
+			}
+		}
+		return nil, nil
+	}
 	dir, err := cri.PodDir(podsRoot, pod)
 	if err != nil {
 		return nil, err
@@ -194,6 +237,12 @@ func SetUp(podsRoot string, pod *v1.Pod, allocatable v1.ResourceList) (map[strin
 		case v.DownwardAPI != nil:
 			pv.hostPath, pv.readOnly = filepath.Join(dir, "volumes", downwardAPIPlugin, v.Name), true
 			err = setUpDownwardAPI(pv.hostPath, pod, v.DownwardAPI, allocatable)
+		case v.Projected != nil:
+			pv.hostPath, pv.readOnly = filepath.Join(dir, "volumes", projectedPlugin, v.Name), true
+			var files map[string]volumeFile
+			if files, err = projectedFiles(ctx, pod, i, v.Projected, allocatable, api); err == nil {
+				err = writeAtomically(pv.hostPath, files)
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("pod %s/%s: volume %q: %w", pod.Namespace, pod.Name, v.Name, err)

@@ -1,6 +1,7 @@
 package volume
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
@@ -16,8 +17,8 @@ import (
 )
 
 // Check refuses, naming pod, container and volume, what podlife
-// cannot mount, and every volume type but emptyDir, hostPath and
-// downwardAPI.
+// cannot mount, and every volume type but emptyDir, hostPath, downwardAPI and
+// projected.
 func TestCheckVolumes(t *testing.T) {
 	hostToContainer := v1.MountPropagationHostToContainer
 	none := v1.MountPropagationNone
@@ -261,7 +262,7 @@ func TestEmptyDirTmpfs(t *testing.T) {
 	var vols map[string]Volume
 	for range 2 {
 		var err error
-		if vols, err = SetUp(pods, pod, allocatable); err != nil {
+		if vols, err = SetUp(context.Background(), pods, pod, allocatable, API{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,9 +1,12 @@
 // Package clustertest connects integration tests to the control plane that
-// tools/cluster-up.sh started (etcd, kube-apiserver, kube-scheduler), named
-// by PODLIFE_CLUSTER_DIR; without it the tests skip. Every test gets node
+// tools/cluster-up.sh started (etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler, configured as kubeadm configures them), named by
+// PODLIFE_CLUSTER_DIR; without it the tests skip. Every test gets node
 // identities of its own, minted from the cluster's CA, so tests can run
 // side by side as separate nodes under the Node authorizer and
-// NodeRestriction.
+// NodeRestriction, and namespaces of its own, ready for pods (their
+// `default` ServiceAccount made). It plays the part of the e2e framework's
+// per-test namespace and node setup (k8s.io/kubernetes/test/e2e/framework).
 package clustertest
 
 import (
@@ -30,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -46,6 +50,10 @@ type Cluster struct {
 	Dir string
 	// AdminKubeconfig is the kubeconfig of a system:masters user.
 	AdminKubeconfig string
+	// BootstrapKubeconfig is a kubeconfig with the cluster's bootstrap
+	// token, as `kubeadm join` uses one: it may post CSRs for node client
+	// certificates, which the controller manager approves and signs.
+	BootstrapKubeconfig string
 	// Admin is a client with that identity.
 	Admin kubernetes.Interface
 	// Server is the apiserver's URL.
@@ -65,7 +73,10 @@ func Require(t testing.TB) *Cluster {
 	if err != nil {
 		t.Fatalf("%s=%s: %v", EnvDir, dir, err)
 	}
-	return &Cluster{Dir: dir, AdminKubeconfig: kubeconfig, Admin: newClient(t, cfg), Server: cfg.Host}
+	return &Cluster{
+		Dir: dir, AdminKubeconfig: kubeconfig, Admin: newClient(t, cfg), Server: cfg.Host,
+		BootstrapKubeconfig: filepath.Join(dir, "bootstrap.kubeconfig"),
+	}
 }
 
 // newClient is a clientset whose connections are closed when the test
@@ -111,8 +122,9 @@ func (c *Cluster) Kubectl(t testing.TB, args ...string) (string, error) {
 var unsafeName = regexp.MustCompile(`[^a-z0-9-]+`)
 
 // NodeName returns a node name of its own for the test, and deletes that
-// Node when the test ends (no node lifecycle controller would ever mark a
-// stopped node NotReady: the scheduler would keep placing pods on it).
+// Node when the test ends: the node lifecycle controller would only taint a
+// stopped node unreachable after its grace period (50 s), and the scheduler
+// could place another test's pods on it meanwhile.
 func (c *Cluster) NodeName(t testing.TB) string {
 	t.Helper()
 	base := strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
@@ -129,9 +141,12 @@ func (c *Cluster) NodeName(t testing.TB) string {
 	return name
 }
 
-// Namespace creates a namespace of its own for the test. Without a
-// namespace controller a deleted namespace never goes away, so it is left;
-// the pods in it are force-deleted when the test ends.
+// Namespace creates a namespace of its own for the test and waits until
+// the service account controller made its `default` ServiceAccount: until
+// then the ServiceAccount admission plugin refuses every pod in it (the e2e
+// framework waits the same way). When the test ends, the pods in it are
+// force-deleted (their node's agent is gone) and the namespace deleted; the
+// namespace controller removes the rest.
 func (c *Cluster) Namespace(t testing.TB) string {
 	t.Helper()
 	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "pl-test-"}}
@@ -146,8 +161,37 @@ func (c *Cluster) Namespace(t testing.TB) string {
 		if err != nil {
 			t.Logf("delete the pods of namespace %s: %v", ns.Name, err)
 		}
+		err = c.Admin.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Logf("delete namespace %s: %v", ns.Name, err)
+		}
 	})
+	if err := c.waitDefaultServiceAccount(ns.Name); err != nil {
+		t.Fatalf("namespace %s: %v", ns.Name, err)
+	}
 	return ns.Name
+}
+
+// serviceAccountTimeout bounds the wait for a namespace's `default`
+// ServiceAccount; the controller makes it within a second when idle.
+const serviceAccountTimeout = time.Minute
+
+// waitDefaultServiceAccount waits until namespace ns has its `default`
+// ServiceAccount.
+func (c *Cluster) waitDefaultServiceAccount(ns string) error {
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, serviceAccountTimeout, true,
+		func(ctx context.Context) (bool, error) {
+			_, err := c.Admin.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			return err == nil, err
+		})
+	if err != nil {
+		return fmt.Errorf("no default ServiceAccount after %v (is kube-controller-manager running? see %s): %w",
+			serviceAccountTimeout, filepath.Join(c.Dir, "kube-controller-manager.log"), err)
+	}
+	return nil
 }
 
 // NodeKubeconfig writes a kubeconfig for the identity system:node:<name>

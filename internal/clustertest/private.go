@@ -17,7 +17,9 @@ import (
 // tools/cluster-up.sh, for tests that stop or restart the apiserver (the
 // shared one serves other tests meanwhile), and stops it at cleanup. It
 // needs the shared one (its binaries are built): without it the test
-// skips.
+// skips. cluster-up.sh reads the test's environment: a test that needs
+// short-lived node certificates sets PODLIFE_CLUSTER_SIGNING_DURATION (say
+// 3m) with t.Setenv before calling it.
 func StartPrivate(t testing.TB) *Cluster {
 	t.Helper()
 	Require(t)
