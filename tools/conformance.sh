@@ -179,9 +179,11 @@ cleanup() {
   # The node's containers and mounts go with containerd.
   [[ ! -d "$containerd_dir" ]] || "$tools/containerd-down.sh" "$containerd_dir" >>"$report/teardown.log" 2>&1
   [[ ! -d "$cluster_dir" ]] || "$tools/cluster-down.sh" "$cluster_dir" >>"$report/teardown.log" 2>&1
-  # The kubelet's root holds mounts of the pods' volumes.
+  # The kubelet bind-mounts its root onto itself and mounts the pods'
+  # volumes under it: deepest first.
   if [[ -d "$work/node" ]]; then
-    grep -F " $work/node/" /proc/self/mounts | awk '{print $2}' | sort -r | xargs -r -n1 umount -l 2>/dev/null
+    awk -v root="$work/node" '$2 == root || index($2, root "/") == 1 { print $2 }' /proc/self/mounts |
+      sort -r | xargs -r -n1 umount -l 2>/dev/null
   fi
   rm -rf "$work"
   log "stopped everything it started; report in $report"
@@ -208,7 +210,8 @@ kubectl=("$PODLIFE_CLUSTER_BIN/kubectl" --kubeconfig "$KUBECONFIG")
 
 # --- the node -----------------------------------------------------------------------
 # kubelet_config CA ENDPOINT: the kubelet's configuration: the API on a free
-# port (the API server reaches it for logs and exec), authenticated by client
+# port of 127.0.0.1 (the node's address, --node-ip: the API server reaches it
+# there for logs and exec), authenticated by client
 # certificates of the cluster CA and by token review, authorized by
 # SubjectAccessReview; no read-only port, no healthz port; images never
 # garbage-collected (they cannot be pulled again here); cgroupfs and no QoS
@@ -266,7 +269,7 @@ else
   [[ -x "$kubelet" ]] || kubelet="$CBIN/kubelet"
   kubelet_config "$PODLIFE_CLUSTER_DIR/pki/ca.crt" "$endpoint" >"$work/kubelet.yaml"
   "$kubelet" --config "$work/kubelet.yaml" --kubeconfig "$PODLIFE_NODE_KUBECONFIG" \
-    --hostname-override "$PODLIFE_NODE_NAME" --root-dir "$work/node" --cert-dir "$work/node/pki" \
+    --hostname-override "$PODLIFE_NODE_NAME" --node-ip 127.0.0.1 --root-dir "$work/node" --cert-dir "$work/node/pki" \
     --fail-cgroupv1=false --cgroup-driver=cgroupfs --cgroups-per-qos=false --enforce-node-allocatable= \
     </dev/null >"$report/node.log" 2>&1 &
   node_pid=$!
