@@ -27,6 +27,9 @@ type junitCase struct {
 	Skipped *junitMessage `xml:"skipped"`
 	Failure *junitMessage `xml:"failure"`
 	Error   *junitMessage `xml:"error"`
+	// SystemErr is the spec's timeline: its steps and log, with the
+	// events of its namespace the framework dumps after a failure.
+	SystemErr string `xml:"system-err"`
 }
 
 // junitMessage is a <failure>, <error> or <skipped>: ginkgo puts the

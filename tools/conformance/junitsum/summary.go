@@ -23,7 +23,10 @@ type result struct {
 	Name    string
 	Outcome outcome
 	Reason  string // one line
-	Seconds float64
+	// NodeEvent is the first failure event the node posted in the spec's
+	// namespace ("Failed: Error: ..."), often the cause behind a timeout.
+	NodeEvent string
+	Seconds   float64
 }
 
 // summary is a run's results, the specs of the selection in name order, and
@@ -59,7 +62,11 @@ func summarize(cases []junitCase, selected map[string]bool) summary {
 			continue
 		}
 		seen[name] = true
-		s.Specs = append(s.Specs, result{Name: name, Outcome: o, Reason: reason, Seconds: c.Time})
+		r := result{Name: name, Outcome: o, Reason: reason, Seconds: c.Time}
+		if o == failed {
+			r.NodeEvent = nodeEvent(c.SystemErr)
+		}
+		s.Specs = append(s.Specs, r)
 	}
 	// A selected spec missing from the report altogether did not run either.
 	for name := range selected {
@@ -141,6 +148,22 @@ func firstLines(s string) string {
 	return cut(lines[0])
 }
 
+// eventLine is a line of the framework's event dump (e2edebug) for an event
+// a node (source podlife or kubelet, and the node's name) posted with a
+// reason that says something failed.
+var eventLine = regexp.MustCompile(`event for [^:]+: \{(podlife|kubelet) [^}]*\} ((Failed|Error|BackOff|Unhealthy|Evicted|OutOf|CreateContainer)[A-Za-z]*: .*)$`)
+
+// nodeEvent is the first failure event of the node in a spec's timeline,
+// bounded to one line.
+func nodeEvent(timeline string) string {
+	for _, line := range strings.Split(timeline, "\n") {
+		if m := eventLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			return cut(m[2])
+		}
+	}
+	return ""
+}
+
 // maxReason bounds a one-line reason.
 const maxReason = 200
 
@@ -211,12 +234,17 @@ type group struct {
 }
 
 // failureGroups groups the failed specs by cause, the largest group first
-// (ties by cause), the specs of a group by name.
+// (ties by cause), the specs of a group by name. A node's failure event is
+// the cause when there is one: a refused pod times out the spec's wait, and
+// the timeout alone says nothing.
 func (s summary) failureGroups() []group {
 	byCause := map[string][]result{}
 	for _, r := range s.Specs {
 		if r.Outcome == failed {
 			c := cause(r.Reason)
+			if r.NodeEvent != "" {
+				c = "node: " + cause(r.NodeEvent)
+			}
 			byCause[c] = append(byCause[c], r)
 		}
 	}
@@ -253,6 +281,9 @@ func (s summary) write(w io.Writer, node string) {
 		fmt.Fprintf(w, "%4d  %s\n", len(g.Failures), g.Cause)
 		for _, r := range g.Failures {
 			fmt.Fprintf(w, "        %s\n          %s\n", r.Name, r.Reason)
+			if r.NodeEvent != "" {
+				fmt.Fprintf(w, "          node: %s\n", r.NodeEvent)
+			}
 		}
 	}
 	first := true
@@ -273,7 +304,11 @@ func (s summary) write(w io.Writer, node string) {
 func (s summary) writeTSV(w io.Writer) {
 	clean := strings.NewReplacer("\t", " ", "\n", " ")
 	for _, r := range s.Specs {
-		fmt.Fprintf(w, "%s\t%.1f\t%s\t%s\n", r.Outcome, r.Seconds, clean.Replace(r.Name), clean.Replace(r.Reason))
+		reason := r.Reason
+		if r.NodeEvent != "" {
+			reason += " (node: " + r.NodeEvent + ")"
+		}
+		fmt.Fprintf(w, "%s\t%.1f\t%s\t%s\n", r.Outcome, r.Seconds, clean.Replace(r.Name), clean.Replace(reason))
 	}
 }
 

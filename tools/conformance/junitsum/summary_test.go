@@ -148,6 +148,23 @@ func TestFailureReason(t *testing.T) {
 	}
 }
 
+func TestNodeEvent(t *testing.T) {
+	tests := []struct{ name, timeline, want string }{
+		{"podlife's failure", "STEP: x\n  I1126 dump.go:53] At 2026 - event for p-1: {podlife vm} Failed: Error: refused\n", "Failed: Error: refused"},
+		{"the kubelet's, first of several", "I1 dump.go:53] At t - event for p: {kubelet vm} FailedMount: no volume\nI2 dump.go:53] At t - event for p: {kubelet vm} BackOff: later", "FailedMount: no volume"},
+		{"normal events only", "I1 dump.go:53] At t - event for p: {podlife vm} Started: Started container c", ""},
+		{"someone else's failure", "I1 dump.go:53] At t - event for p: {default-scheduler } FailedScheduling: 0/1 nodes", ""},
+		{"no timeline", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := nodeEvent(tt.timeline); got != tt.want {
+				t.Errorf("nodeEvent = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestWrite(t *testing.T) {
 	selected, err := selectedSpecs(filepath.Join("testdata", "dryrun.xml"))
 	if err != nil {
@@ -162,6 +179,9 @@ func TestWrite(t *testing.T) {
 		"failures by cause (3 causes):\n",
 		// The two log failures are one cause, listed first.
 		"   2  failed to get logs of pod <name>: the server could not find the requested resource (get pods <name>)\n",
+		// A timeout behind which the node refused the pod: grouped by the refusal.
+		"   1  node: Failed: Error: pod <name>/",
+		"uid 65534 [LinuxOnly] [NodeConformance] [Conformance]\n          A suite timeout occurred\n          node: Failed: Error: pod security-context-test-4321/busybox-user-65534-0c1d2e3f: spec.securityContext.runAsUser: podlife does not apply",
 		"\nskipped:\n        [sig-storage] HostPath should support r/w [NodeConformance]\n          Only supported for providers [gce gke] (not local)\n",
 	} {
 		if !strings.Contains(text, want) {
