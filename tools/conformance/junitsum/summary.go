@@ -26,7 +26,9 @@ type result struct {
 	// NodeEvent is the first failure event the node posted in the spec's
 	// namespace ("Failed: Error: ..."), often the cause behind a timeout.
 	NodeEvent string
-	Seconds   float64
+	// EventIsCause is whether NodeEvent is a refusal or error, the cause.
+	EventIsCause bool
+	Seconds      float64
 }
 
 // summary is a run's results, the specs of the selection in name order, and
@@ -64,7 +66,7 @@ func summarize(cases []junitCase, selected map[string]bool) summary {
 		seen[name] = true
 		r := result{Name: name, Outcome: o, Reason: reason, Seconds: c.Time}
 		if o == failed {
-			r.NodeEvent = nodeEvent(c.SystemErr)
+			r.NodeEvent, r.EventIsCause = nodeEvent(c.SystemErr)
 		}
 		s.Specs = append(s.Specs, r)
 	}
@@ -128,13 +130,22 @@ func failureReason(status string, m junitMessage) string {
 // timed out is on the next line.
 var timeoutLine = regexp.MustCompile(`^(Timed out after [0-9.]+s\.|Told to stop trying after [0-9.]+s\.)$`)
 
-// firstLines is firstLine, with the line after a bare gomega timeout.
+// gomegaFrame is a line of gomega's failure text that says nothing of the
+// cause: "Expected", a value's type ("<*errors.errorString | 0xc0>: "), a
+// brace.
+var gomegaFrame = regexp.MustCompile(`^(Expected|<.*>:?|\{|\})$`)
+
+// firstLines is firstLine, with the first telling line after a bare gomega
+// timeout ("Timed out after 300s." then "Expected" then "<*errors...>:"
+// then the error).
 func firstLines(s string) string {
 	var lines []string
 	for _, line := range strings.Split(s, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			lines = append(lines, line)
+		line = strings.TrimSpace(line)
+		if line == "" || len(lines) == 1 && gomegaFrame.MatchString(line) {
+			continue
 		}
+		lines = append(lines, line)
 		if len(lines) == 2 {
 			break
 		}
@@ -154,18 +165,35 @@ func firstLines(s string) string {
 var eventLine = regexp.MustCompile(`event for [^:]+: \{(podlife|kubelet) [^}]*\} ((Failed|Error|BackOff|Unhealthy|Evicted|OutOf|CreateContainer)[A-Za-z]*: .*)$`)
 
 // nodeEvent is the first failure event of the node in a spec's timeline,
-// bounded to one line.
-func nodeEvent(timeline string) string {
+// bounded to one line, and whether it is a refusal or error (Failed...,
+// CreateContainer..., Evicted, ...) rather than a probe failure or a
+// back-off: a server's startup probe fails until it listens and a back-off
+// follows some other failure, so those are shown only when there is no
+// other, and are not taken as the cause.
+func nodeEvent(timeline string) (string, bool) {
+	var weak string
 	for _, line := range strings.Split(timeline, "\n") {
-		if m := eventLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
-			return cut(m[2])
+		m := eventLine.FindStringSubmatch(strings.TrimSpace(line))
+		switch {
+		case m == nil:
+		case m[3] == "Unhealthy" || m[3] == "BackOff":
+			if weak == "" {
+				weak = cut(m[2])
+			}
+		default:
+			return cut(m[2]), true
 		}
 	}
-	return ""
+	return weak, false
 }
 
-// maxReason bounds a one-line reason.
-const maxReason = 200
+// maxReason bounds a one-line reason as kept; causes are made from that,
+// so that the names in it do not move where it is cut. maxShown bounds it
+// as printed.
+const (
+	maxReason = 1000
+	maxShown  = 200
+)
 
 // firstLine is the first non-empty line of s, trimmed and bounded.
 func firstLine(s string) string {
@@ -177,12 +205,17 @@ func firstLine(s string) string {
 	return ""
 }
 
-func cut(s string) string {
-	if len(s) <= maxReason {
+func cut(s string) string { return cutAt(s, maxReason) }
+
+// shown is s cut to be printed on a line.
+func shown(s string) string { return cutAt(s, maxShown) }
+
+// cutAt is s cut to at most max bytes on a rune boundary, with an ellipsis.
+func cutAt(s string, max int) string {
+	if len(s) <= max {
 		return s
 	}
-	// Cut on a rune boundary.
-	n := maxReason
+	n := max
 	for n > 0 && !isRuneStart(s[n]) {
 		n--
 	}
@@ -242,7 +275,7 @@ func (s summary) failureGroups() []group {
 	for _, r := range s.Specs {
 		if r.Outcome == failed {
 			c := cause(r.Reason)
-			if r.NodeEvent != "" {
+			if r.EventIsCause {
 				c = "node: " + cause(r.NodeEvent)
 			}
 			byCause[c] = append(byCause[c], r)
@@ -271,18 +304,18 @@ func (s summary) write(w io.Writer, node string) {
 	fmt.Fprintf(w, "%s: %d specs: %d passed, %d failed, %d skipped, %d not run\n",
 		label, len(s.Specs), s.count(passed), s.count(failed), s.count(skipped), s.count(notRun))
 	for _, r := range s.SuiteFailed {
-		fmt.Fprintf(w, "suite node failed: %s: %s\n", r.Name, r.Reason)
+		fmt.Fprintf(w, "suite node failed: %s: %s\n", r.Name, shown(r.Reason))
 	}
 	groups := s.failureGroups()
 	if len(groups) > 0 {
 		fmt.Fprintf(w, "\nfailures by cause (%d causes):\n", len(groups))
 	}
 	for _, g := range groups {
-		fmt.Fprintf(w, "%4d  %s\n", len(g.Failures), g.Cause)
+		fmt.Fprintf(w, "%4d  %s\n", len(g.Failures), shown(g.Cause))
 		for _, r := range g.Failures {
-			fmt.Fprintf(w, "        %s\n          %s\n", r.Name, r.Reason)
+			fmt.Fprintf(w, "        %s\n          %s\n", r.Name, shown(r.Reason))
 			if r.NodeEvent != "" {
-				fmt.Fprintf(w, "          node: %s\n", r.NodeEvent)
+				fmt.Fprintf(w, "          node: %s\n", shown(r.NodeEvent))
 			}
 		}
 	}
@@ -295,7 +328,7 @@ func (s summary) write(w io.Writer, node string) {
 			fmt.Fprintf(w, "\nskipped:\n")
 			first = false
 		}
-		fmt.Fprintf(w, "        %s\n          %s\n", r.Name, r.Reason)
+		fmt.Fprintf(w, "        %s\n          %s\n", r.Name, shown(r.Reason))
 	}
 }
 

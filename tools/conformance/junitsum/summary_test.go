@@ -135,9 +135,12 @@ func TestFailureReason(t *testing.T) {
 		{"gomega timeout in the text",
 			junitMessage{Text: "[FAILED] Timed out after 60.001s.\n\n  expected 1, got 2\nIn [It] at: x.go:1"},
 			"Timed out after 60.001s. expected 1, got 2"},
+		{"gomega timeout on an error",
+			junitMessage{Message: "Timed out after 120.362s.\nExpected\n    <*errors.errorString | 0x786228747f0>: \n    failed to get output for container \"c\" of pod \"p\"\n    {"},
+			`Timed out after 120.362s. failed to get output for container "c" of pod "p"`},
 		{"timeout with its reason on the line", junitMessage{Message: "Timed out after 5s. pod not ready\nmore"}, "Timed out after 5s. pod not ready"},
 		{"nothing", junitMessage{}, "failed"},
-		{"long line cut", junitMessage{Message: strings.Repeat("é", 150)}, strings.Repeat("é", 100) + "…"},
+		{"long line cut", junitMessage{Message: strings.Repeat("é", 600)}, strings.Repeat("é", 500) + "…"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,14 +155,20 @@ func TestNodeEvent(t *testing.T) {
 	tests := []struct{ name, timeline, want string }{
 		{"podlife's failure", "STEP: x\n  I1126 dump.go:53] At 2026 - event for p-1: {podlife vm} Failed: Error: refused\n", "Failed: Error: refused"},
 		{"the kubelet's, first of several", "I1 dump.go:53] At t - event for p: {kubelet vm} FailedMount: no volume\nI2 dump.go:53] At t - event for p: {kubelet vm} BackOff: later", "FailedMount: no volume"},
+		{"a probe failure before the failure", "I1 dump.go:53] At t - event for s: {podlife vm} Unhealthy: Startup probe failed\nI2 dump.go:53] At t - event for p: {podlife vm} Failed: Error: refused", "Failed: Error: refused"},
+		{"only a probe failure", "I1 dump.go:53] At t - event for s: {podlife vm} Unhealthy: Liveness probe failed\nI2 dump.go:53] At t - event for s: {podlife vm} BackOff: restarting", "Unhealthy: Liveness probe failed"},
 		{"normal events only", "I1 dump.go:53] At t - event for p: {podlife vm} Started: Started container c", ""},
 		{"someone else's failure", "I1 dump.go:53] At t - event for p: {default-scheduler } FailedScheduling: 0/1 nodes", ""},
 		{"no timeline", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := nodeEvent(tt.timeline); got != tt.want {
+			got, isCause := nodeEvent(tt.timeline)
+			if got != tt.want {
 				t.Errorf("nodeEvent = %q, want %q", got, tt.want)
+			}
+			if wantCause := strings.HasPrefix(tt.want, "Failed"); isCause != wantCause {
+				t.Errorf("nodeEvent is the cause: %v, want %v", isCause, wantCause)
 			}
 		})
 	}
@@ -267,4 +276,24 @@ func mustRead(t *testing.T, name string) []junitCase {
 		t.Fatal(err)
 	}
 	return cases
+}
+
+// Two refusals whose pod names differ in length are one cause, though
+// each is cut to a line at a different place when printed.
+func TestCauseOfLongEvents(t *testing.T) {
+	tail := ": spec.securityContext.runAsUser, spec.securityContext.runAsNonRoot, spec.securityContext.seccompProfile: podlife does not apply these fields yet, and will not run a container with less isolation than its spec asks for"
+	s := summary{Specs: []result{
+		{Name: "a", Outcome: failed, Reason: "Timed out", EventIsCause: true, NodeEvent: "Failed: Error: pod pods-1095/pod-hostip-2225483d-1ba0-4e6c-bab6-e35de357894b" + tail},
+		{Name: "b", Outcome: failed, Reason: "Timed out", EventIsCause: true, NodeEvent: "Failed: Error: pod pods-7927/pod-update-activedeadlineseconds-b51d4dd8-a3f2-4e42-995e-b9a3a81e70a7" + tail},
+	}}
+	if g := s.failureGroups(); len(g) != 1 {
+		t.Errorf("%d groups, want 1: %+v", len(g), g)
+	}
+	var out bytes.Buffer
+	s.write(&out, "")
+	for _, line := range strings.Split(out.String(), "\n") {
+		if len(line) > maxShown+20 {
+			t.Errorf("line of %d bytes printed: %q", len(line), line)
+		}
+	}
 }
