@@ -1,0 +1,319 @@
+#!/usr/bin/env bash
+# Runs the upstream Kubernetes node conformance suite against podlife (or,
+# as the reference, a kubelet) as the only node of a local cluster, and
+# prints passed/failed/skipped with each failure's one-line reason, grouped
+# by cause:
+#
+#   sudo tools/conformance.sh                      # podlife, the whole selection
+#   sudo tools/conformance.sh --node kubelet       # the same against a kubelet
+#   sudo tools/conformance.sh --ci                 # the sized part CI runs
+#   tools/conformance.sh --list                    # the selection, no cluster
+#
+# The selection: the specs of k8s.io/kubernetes/test/e2e (the release of
+# tools/conformance/e2e/go.mod) labelled NodeConformance and none of Serial,
+# Disruptive, Flaky, Slow or Feature:* (ginkgo --label-filter, see SELECTION).
+#
+# What it does, in order, each step's output in the report directory:
+#  1. builds e2e.test, ginkgo and agnhost (tools/conformance-build.sh,
+#     cached), the control plane (tools/cluster-build.sh, cached) and podlife
+#     (go build ./cmd/podlife) or takes the kubelet (cluster-build.sh's, else
+#     conformance-build.sh --kubelet);
+#  2. starts a private containerd (tools/containerd-up.sh) and imports the
+#     test images (tools/conformance-images.sh);
+#  3. starts the control plane (tools/cluster-up.sh);
+#  4. starts the node with the node identity cluster-up.sh minted and waits
+#     until its Node is Ready;
+#  5. runs e2e.test through ginkgo in parallel (--procs), each spec with the
+#     e2e framework's own timeouts, the whole run bounded by --timeout;
+#  6. summarizes the JUnit report (tools/conformance/junitsum);
+#  7. stops the node, the control plane and containerd, on success, failure
+#     or interrupt.
+#
+# Options:
+#   --node podlife|kubelet  the node under test (default podlife)
+#   --focus REGEX           only the specs of the selection whose name matches
+#   --ci                    the CI part: the specs of CI_FOCUS_SPECS below
+#                           (podlife passes them; minutes), --timeout 15m
+#   --procs N               parallel ginkgo processes (default 4: on two cores
+#                           the specs mostly wait for pods, not compute)
+#   --timeout DURATION      the whole run's limit, a Go duration (default 90m);
+#                           specs not started by then are reported as not run
+#   --report DIR            where the logs and junit.xml go (default: a new
+#                           directory under ${TMPDIR:-/tmp}); kept afterwards
+#   --list                  print the selection (ginkgo --dry-run) and its
+#                           count, and stop; needs no root and no cluster
+#
+# Environment: PODLIFE_CONTAINERD_BIN (a containerd of
+# tools/containerd-build.sh instead of Debian's), PODLIFE_CONFORMANCE_CACHE,
+# PODLIFE_CLUSTER_CACHE (the build caches).
+#
+# Exit status: 0 if every spec that ran passed, 1 otherwise, 2 on bad usage.
+set -euo pipefail
+
+tools="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(dirname "$tools")"
+TOOL=conformance
+log() { echo "$TOOL: $*" >&2; }
+die() {
+  log "ERROR: $*"
+  exit 1
+}
+usage() {
+  log "usage: conformance.sh [--node podlife|kubelet] [--focus REGEX] [--ci] [--procs N] [--timeout DURATION] [--report DIR] [--list]"
+  exit 2
+}
+
+# The selection, as ginkgo labels (the framework's WithNodeConformance,
+# WithSerial, ..., WithFeature add both a label and the [Tag] in the name).
+SELECTION='NodeConformance && !Serial && !Disruptive && !Flaky && !Slow && !/^Feature:/'
+# The CI part: specs that podlife passes with what it does today (a pod
+# whose security context podlife does not apply yet is refused, the kubelet
+# API of logs and exec is not served, Secret and ConfigMap volumes are
+# missing; that leaves few), each measured passing in a full run. Each is a
+# regular expression on a spec's name.
+CI_FOCUS_SPECS=(
+  'Container Runtime blackbox test on terminated container should report termination message as empty when pod succeeds and TerminationMessagePolicy FallbackToLogsOnError is set'
+  'Container Runtime blackbox test on terminated container should report termination message from log output if TerminationMessagePolicy FallbackToLogsOnError is set'
+  'Container Runtime blackbox test on terminated container should report termination message from file when pod succeeds and TerminationMessagePolicy FallbackToLogsOnError is set'
+  'NodeLease NodeLease should have OwnerReferences set'
+  'Probing container should be restarted with a exec "cat /tmp/health" liveness probe'
+  'Probing container with readiness probe that fails should never be ready and never restart'
+  'Probing restartable init container should not be ready with an exec readiness probe timeout'
+  'Security Context When creating a container with runAsNonRoot should not run without a specified user ID'
+)
+CI_TIMEOUT=15m
+
+node=podlife focus="" ci=false procs=4 timeout="" report="" list=false
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --node | --focus | --procs | --timeout | --report)
+      [[ $# -ge 2 && -n "$2" ]] || { log "$1 needs a value"; usage; }
+      case "$1" in
+        --node) node="$2" ;;
+        --focus) focus="$2" ;;
+        --procs) procs="$2" ;;
+        --timeout) timeout="$2" ;;
+        --report) report="$2" ;;
+      esac
+      shift 2
+      ;;
+    --ci)
+      ci=true
+      shift
+      ;;
+    --list)
+      list=true
+      shift
+      ;;
+    -h | --help)
+      sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+      exit 0
+      ;;
+    *) log "unknown argument $1"; usage ;;
+  esac
+done
+case "$node" in
+  podlife | kubelet) ;;
+  *) log "--node must be podlife or kubelet, not $node"; usage ;;
+esac
+[[ "$procs" =~ ^[1-9][0-9]*$ ]] || { log "--procs must be a positive number, not $procs"; usage; }
+if $ci; then
+  [[ -z "$focus" ]] || { log "--ci and --focus exclude each other"; usage; }
+  focus="$(IFS='|'; echo "${CI_FOCUS_SPECS[*]}")"
+  timeout="${timeout:-$CI_TIMEOUT}"
+fi
+timeout="${timeout:-90m}"
+[[ "$timeout" =~ ^([0-9]+(\.[0-9]+)?(h|m|s))+$ ]] || { log "--timeout must be a Go duration (e.g. 90m), not $timeout"; usage; }
+
+# --- build ----------------------------------------------------------------------
+build_args=()
+[[ "$node" != kubelet ]] || build_args=(--kubelet)
+CBIN="$("$tools/conformance-build.sh" "${build_args[@]}" | tail -n 1)"
+ginkgo_focus=()
+[[ -z "$focus" ]] || ginkgo_focus=(--focus "$focus")
+ginkgo_run=("$CBIN/ginkgo" run --no-color --label-filter "$SELECTION" "${ginkgo_focus[@]}")
+
+# dry_run DIR: the selection's dry run, its JUnit report in DIR/dryrun.xml
+# (every selected spec passed, every other skipped).
+dry_run() {
+  "${ginkgo_run[@]}" --dry-run --output-dir "$1" --junit-report dryrun.xml \
+    "$CBIN/e2e.test" -- --provider local >"$1/dryrun.log" 2>&1 ||
+    die "the dry run failed: $(tail -n 20 "$1/dryrun.log")"
+}
+# junitsum ARGS...: tools/conformance/junitsum.
+junitsum() {
+  (cd "$repo" && go run ./tools/conformance/junitsum "$@")
+}
+
+if $list; then
+  tmp="$(mktemp -d)"
+  trap 'rm -rf "$tmp"' EXIT
+  dry_run "$tmp"
+  junitsum -list "$tmp/dryrun.xml"
+  exit 0
+fi
+
+[[ $(id -u) -eq 0 ]] || die "must run as root (containerd and the node need it); try: sudo $0 $*"
+if [[ -z "$report" ]]; then
+  report="$(mktemp -d "${TMPDIR:-/tmp}/podlife-conformance.XXXXXX")"
+fi
+mkdir -p "$report"
+report="$(cd "$report" && pwd)"
+log "report directory: $report"
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/podlife-conformance-run.XXXXXX")"
+chmod 0700 "$work"
+containerd_dir="$work/containerd" cluster_dir="$work/cluster" node_pid=""
+cleanup() {
+  local rc=$?
+  set +e
+  if [[ -n "$node_pid" ]] && kill -0 "$node_pid" 2>/dev/null; then
+    log "stopping the $node (pid $node_pid)"
+    kill -TERM "$node_pid"
+    for _ in $(seq 50); do kill -0 "$node_pid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL "$node_pid" 2>/dev/null
+    wait "$node_pid" 2>/dev/null
+  fi
+  # The node's containers and mounts go with containerd.
+  [[ ! -d "$containerd_dir" ]] || "$tools/containerd-down.sh" "$containerd_dir" >>"$report/teardown.log" 2>&1
+  [[ ! -d "$cluster_dir" ]] || "$tools/cluster-down.sh" "$cluster_dir" >>"$report/teardown.log" 2>&1
+  # The kubelet bind-mounts its root onto itself and mounts the pods'
+  # volumes under it: deepest first.
+  if [[ -d "$work/node" ]]; then
+    awk -v root="$work/node" '$2 == root || index($2, root "/") == 1 { print $2 }' /proc/self/mounts |
+      sort -r | xargs -r -n1 umount -l 2>/dev/null
+  fi
+  rm -rf "$work"
+  log "stopped everything it started; report in $report"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- containerd and images --------------------------------------------------------
+log "starting containerd"
+endpoint="$(PODLIFE_CONTAINERD_DIR="$containerd_dir" "$tools/containerd-up.sh" 2>"$report/containerd-up.log" | tail -n 1)" ||
+  die "containerd-up.sh failed: $(tail -n 5 "$report/containerd-up.log")"
+log "importing the test images"
+"$tools/conformance-images.sh" --containerd "$containerd_dir" --bin "$CBIN" >/dev/null 2>"$report/images.log" ||
+  die "conformance-images.sh failed: $(tail -n 5 "$report/images.log")"
+
+# --- control plane ----------------------------------------------------------------
+log "starting the control plane"
+env_out="$(PODLIFE_CLUSTER_DIR="$cluster_dir" "$tools/cluster-up.sh" 2>"$report/cluster-up.log")" ||
+  die "cluster-up.sh failed: $(tail -n 5 "$report/cluster-up.log")"
+eval "$(grep '^export ' <<<"$env_out")"
+kubectl=("$PODLIFE_CLUSTER_BIN/kubectl" --kubeconfig "$KUBECONFIG")
+
+# --- the node -----------------------------------------------------------------------
+# kubelet_config CA ENDPOINT IP: the kubelet's configuration: the API on a
+# free port of IP, the node's address (--node-ip; the kubelet refuses a
+# loopback one): the API server reaches it there for logs and exec. As a
+# real kubelet's, it is authenticated by client
+# certificates of the cluster CA and by token review, authorized by
+# SubjectAccessReview; no read-only port, no healthz port; images never
+# garbage-collected (they cannot be pulled again here); cgroupfs and no QoS
+# cgroups (cgroup v1 here; --fail-cgroupv1=false and the flags below).
+kubelet_config() {
+  cat <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $3
+port: $(free_port)
+readOnlyPort: 0
+healthzPort: 0
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    enabled: true
+  x509:
+    clientCAFile: $1
+authorization:
+  mode: Webhook
+containerRuntimeEndpoint: $2
+failSwapOn: false
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard:
+  memory.available: 100Mi
+serializeImagePulls: false
+EOF
+}
+
+# free_port: a TCP port nothing listens on now.
+free_port() {
+  local p
+  while :; do
+    p=$((20000 + RANDOM % 20000))
+    if ! (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      echo "$p"
+      return
+    fi
+  done
+}
+
+mkdir -p "$work/node"
+chmod 0700 "$work/node"
+if [[ "$node" == podlife ]]; then
+  log "building podlife"
+  (cd "$repo" && go build -o "$work/podlife" ./cmd/podlife)
+  "$work/podlife" run --kubeconfig "$PODLIFE_NODE_KUBECONFIG" --node-name "$PODLIFE_NODE_NAME" \
+    --runtime-endpoint "$endpoint" --root-dir "$work/node" --address 127.0.0.1:0 \
+    </dev/null >"$report/node.log" 2>&1 &
+  node_pid=$!
+else
+  kubelet="$PODLIFE_CLUSTER_BIN/kubelet"
+  [[ -x "$kubelet" ]] || kubelet="$CBIN/kubelet"
+  # The address of the default route's interface, as the kubelet picks it.
+  node_ip="$(ip -4 route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')"
+  [[ -n "$node_ip" ]] || die "cannot find this host's IPv4 address (ip -4 route get 1.1.1.1) for the kubelet"
+  kubelet_config "$PODLIFE_CLUSTER_DIR/pki/ca.crt" "$endpoint" "$node_ip" >"$work/kubelet.yaml"
+  "$kubelet" --config "$work/kubelet.yaml" --kubeconfig "$PODLIFE_NODE_KUBECONFIG" \
+    --hostname-override "$PODLIFE_NODE_NAME" --node-ip "$node_ip" --root-dir "$work/node" --cert-dir "$work/node/pki" \
+    --fail-cgroupv1=false --cgroup-driver=cgroupfs --cgroups-per-qos=false --enforce-node-allocatable= \
+    </dev/null >"$report/node.log" 2>&1 &
+  node_pid=$!
+fi
+log "waiting for node $PODLIFE_NODE_NAME ($node, pid $node_pid) to be Ready"
+deadline=$((SECONDS + 180))
+until "${kubectl[@]}" get node "$PODLIFE_NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -qx True; do
+  kill -0 "$node_pid" 2>/dev/null || die "the $node exited: $(tail -n 20 "$report/node.log")"
+  [[ $SECONDS -lt $deadline ]] || die "node $PODLIFE_NODE_NAME not Ready after 180s: $(tail -n 20 "$report/node.log")"
+  sleep 1
+done
+log "node $PODLIFE_NODE_NAME is Ready"
+
+# The framework waits for each test namespace's `default` service account,
+# which only a controller manager makes. An older cluster-up.sh runs none;
+# then that check is off (pods there get no token either).
+e2e_args=(--provider local --kubeconfig "$KUBECONFIG" --report-dir "$report/e2e" --node-os-distro debian)
+sa_deadline=$((SECONDS + 60))
+until "${kubectl[@]}" get serviceaccount default -n default >/dev/null 2>&1; do
+  if [[ $SECONDS -ge $sa_deadline ]]; then
+    log "no controller manager made the default service account: --e2e-verify-service-account=false"
+    e2e_args+=(--e2e-verify-service-account=false)
+    break
+  fi
+  sleep 1
+done
+
+# --- the suite -------------------------------------------------------------------------
+dry_run "$report"
+log "running the selection${focus:+ (focus: $focus)} on $node with $procs processes, at most $timeout; log: $report/ginkgo.log"
+t0=$SECONDS
+set +e
+"${ginkgo_run[@]}" --procs "$procs" --timeout "$timeout" --poll-progress-after 10m \
+  --output-dir "$report" --junit-report junit.xml \
+  "$CBIN/e2e.test" -- "${e2e_args[@]}" >"$report/ginkgo.log" 2>&1
+ginkgo_rc=$?
+set -e
+log "ginkgo exited $ginkgo_rc after $(((SECONDS - t0) / 60))m$(((SECONDS - t0) % 60))s"
+[[ -s "$report/junit.xml" ]] || die "no JUnit report; the end of $report/ginkgo.log: $(tail -n 30 "$report/ginkgo.log")"
+
+set +e
+junitsum -node "$node" -selection "$report/dryrun.xml" -tsv "$report/results.tsv" "$report/junit.xml" | tee "$report/summary.txt"
+rc=${PIPESTATUS[0]}
+set -e
+exit "$rc"
