@@ -14,7 +14,6 @@ import (
 	"sync"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/tools/remotecommand"
@@ -150,24 +149,28 @@ func TestContainerdKubeletAPI(t *testing.T) {
 
 	// Port-forward over SPDY, and over a WebSocket tunnelling SPDY (what
 	// kubectl tries first).
-	spdyDialer := func(t *testing.T, u *url.URL) httpstream.Dialer {
+	// Each forwards a free local port to the pod's 8080.
+	type forwarder func(t *testing.T, u *url.URL, stop, ready chan struct{}) (*portforward.PortForwarder, error)
+	local, ports := []string{"127.0.0.1"}, []string{"0:8080"}
+	overSPDY := func(t *testing.T, u *url.URL, stop, ready chan struct{}) (*portforward.PortForwarder, error) {
 		transport, upgrader, err := spdy.RoundTripperFor(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return spdy.NewDialer(upgrader, &http.Client{Transport: transport}, "POST", u)
+		d := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, "POST", u)
+		return portforward.NewOnAddresses(d, local, ports, stop, ready, io.Discard, io.Discard)
 	}
-	tunnelDialer := func(t *testing.T, u *url.URL) httpstream.Dialer {
+	overWebSocket := func(t *testing.T, u *url.URL, stop, ready chan struct{}) (*portforward.PortForwarder, error) {
 		d, err := portforward.NewSPDYOverWebsocketDialer(u, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return d
+		return portforward.NewOnAddresses(d, local, ports, stop, ready, io.Discard, io.Discard)
 	}
-	for name, dial := range map[string]func(*testing.T, *url.URL) httpstream.Dialer{"port-forward": spdyDialer, "port-forward websocket": tunnelDialer} {
+	for name, forward := range map[string]forwarder{"port-forward": overSPDY, "port-forward websocket": overWebSocket} {
 		t.Run(name, func(t *testing.T) {
 			stop, ready := make(chan struct{}), make(chan struct{})
-			fw, err := portforward.NewOnAddresses(dial(t, streamURL(cfg, "/portForward/"+pod, nil)), []string{"127.0.0.1"}, []string{"0:8080"}, stop, ready, io.Discard, io.Discard)
+			fw, err := forward(t, streamURL(cfg, "/portForward/"+pod, nil), stop, ready)
 			if err != nil {
 				t.Fatal(err)
 			}
