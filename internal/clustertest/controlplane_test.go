@@ -14,6 +14,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -32,7 +33,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/certificate/csr"
-	"k8s.io/client-go/util/retry"
 )
 
 // controllerTimeout bounds each wait for a controller of the controller
@@ -291,21 +291,13 @@ func TestNodeLifecycleTaints(t *testing.T) {
 		t.Fatalf("a new Node has taints %v, want %s", node.Spec.Taints, notReady.ToString())
 	}
 
-	// The controller writes the new Node too (its Ready condition Unknown
-	// until the node reports): report on the latest version.
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		now := metav1.Now()
-		node.Status.Conditions = []v1.NodeCondition{{
-			Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady", Message: "test",
-			LastHeartbeatTime: now, LastTransitionTime: now,
-		}}
-		_, err = client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
-		return err
-	})
+	// The controller writes the new Node too (its Ready condition Unknown,
+	// its taints): a status patch, as the node agent's, applies to its
+	// latest version. An update of a stale copy would carry stale taints,
+	// which NodeRestriction refuses before any conflict check.
+	now := time.Now().UTC().Format(time.RFC3339)
+	patch := fmt.Sprintf(`{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"test","lastHeartbeatTime":%q,"lastTransitionTime":%q}]}}`, now, now)
+	_, err = client.CoreV1().Nodes().PatchStatus(ctx, name, []byte(patch))
 	if err != nil {
 		t.Fatalf("report Ready: %v", err)
 	}
