@@ -111,25 +111,8 @@ case "$(uname -m)" in
   *) die "unsupported machine $(uname -m)" ;;
 esac
 
-# json_str S: S as a JSON string literal.
-json_str() {
-  local s="$1"
-  s="${s//\\/\\\\}"
-  s="${s//\"/\\\"}"
-  [[ "$s" != *[[:cntrl:]]* ]] || die "control character in $(printf '%q' "$1")"
-  printf '"%s"' "$s"
-}
-
-# json_array WORD...: the words as a JSON array of strings.
-json_array() {
-  local sep="" w
-  printf '['
-  for w in "$@"; do
-    printf '%s%s' "$sep" "$(json_str "$w")"
-    sep=","
-  done
-  printf ']'
-}
+# shellcheck source=tools/json-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/json-lib.sh"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
