@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -180,7 +181,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		a.close()
 		return nil, err
 	}
-	a.admission = admission.NewChain(a.registry, a.shutdown, admission.NewResourceAdmitter(allocatable))
+	a.admission = admission.NewChain(a.registry, a.shutdown, admission.PodOS(runtime.GOOS), admission.PodFields(), admission.NewResourceAdmitter(allocatable))
 	a.gauges = newPodGauges(a.registry)
 	if cfg.StaticPodPath != "" {
 		if a.source, err = manifests.NewSource(cfg.StaticPodPath, cfg.NodeName, a.clock); err != nil {

@@ -60,7 +60,11 @@ func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) (*runtimeapi.Pod
 		// A pod on the node's network has the node's UTS namespace too, and
 		// so its hostname: runc refuses to set one without a UTS namespace
 		// of its own (the kubelet sets none either).
-		cfg.Hostname = podfiles.Hostname(pod)
+		hostname, err := podfiles.KernelHostname(pod)
+		if err != nil {
+			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		cfg.Hostname = hostname
 	}
 	if logRoot != "" {
 		dir, err := logs.PodDir(logRoot, pod)
@@ -99,7 +103,12 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 		Command:    c.Command,
 		Args:       c.Args,
 		WorkingDir: c.WorkingDir,
-		Labels:     labels,
+		// A terminal and an open stdin, for attach (the kubelet's
+		// generateContainerConfig).
+		Stdin:     c.Stdin,
+		StdinOnce: c.StdinOnce,
+		Tty:       c.TTY,
+		Labels:    labels,
 		Annotations: map[string]string{
 			cri.RestartCountAnnotation:  strconv.FormatUint(uint64(attempt), 10),
 			cri.ContainerHashAnnotation: containerHash(c),

@@ -1,0 +1,70 @@
+package podfields
+
+import v1 "k8s.io/api/core/v1"
+
+// schedulers is the reason of the fields that place a pod on a node: the
+// node runs what was bound to it.
+const schedulers = "the scheduler's: it decided the node before the pod reached it"
+
+var podSpecRows = []Row{
+	honouredBelow("volumes", "set up before the sandbox, as the sources below say (cri/volume)"),
+	honouredBelow("initContainers", "run one at a time to completion before the containers; restartPolicy Always ones are sidecars (cri/kuberuntime)"),
+	honouredBelow("containers", "created, started and restarted by the CRI syncer (cri/kuberuntime)"),
+	honouredBelow("ephemeralContainers", "started in the running pod when the API adds them (cri/kuberuntime)"),
+	honoured("restartPolicy", "exited containers restarted with the kubelet's crash-loop back-off (cri/kuberuntime)"),
+	honoured("terminationGracePeriodSeconds", "the grace of every stop, hooks included (cri/kuberuntime)"),
+	refused("activeDeadlineSeconds", "podlife does not enforce active deadlines yet: the pod would outlive its deadline (the kubelet fails it with DeadlineExceeded)"),
+	refusedUnless("dnsPolicy", "podlife passes no DNS configuration: containers get the runtime's copy of the node's resolv.conf, as the kubelet gives for Default and for ClusterFirst without --cluster-dns",
+		v1.DNSClusterFirst, v1.DNSClusterFirstWithHostNet, v1.DNSDefault),
+	meaningless("nodeSelector", schedulers+" (the kubelet re-checks it against its node's labels at admission; podlife does not)"),
+	honoured("serviceAccountName", "the service account of the projected token and of fieldRef spec.serviceAccountName (cri/volume, cri/envvars)"),
+	meaningless("serviceAccount", "deprecated: the API server copies it into serviceAccountName"),
+	meaningless("automountServiceAccountToken", "the API server's ServiceAccount admission adds the token volume or not; the node mounts the volumes the pod lists"),
+	meaningless("nodeName", "the binding: the agent runs the pods bound to its node (fieldRef spec.nodeName is honoured)"),
+	honoured("hostNetwork", "the sandbox uses the node's network namespace (cri/kuberuntime)"),
+	honoured("hostPID", "the containers use the node's PID namespace (cri/kuberuntime)"),
+	honoured("hostIPC", "the sandbox uses the node's IPC namespace (cri/kuberuntime)"),
+	honoured("shareProcessNamespace", "the containers share the sandbox's PID namespace (cri/kuberuntime)"),
+	honouredBelow("securityContext", "applied to the sandbox and every container (cri/kuberuntime)"),
+	refused("imagePullSecrets", "podlife pulls images without credentials: it reads no image pull Secrets yet"),
+	honoured("hostname", "the sandbox's hostname and its line in /etc/hosts (cri/podfiles)"),
+	honoured("subdomain", "the pod's FQDN in /etc/hosts, and with setHostnameAsFQDN its hostname (cri/podfiles)"),
+	meaningless("affinity", schedulers+" (the kubelet re-checks required node affinity at admission; podlife does not)"),
+	meaningless("schedulerName", "names the scheduler that binds the pod"),
+	meaningless("tolerations", "the scheduler's and the taint eviction controller's"),
+	honoured("hostAliases", "lines added to the managed /etc/hosts, hostNetwork pods included (cri/podfiles)"),
+	honoured("priorityClassName", "system-node-critical and system-cluster-critical order graceful node shutdown; system-node-critical gets oom_score_adj -997 (agent/shutdown, cri/qos)"),
+	honoured("priority", "the order of graceful node shutdown (agent/shutdown)"),
+	refused("dnsConfig", "podlife passes no DNS configuration to the runtime yet: these nameservers, searches and options would not be in resolv.conf"),
+	honoured("readinessGates", "the pod is Ready only once their conditions are True (agent status manager)"),
+	honoured("runtimeClassName", "the sandbox's runtime handler; an unknown class is refused (cri/kuberuntime)"),
+	honoured("enableServiceLinks", "static pods: there are no Services to link, as for a kubelet without an API server; in cluster mode the Services' variables are not injected yet (a known gap: a missing variable, no weaker isolation)"),
+	meaningless("preemptionPolicy", schedulers),
+	honoured("overhead", "added to the pod's requests at admission (agent/admission); podlife makes no pod cgroup to size with it"),
+	meaningless("topologySpreadConstraints", schedulers),
+	honoured("setHostnameAsFQDN", "the sandbox's hostname is the pod's FQDN (cri/podfiles)"),
+	honoured("os", "checked at admission: a pod for another OS is rejected with PodOSNotSupported (agent/admission)"),
+	honoured("hostUsers", "false: the pod gets a user namespace where the runtime supports them, and is refused where it does not (cri/kuberuntime)"),
+	meaningless("schedulingGates", "a gated pod is not scheduled, so it never reaches a node"),
+	refused("resourceClaims", "podlife has no dynamic resource allocation (DRA): the claimed devices would not be there"),
+	refused("resources", "podlife makes no pod-level cgroup: pod-level requests and limits would not be enforced"),
+	honoured("hostnameOverride", "the sandbox's hostname and its name in /etc/hosts, as the kubelet's HostnameOverride (cri/podfiles)"),
+	meaningless("schedulingGroup", schedulers+" (group scheduling)"),
+	meaningless("evictionResponders", "the eviction request controller's"),
+}
+
+var podSecurityContextRows = []Row{
+	honoured("seLinuxOptions", "the sandbox's and containers' SELinux label on hosts with SELinux (cri/kuberuntime)"),
+	meaningless("windowsOptions", "Windows only: a Linux node ignores it, as the kubelet does"),
+	honoured("runAsUser", "every container's user unless its own says otherwise (cri/kuberuntime)"),
+	honoured("runAsGroup", "every container's group unless its own says otherwise (cri/kuberuntime)"),
+	honoured("runAsNonRoot", "a root or non-numeric image user is refused with CreateContainerConfigError (cri/kuberuntime)"),
+	honoured("supplementalGroups", "added to every container's groups (cri/kuberuntime)"),
+	honoured("supplementalGroupsPolicy", "Merge or Strict, as the runtime supports (cri/kuberuntime)"),
+	honoured("fsGroup", "a supplementary group of every container, and the group owning the volumes podlife writes (cri/kuberuntime, cri/volume)"),
+	honoured("sysctls", "set in the sandbox; unsafe ones only with --allowed-unsafe-sysctls, else rejected at admission (cri/kuberuntime, agent/admission)"),
+	honoured("fsGroupChangePolicy", "OnRootMismatch skips volumes whose root has the group already (cri/volume)"),
+	honoured("seccompProfile", "every container's seccomp profile unless its own says otherwise (cri/kuberuntime)"),
+	honoured("appArmorProfile", "every container's AppArmor profile on hosts with AppArmor; refused on hosts without it (cri/kuberuntime)"),
+	honoured("seLinuxChangePolicy", "how volumes get the pod's SELinux label, on hosts with SELinux (cri/kuberuntime)"),
+}
