@@ -13,6 +13,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/dns"
 	"github.com/podlife/podlife/cri/logs"
 	"github.com/podlife/podlife/cri/podfiles"
 )
@@ -163,4 +164,23 @@ func containerHash(c *v1.Container) string {
 	h := fnv.New64a()
 	h.Write(data)
 	return strconv.FormatUint(h.Sum64(), 16)
+}
+
+// setDNS gives a new sandbox the pod's DNS configuration (the kubelet's
+// GetPodDNS on a node without cluster DNS), with a DNSConfigForming
+// warning for what the resolver's limits cut.
+func (s *Syncer) setDNS(pod *v1.Pod, cfg *runtimeapi.PodSandboxConfig) error {
+	resolvConf := s.opts.ResolvConf
+	if resolvConf == "" {
+		resolvConf = dns.NodeResolvConf
+	}
+	dnsConfig, warnings, err := dns.Config(pod, resolvConf)
+	if err != nil {
+		return fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	for _, w := range warnings {
+		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "DNSConfigForming", "%s", w)
+	}
+	cfg.DnsConfig = dnsConfig
+	return nil
 }

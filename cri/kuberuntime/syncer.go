@@ -70,6 +70,9 @@ type Options struct {
 	// Probes runs the containers' probes (its Runner is
 	// lifecycle.NewProbeRunner's); nil runs none.
 	Probes *prober.Manager
+	// ResolvConf is the node's resolver configuration, the base of every
+	// sandbox's DNS but dnsPolicy None's; "" is dns.NodeResolvConf.
+	ResolvConf string
 }
 
 // runtimeOnlyGracePeriod is the grace period of a pod known only to the

@@ -148,6 +148,9 @@ func (s *Syncer) ensureSandbox(ctx context.Context, pod *v1.Pod, p *cri.PodRunti
 	if err := ensureDir(cfg.LogDirectory); err != nil {
 		return nil, "", err
 	}
+	if err := s.setDNS(pod, cfg); err != nil {
+		return nil, "", err
+	}
 	id, err := s.rt.RunPodSandbox(ctx, cfg, "")
 	if err != nil {
 		return nil, "", fmt.Errorf("run sandbox of pod %s: %w", pod.UID, err)

@@ -45,9 +45,8 @@ func TestRefusals(t *testing.T) {
 		{name: "a refused pod field", mutate: func(s *v1.PodSpec) { s.ActiveDeadlineSeconds = ptr.To[int64](5) },
 			want: []string{"spec.activeDeadlineSeconds"}},
 		{name: "a refused value", mutate: func(s *v1.PodSpec) {
-			s.DNSPolicy = v1.DNSNone
-			s.DNSConfig = &v1.PodDNSConfig{Nameservers: []string{"1.1.1.1"}}
-		}, want: []string{"spec.dnsPolicy", "spec.dnsConfig"}},
+			s.Containers[0].Resources.Requests = limit("hugepages-1Gi")
+		}, want: []string{"spec.containers[0].resources.requests"}},
 		{name: "refused container fields, with their indices", mutate: func(s *v1.PodSpec) {
 			s.InitContainers[0].Resources.Limits = limit("hugepages-2Mi")
 			s.Containers[1].VolumeDevices = []v1.VolumeDevice{{Name: "b", DevicePath: "/dev/b"}}

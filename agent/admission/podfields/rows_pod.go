@@ -1,7 +1,5 @@
 package podfields
 
-import v1 "k8s.io/api/core/v1"
-
 // schedulers is the reason of the fields that place a pod on a node: the
 // node runs what was bound to it.
 const schedulers = "the scheduler's: it decided the node before the pod reached it"
@@ -14,8 +12,7 @@ var podSpecRows = []Row{
 	honoured("restartPolicy", "exited containers restarted with the kubelet's crash-loop back-off (cri/kuberuntime)"),
 	honoured("terminationGracePeriodSeconds", "the grace of every stop, hooks included (cri/kuberuntime)"),
 	refused("activeDeadlineSeconds", "podlife does not enforce active deadlines yet: the pod would outlive its deadline (the kubelet fails it with DeadlineExceeded)"),
-	refusedUnless("dnsPolicy", "podlife passes no DNS configuration: containers get the runtime's copy of the node's resolv.conf, as the kubelet gives for Default and for ClusterFirst without --cluster-dns",
-		v1.DNSClusterFirst, v1.DNSClusterFirstWithHostNet, v1.DNSDefault),
+	honoured("dnsPolicy", "None: only the pod's dnsConfig; any other: the node's resolv.conf, as the kubelet without --cluster-dns gives for ClusterFirst too (cri/dns)"),
 	meaningless("nodeSelector", schedulers+" (the kubelet re-checks it against its node's labels at admission; podlife does not)"),
 	honoured("serviceAccountName", "the service account of the projected token and of fieldRef spec.serviceAccountName (cri/volume, cri/envvars)"),
 	meaningless("serviceAccount", "deprecated: the API server copies it into serviceAccountName"),
@@ -35,7 +32,7 @@ var podSpecRows = []Row{
 	honoured("hostAliases", "lines added to the managed /etc/hosts, hostNetwork pods included (cri/podfiles)"),
 	honoured("priorityClassName", "system-node-critical and system-cluster-critical order graceful node shutdown; system-node-critical gets oom_score_adj -997 (agent/shutdown, cri/qos)"),
 	honoured("priority", "the order of graceful node shutdown (agent/shutdown)"),
-	refused("dnsConfig", "podlife passes no DNS configuration to the runtime yet: these nameservers, searches and options would not be in resolv.conf"),
+	honoured("dnsConfig", "nameservers, searches and options merged into the sandbox's resolv.conf, cut to the resolver's limits (cri/dns)"),
 	honoured("readinessGates", "the pod is Ready only once their conditions are True (agent status manager)"),
 	honoured("runtimeClassName", "the sandbox's runtime handler; an unknown class is refused (cri/kuberuntime)"),
 	honoured("enableServiceLinks", "static pods: there are no Services to link, as for a kubelet without an API server; in cluster mode the Services' variables are not injected yet (a known gap: a missing variable, no weaker isolation)"),

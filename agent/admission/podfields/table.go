@@ -3,7 +3,6 @@ package podfields
 import (
 	"reflect"
 	"slices"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -131,20 +130,6 @@ func refused(field, why string) Row { return Row{Field: field, Verdict: Refused,
 // refusedBy is refused by the code by names, not by admission.
 func refusedBy(field, by, why string) Row {
 	return Row{Field: field, Verdict: Refused, By: by, Why: why}
-}
-
-// refusedUnless is refused at admission when set to anything but one of
-// allowed, the values that ask for nothing podlife does not do.
-func refusedUnless(field, why string, allowed ...any) Row {
-	var names []string
-	for _, a := range allowed {
-		names = append(names, "`"+reflect.ValueOf(a).String()+"`")
-	}
-	return Row{Field: field, Verdict: Refused, Why: why, Which: "other than " + strings.Join(names, ", "),
-		Refuses: func(_ *v1.Pod, v reflect.Value) bool {
-			v = reflect.Indirect(v)
-			return !slices.ContainsFunc(allowed, func(a any) bool { return reflect.DeepEqual(v.Interface(), a) })
-		}}
 }
 
 // unset says whether v asks for nothing: its zero value, an empty slice or
