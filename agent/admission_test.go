@@ -158,22 +158,22 @@ func TestAdmissionRejectsOtherOSAndRefusedFields(t *testing.T) {
 	}
 	windows := agenttest.PodSpec{Name: "windows", UID: agenttest.UID(1)}
 	labelled := agenttest.PodSpec{Name: "labelled", UID: agenttest.UID(2)}.With(v1.LabelOSStable, "windows")
-	deadline := agenttest.PodSpec{Name: "deadline", UID: agenttest.UID(3)}
+	hostPort := agenttest.PodSpec{Name: "hostport", UID: agenttest.UID(3)}
 	linux := agenttest.PodSpec{Name: "linux", UID: agenttest.UID(4)}
 	h.Write(windows.File(), withSpec(windows, "  os:\n    name: windows\n"))
 	h.WritePod(labelled)
-	h.Write(deadline.File(), withSpec(deadline, "  activeDeadlineSeconds: 30\n"))
+	h.Write(hostPort.File(), strings.Replace(hostPort.YAML(), "    image:", "    ports:\n    - containerPort: 80\n      hostPort: 8080\n    image:", 1))
 	h.Write(linux.File(), withSpec(linux, "  os:\n    name: linux\n"))
 	h.WaitRunning(linux.UID)
 	h.WaitPods("the others rejected", func(pods map[types.UID]api.PodInfo) bool {
 		return isRejected(pods[types.UID(windows.UID)], "PodOSNotSupported") &&
 			isRejected(pods[types.UID(labelled.UID)], "PodOSSelectorNodeLabelDoesNotMatch") &&
-			isRejected(pods[types.UID(deadline.UID)], "UnsupportedPodField")
+			isRejected(pods[types.UID(hostPort.UID)], "UnsupportedPodField")
 	})
 	for uid, want := range map[string]string{
 		windows.UID:  "Failed to admit pod as the OS field doesn't match node OS",
 		labelled.UID: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label",
-		deadline.UID: "spec.activeDeadlineSeconds: podlife does not enforce active deadlines",
+		hostPort.UID: "spec.containers[0].ports[0].hostPort: podlife maps no host ports",
 	} {
 		if msg := h.Pod(uid).Message; !strings.Contains(msg, want) {
 			t.Errorf("pod %s: message %q, want %q", uid, msg, want)

@@ -8,15 +8,14 @@ import (
 )
 
 func TestPodFields(t *testing.T) {
-	deadline := int64(10)
 	tests := []struct {
 		name    string
 		mutate  func(*v1.Pod)
 		message string // "" admits
 	}{
 		{name: "a plain pod", mutate: func(*v1.Pod) {}},
-		{name: "a refused field", mutate: func(p *v1.Pod) { p.Spec.ActiveDeadlineSeconds = &deadline },
-			message: "spec.activeDeadlineSeconds: podlife does not enforce active deadlines"},
+		{name: "a refused field", mutate: func(p *v1.Pod) { p.Spec.ImagePullSecrets = []v1.LocalObjectReference{{Name: "registry"}} },
+			message: "spec.imagePullSecrets: podlife pulls images without credentials"},
 		{name: "a host port", mutate: func(p *v1.Pod) { p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80, HostPort: 80}} },
 			message: "spec.containers[0].ports[0].hostPort: podlife maps no host ports"},
 	}

@@ -7,7 +7,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/utils/ptr"
 )
 
 func pod(mutate func(*v1.PodSpec)) *v1.Pod {
@@ -42,8 +41,8 @@ func TestRefusals(t *testing.T) {
 			s.Containers[1].VolumeDevices = []v1.VolumeDevice{}
 			s.Containers[1].VolumeMounts = []v1.VolumeMount{{Name: "v", MountPath: "/v", BindMountOptions: []string{}}}
 		}},
-		{name: "a refused pod field", mutate: func(s *v1.PodSpec) { s.ActiveDeadlineSeconds = ptr.To[int64](5) },
-			want: []string{"spec.activeDeadlineSeconds"}},
+		{name: "a refused pod field", mutate: func(s *v1.PodSpec) { s.ImagePullSecrets = []v1.LocalObjectReference{{Name: "registry"}} },
+			want: []string{"spec.imagePullSecrets"}},
 		{name: "a refused value", mutate: func(s *v1.PodSpec) {
 			s.Containers[0].Resources.Requests = limit("hugepages-1Gi")
 		}, want: []string{"spec.containers[0].resources.requests"}},
@@ -94,13 +93,13 @@ func TestRefusals(t *testing.T) {
 
 func TestMessageNamesEachFieldAndWhy(t *testing.T) {
 	p := pod(func(s *v1.PodSpec) {
-		s.ActiveDeadlineSeconds = ptr.To[int64](5)
+		s.ImagePullSecrets = []v1.LocalObjectReference{{Name: "registry"}}
 		s.Containers[1].VolumeDevices = []v1.VolumeDevice{{Name: "b", DevicePath: "/dev/b"}}
 	})
 	msg := Message(Refusals(p))
 	for _, want := range []string{
 		"asks for: spec.containers[1].volumeDevices: podlife attaches no block devices",
-		"; spec.activeDeadlineSeconds: podlife does not enforce active deadlines",
+		"; spec.imagePullSecrets: podlife pulls images without credentials",
 	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q lacks %q", msg, want)

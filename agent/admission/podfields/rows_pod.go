@@ -11,7 +11,7 @@ var podSpecRows = []Row{
 	honouredBelow("ephemeralContainers", "started in the running pod when the API adds them (cri/kuberuntime)"),
 	honoured("restartPolicy", "exited containers restarted with the kubelet's crash-loop back-off (cri/kuberuntime)"),
 	honoured("terminationGracePeriodSeconds", "the grace of every stop, hooks included (cri/kuberuntime)"),
-	refused("activeDeadlineSeconds", "podlife does not enforce active deadlines yet: the pod would outlive its deadline (the kubelet fails it with DeadlineExceeded)"),
+	honoured("activeDeadlineSeconds", "a pod active longer is stopped, Failed with DeadlineExceeded, within a housekeeping interval; an update may set or shorten it (agent)"),
 	honoured("dnsPolicy", "None: only the pod's dnsConfig; any other: the node's resolv.conf, as the kubelet without --cluster-dns gives for ClusterFirst too (cri/dns)"),
 	meaningless("nodeSelector", schedulers+" (the kubelet re-checks it against its node's labels at admission; podlife does not)"),
 	honoured("serviceAccountName", "the service account of the projected token and of fieldRef spec.serviceAccountName (cri/volume, cri/envvars)"),
