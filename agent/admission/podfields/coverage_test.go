@@ -89,8 +89,11 @@ func rowProblems(path string, r Row) []string {
 	if r.Verdict != Refused && (r.By != "" || r.Which != "" || r.Refuses != nil) {
 		p = append(p, at+": By, Which and Refuses belong to refused rows")
 	}
-	if (r.Which != "") != (r.Refuses != nil) {
+	if r.By == "" && (r.Which != "") != (r.Refuses != nil) {
 		p = append(p, at+": a row refusing some values says which (Which) and how (Refuses)")
+	}
+	if r.By != "" && r.Refuses != nil {
+		p = append(p, at+": a row refused by other code has no Refuses: that code decides")
 	}
 	if r.Descend && r.Verdict != Honoured {
 		p = append(p, at+": only an honoured field is checked below")

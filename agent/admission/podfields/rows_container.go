@@ -40,18 +40,18 @@ var ephemeralContainerRows = append(append([]Row(nil), containerRows...),
 	honoured("targetContainerName", "the ephemeral container joins the target container's PID namespace (cri/kuberuntime)"))
 
 var securityContextRows = []Row{
-	honoured("capabilities", "added to and dropped from the runtime's default set (cri/kuberuntime)"),
-	honoured("privileged", "all capabilities and devices, no masked paths (cri/kuberuntime)"),
-	honoured("seLinuxOptions", "the container's SELinux label on hosts with SELinux (cri/kuberuntime)"),
+	honoured("capabilities", "added to and dropped from the runtime's default set (cri/securitycontext)"),
+	honoured("privileged", "all capabilities and devices, no masked paths (cri/securitycontext)"),
+	honoured("seLinuxOptions", "the container's SELinux label, passed to the runtime (cri/securitycontext)"),
 	meaningless("windowsOptions", "Windows only: a Linux node ignores it, as the kubelet does"),
-	honoured("runAsUser", "the container's user (cri/kuberuntime)"),
-	honoured("runAsGroup", "the container's group (cri/kuberuntime)"),
-	honoured("runAsNonRoot", "a root or non-numeric image user is refused with CreateContainerConfigError (cri/kuberuntime)"),
-	honoured("readOnlyRootFilesystem", "the root filesystem is mounted read-only (cri/kuberuntime)"),
-	honoured("allowPrivilegeEscalation", "false sets no_new_privs (cri/kuberuntime)"),
-	honoured("procMount", "Default masks the runtime's /proc paths; Unmasked, with hostUsers false, does not (cri/kuberuntime)"),
-	honoured("seccompProfile", "RuntimeDefault, Unconfined or Localhost (cri/kuberuntime)"),
-	honoured("appArmorProfile", "the container's AppArmor profile on hosts with AppArmor; refused on hosts without it (cri/kuberuntime)"),
+	honoured("runAsUser", "the container's user (cri/securitycontext)"),
+	honoured("runAsGroup", "the container's group (cri/securitycontext)"),
+	honoured("runAsNonRoot", "a root or non-numeric image user is refused with CreateContainerConfigError (cri/securitycontext)"),
+	honoured("readOnlyRootFilesystem", "the root filesystem is mounted read-only (cri/securitycontext)"),
+	honoured("allowPrivilegeEscalation", "false sets no_new_privs (cri/securitycontext)"),
+	honoured("procMount", "Default: the kubelet's masked and read-only /proc paths; Unmasked: none (cri/securitycontext)"),
+	honoured("seccompProfile", "RuntimeDefault, Unconfined or Localhost (a file under <root-dir>/seccomp) (cri/securitycontext)"),
+	honoured("appArmorProfile", "the container's AppArmor profile; on a host without AppArmor rejected at admission with AppArmor (cri/securitycontext, agent/admission)"),
 }
 
 // onHostNetwork exempts a pod on the node's network: its ports are the

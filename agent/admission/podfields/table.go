@@ -47,9 +47,10 @@ type Row struct {
 	By string
 	// Which says which values are refused when not all are (README).
 	Which string
-	// Refuses decides whether a set value is refused; nil refuses any
-	// value but an unset one (see unset). pod is the whole pod, for
-	// exceptions such as a host port on the host network.
+	// Refuses decides whether a set value is refused at admission; nil
+	// refuses any value but an unset one (see unset). pod is the whole
+	// pod, for exceptions such as a host port on the host network. Rows
+	// refused By other code have none: that code decides.
 	Refuses func(pod *v1.Pod, v reflect.Value) bool
 	// Descend: the field's type (through pointers and slices) has rows of
 	// its own, checked below this one.
