@@ -28,13 +28,23 @@ func TestSecurityContextRowsMatchTheirCheck(t *testing.T) {
 	}
 }
 
-// setNonZero gives v a value that is not its zero value.
+// setNonZero gives v a value that is set (see unset): a pointer to a set
+// value, a list of one set element, a struct with its first field set.
 func setNonZero(v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Pointer:
 		v.Set(reflect.New(v.Type().Elem()))
+		setNonZero(v.Elem())
 	case reflect.Slice:
 		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		setNonZero(v.Index(0))
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		key := reflect.New(v.Type().Key()).Elem()
+		setNonZero(key)
+		v.SetMapIndex(key, reflect.New(v.Type().Elem()).Elem())
+	case reflect.Struct:
+		setNonZero(v.Field(0))
 	case reflect.String:
 		v.SetString("x")
 	case reflect.Bool:
