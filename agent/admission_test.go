@@ -183,3 +183,24 @@ func TestAdmissionRejectsOtherOSAndRefusedFields(t *testing.T) {
 		}
 	}
 }
+
+// A static pod whose nodeSelector names another node is rejected with the
+// kubelet's NodeAffinity; one selecting this node's default labels runs.
+func TestAdmissionChecksNodeAffinity(t *testing.T) {
+	t.Parallel()
+	h := agenttest.Start(t)
+	withSpec := func(p agenttest.PodSpec, lines string) string {
+		return strings.Replace(p.YAML(), "spec:\n", "spec:\n"+lines, 1)
+	}
+	elsewhere := agenttest.PodSpec{Name: "elsewhere", UID: agenttest.UID(1)}
+	here := agenttest.PodSpec{Name: "here", UID: agenttest.UID(2)}
+	h.Write(elsewhere.File(), withSpec(elsewhere, "  nodeSelector:\n    kubernetes.io/hostname: another-node\n"))
+	h.Write(here.File(), withSpec(here, "  nodeSelector:\n    kubernetes.io/os: linux\n"))
+	h.WaitRunning(here.UID)
+	h.WaitPods("elsewhere rejected", func(pods map[types.UID]api.PodInfo) bool {
+		return isRejected(pods[types.UID(elsewhere.UID)], "NodeAffinity")
+	})
+	if msg := h.Pod(elsewhere.UID).Message; msg != "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector" {
+		t.Errorf("message %q", msg)
+	}
+}

@@ -35,6 +35,7 @@ func (a *Agent) admissionChain(allocatable admission.Resources) (*admission.Chai
 		admission.PodFields(),
 		admission.NewGroupsPolicyAdmitter(a.conn.features),
 		admission.NewResourceAdmitter(allocatable),
+		admission.NodeAffinity(a.admissionNode),
 		admission.NewAppArmorAdmitter(appArmorEnabled()),
 	), nil
 }
