@@ -31,6 +31,18 @@ func running(p *cri.PodRuntime, sbID string) []prober.Running {
 	return out
 }
 
+// started reports whether running container c, instance cur, is started:
+// it has no startup probe, or its startup probe succeeded. Without a
+// prober no probe runs, so every container counts as started.
+func (s *Syncer) started(c *v1.Container, cur *runtimeapi.ContainerStatus) bool {
+	results := s.opts.Probes.Results()
+	if c.StartupProbe == nil || results == nil {
+		return true
+	}
+	r, ok := results.Get(prober.Startup, cur.Id)
+	return ok && r == prober.Success
+}
+
 // unhealthy reports whether a startup or liveness probe's recorded failure
 // condemns the running container id.
 func (s *Syncer) unhealthy(id string) bool {
