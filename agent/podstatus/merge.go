@@ -64,6 +64,7 @@ func mergeStatus(in mergeInput) (v1.PodStatus, phaseOutcome) {
 
 	out.InitContainerStatuses = local.InitContainerStatuses
 	out.ContainerStatuses = local.ContainerStatuses
+	out.EphemeralContainerStatuses = local.EphemeralContainerStatuses
 	// Addresses the agent does not know (any more: a stopped pod's sandbox
 	// is gone) stay as reported.
 	if local.PodIP != "" || len(local.PodIPs) > 0 {

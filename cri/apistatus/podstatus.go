@@ -71,6 +71,7 @@ func Generate(in Input) v1.PodStatus {
 		st.ContainerStatuses = append(st.ContainerStatuses, containerStatus(in, c, cur, prev))
 	}
 	pin.containers = st.ContainerStatuses
+	st.EphemeralContainerStatuses = ephemeralStatuses(in)
 	st.Phase = phase(pin)
 	in.Probes.Apply(in.Pod, &st)
 	st.Conditions = podConditions(in.Pod, &st, pin.initialized, sandboxReady(in))
@@ -188,6 +189,29 @@ func containerStatus(in Input, c *v1.Container, cur, prev *runtimeapi.ContainerS
 		}
 	}
 	return cs
+}
+
+// ephemeralStatuses are the API statuses of the pod's ephemeral
+// containers (kubelet: its EphemeralContainerStatuses): each one's newest
+// instance in any sandbox, since it runs once; never ready, having no
+// probes and serving nothing; waiting in ContainerCreating (or why it
+// could not start) until it was created. They count in neither the phase
+// nor the conditions.
+func ephemeralStatuses(in Input) []v1.ContainerStatus {
+	var out []v1.ContainerStatus
+	for i := range in.Pod.Spec.EphemeralContainers {
+		c := (*v1.Container)(&in.Pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+		cur, prev := in.Runtime.Latest("", c.Name)
+		cs := containerStatus(in, c, cur, prev)
+		cs.Ready = false
+		if cur == nil {
+			if _, ok := in.Waits[c.Name]; !ok {
+				cs.State.Waiting.Reason = "ContainerCreating"
+			}
+		}
+		out = append(out, cs)
+	}
+	return out
 }
 
 // defaultWaitingReason is why a container without an instance waits, as the

@@ -100,6 +100,12 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 		Args:       c.Args,
 		WorkingDir: c.WorkingDir,
 		Labels:     labels,
+		// kubectl attach (and an ephemeral container's kubectl debug -it)
+		// needs the container's stdin and terminal, as the kubelet sets
+		// them.
+		Stdin:     c.Stdin,
+		StdinOnce: c.StdinOnce,
+		Tty:       c.TTY,
 		Annotations: map[string]string{
 			cri.RestartCountAnnotation:  strconv.FormatUint(uint64(attempt), 10),
 			cri.ContainerHashAnnotation: containerHash(c),

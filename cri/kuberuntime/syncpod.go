@@ -81,7 +81,7 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 			return false, err
 		}
 	}
-	ps := &podSync{pod: pod, rt: p, sbID: sbID, sbConfig: sbConfig, waits: map[string]apistatus.Waiting{}, vols: vols}
+	ps := &podSync{pod: pod, rt: p, sbID: sbID, sbConfig: sbConfig, waits: map[string]apistatus.Waiting{}, vols: vols, newSandbox: sb == nil}
 	errs, err := s.syncContainers(ctx, ps)
 	if err != nil {
 		return false, err
@@ -106,15 +106,21 @@ type podSync struct {
 	ips []string
 	// vols are the pod's volumes, set up on the node (volume.SetUp).
 	vols map[string]volume.Volume
+	// newSandbox: the sandbox was created in this sync.
+	newSandbox bool
 }
 
-// syncContainers starts the init containers whose turn it is and, once the
-// pod is initialized, syncs its regular containers. It returns the
-// containers' errors, or ctx's error alone once it is cancelled.
+// syncContainers starts the ephemeral containers not started yet, the
+// init containers whose turn it is and, once the pod is initialized, syncs
+// its regular containers. It returns the containers' errors, or ctx's
+// error alone once it is cancelled.
 func (s *Syncer) syncContainers(ctx context.Context, ps *podSync) ([]error, error) {
+	errs := s.startEphemeral(ctx, ps, ps.newSandbox)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	plan := planInit(ps.pod, ps.rt, ps.sbID, s.started)
 	plan.start = append(plan.start, s.unhealthySidecars(ps)...)
-	var errs []error
 	for _, c := range plan.start {
 		cur, _ := ps.rt.Latest(ps.sbID, c.Name)
 		if err := s.runContainer(ctx, ps, c, cur, true); err != nil {
@@ -225,6 +231,9 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 	cfg.Linux.Resources = qos.ContainerResources(pod, c, s.opts.MachineMemory)
 	if err = s.setEnv(ctx, ps, c, cfg); err == nil {
 		cfg.Mounts, err = s.podFileMounts(ctx, ps, c, attempt)
+	}
+	if err == nil {
+		err = targetNamespace(ps, c, cfg)
 	}
 	if err != nil {
 		ps.waits[c.Name] = apistatus.Waiting{Reason: "CreateContainerConfigError", Message: err.Error()}
