@@ -99,13 +99,12 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 		Command:    c.Command,
 		Args:       c.Args,
 		WorkingDir: c.WorkingDir,
-		Labels:     labels,
-		// kubectl attach (and an ephemeral container's kubectl debug -it)
-		// needs the container's stdin and terminal, as the kubelet sets
-		// them.
+		// A terminal and an open stdin, for attach (the kubelet's
+		// generateContainerConfig).
 		Stdin:     c.Stdin,
 		StdinOnce: c.StdinOnce,
 		Tty:       c.TTY,
+		Labels:    labels,
 		Annotations: map[string]string{
 			cri.RestartCountAnnotation:  strconv.FormatUint(uint64(attempt), 10),
 			cri.ContainerHashAnnotation: containerHash(c),

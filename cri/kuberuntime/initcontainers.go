@@ -30,9 +30,8 @@ type initPlan struct {
 // before, the sidecars that already had their turn are, and the init
 // container whose turn it is is started, or waited for. A regular init
 // container that failed is restarted unless the policy is Never (initFailed
-// then ends the pod). started tells whether a running sidecar's startup
-// probe succeeded (true for one without a startup probe).
-func planInit(pod *v1.Pod, p *cri.PodRuntime, sbID string, started startedFunc) initPlan {
+// then ends the pod).
+func planInit(pod *v1.Pod, p *cri.PodRuntime, sbID string) initPlan {
 	inits := pod.Spec.InitContainers
 	if len(inits) == 0 || apistatus.RegularStarted(pod, p, sbID) {
 		return initPlan{start: sidecarsToRun(inits, p, sbID, len(inits)), initialized: true}
@@ -45,7 +44,7 @@ func planInit(pod *v1.Pod, p *cri.PodRuntime, sbID string, started startedFunc) 
 	c := &inits[turn]
 	cur, _ := p.Latest(sbID, c.Name)
 	switch {
-	case !turnDone(c, cur, started):
+	case !turnDone(c, cur):
 		if needsStart(c, cur, pod.Spec.RestartPolicy) {
 			plan.start = append(plan.start, c)
 		}
@@ -69,18 +68,12 @@ func initTurn(inits []v1.Container, p *cri.PodRuntime, sbID string) int {
 	return -1
 }
 
-// startedFunc reports whether running container c, instance cur, counts
-// as started: its startup probe, if it has one, succeeded.
-type startedFunc func(c *v1.Container, cur *runtimeapi.ContainerStatus) bool
-
 // turnDone reports whether init container c, whose newest instance is cur,
 // lets the next one start: a regular one once it exited 0, a sidecar once
-// it runs and is started (the kubelet's computeInitContainerActions waits
-// for a sidecar's startup probe to succeed before it starts the next
-// container).
-func turnDone(c *v1.Container, cur *runtimeapi.ContainerStatus, started startedFunc) bool {
+// it runs.
+func turnDone(c *v1.Container, cur *runtimeapi.ContainerStatus) bool {
 	if cri.IsSidecar(c) {
-		return cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING && started(c, cur)
+		return cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING
 	}
 	return cur.State == runtimeapi.ContainerState_CONTAINER_EXITED && cur.ExitCode == 0
 }

@@ -540,49 +540,37 @@ func TestPlanInit(t *testing.T) {
 		wantStart       []string
 		wantInitialized bool
 		wantFailed      bool
-		// unstarted are the instances whose startup probe has not
-		// succeeded (yet).
-		unstarted []string
 	}{
-		{"no init containers", pod(always), crifake.RuntimePod(nil), nil, true, false, nil},
-		{"nothing ran", pod(always, two...), crifake.RuntimePod(nil), []string{"i1"}, false, false, nil},
-		{"the first runs", pod(always, two...), crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Running, 0, 1)), nil, false, false, nil},
-		{"the first only created", pod(always, two...), crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Created, 0, 1)), []string{"i1"}, false, false, nil},
-		{"the first succeeded", pod(always, two...), crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 1)), []string{"i2"}, false, false, nil},
-		{"the first failed", pod(onFailure, two...), crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 1, 1)), []string{"i1"}, false, false, nil},
-		{"the first failed, Never", pod(never, two...), crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 1, 1)), nil, false, true, nil},
+		{"no init containers", pod(always), crifake.RuntimePod(nil), nil, true, false},
+		{"nothing ran", pod(always, two...), crifake.RuntimePod(nil), []string{"i1"}, false, false},
+		{"the first runs", pod(always, two...), crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Running, 0, 1)), nil, false, false},
+		{"the first only created", pod(always, two...), crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Created, 0, 1)), []string{"i1"}, false, false},
+		{"the first succeeded", pod(always, two...), crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 1)), []string{"i2"}, false, false},
+		{"the first failed", pod(onFailure, two...), crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 1, 1)), []string{"i1"}, false, false},
+		{"the first failed, Never", pod(never, two...), crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 1, 1)), nil, false, true},
 		{"all succeeded", pod(never, two...),
-			crifake.RuntimePod(nil, crifake.Instance("i2", "s1", "i2", 0, crifake.Exited, 0, 2), crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 1)), nil, true, false, nil},
+			crifake.RuntimePod(nil, crifake.Instance("i2", "s1", "i2", 0, crifake.Exited, 0, 2), crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 1)), nil, true, false},
 		{"succeeded in an earlier sandbox only", pod(onFailure, two...),
-			crifake.RuntimePod(nil, crifake.Instance("i2", "s0", "i2", 0, crifake.Exited, 0, 2), crifake.Instance("i1", "s0", "i1", 0, crifake.Exited, 0, 1)), []string{"i1"}, false, false, nil},
+			crifake.RuntimePod(nil, crifake.Instance("i2", "s0", "i2", 0, crifake.Exited, 0, 2), crifake.Instance("i1", "s0", "i1", 0, crifake.Exited, 0, 1)), []string{"i1"}, false, false},
 		{"a regular container ran: initialized, even without init instances", pod(always, two...),
-			crifake.RuntimePod(nil, crifake.Instance("a0", "s1", "app", 0, crifake.Exited, 1, 1)), nil, true, false, nil},
+			crifake.RuntimePod(nil, crifake.Instance("a0", "s1", "app", 0, crifake.Exited, 1, 1)), nil, true, false},
 		{"a sidecar that runs lets the next start", pod(always, sc, crifake.Init{Name: "i1"}),
-			crifake.RuntimePod(nil, crifake.Instance("sc", "s1", "sc", 0, crifake.Running, 0, 1)), []string{"i1"}, false, false, nil},
+			crifake.RuntimePod(nil, crifake.Instance("sc", "s1", "sc", 0, crifake.Running, 0, 1)), []string{"i1"}, false, false},
 		{"a sidecar only created is started", pod(never, sc, crifake.Init{Name: "i1"}),
-			crifake.RuntimePod(nil, crifake.Instance("sc", "s1", "sc", 0, crifake.Created, 0, 1)), []string{"sc"}, false, false, nil},
+			crifake.RuntimePod(nil, crifake.Instance("sc", "s1", "sc", 0, crifake.Created, 0, 1)), []string{"sc"}, false, false},
 		{"a sidecar that exited before its successor ran is restarted first", pod(never, sc, crifake.Init{Name: "i1"}),
-			crifake.RuntimePod(nil, crifake.Instance("sc", "s1", "sc", 0, crifake.Exited, 0, 1)), []string{"sc"}, false, false, nil},
+			crifake.RuntimePod(nil, crifake.Instance("sc", "s1", "sc", 0, crifake.Exited, 0, 1)), []string{"sc"}, false, false},
 		{"a sidecar that exited later is restarted beside its successor", pod(never, sc, crifake.Init{Name: "i1"}),
-			crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 2), crifake.Instance("sc", "s1", "sc", 0, crifake.Exited, 0, 1)), []string{"sc"}, true, false, nil},
+			crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 2), crifake.Instance("sc", "s1", "sc", 0, crifake.Exited, 0, 1)), []string{"sc"}, true, false},
 		{"a sidecar that exited, then the next started", pod(never, sc, crifake.Init{Name: "i1"}, crifake.Init{Name: "i2"}),
-			crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 2), crifake.Instance("sc", "s1", "sc", 0, crifake.Exited, 0, 1)), []string{"sc", "i2"}, false, false, nil},
+			crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 2), crifake.Instance("sc", "s1", "sc", 0, crifake.Exited, 0, 1)), []string{"sc", "i2"}, false, false},
 		{"the last, a sidecar, runs", pod(always, crifake.Init{Name: "i1"}, sc),
-			crifake.RuntimePod(nil, crifake.Instance("sc", "s1", "sc", 0, crifake.Running, 0, 2), crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 1)), nil, true, false, nil},
+			crifake.RuntimePod(nil, crifake.Instance("sc", "s1", "sc", 0, crifake.Running, 0, 2), crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 1)), nil, true, false},
 		{"initialized: a removed sidecar is started again", pod(always, sc),
-			crifake.RuntimePod(nil, crifake.Instance("a0", "s1", "app", 0, crifake.Running, 0, 1)), []string{"sc"}, true, false, nil},
-		{"a sidecar that runs but is not started holds the next back", pod(always, sc, crifake.Init{Name: "i1"}),
-			crifake.RuntimePod(nil, crifake.Instance("sc", "s1", "sc", 0, crifake.Running, 0, 1)), nil, false, false, []string{"sc"}},
-		{"the last, a sidecar not started, holds the regular containers back", pod(always, crifake.Init{Name: "i1"}, sc),
-			crifake.RuntimePod(nil, crifake.Instance("sc", "s1", "sc", 0, crifake.Running, 0, 2), crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 1)), nil, false, false, []string{"sc"}},
-		{"initialized: a sidecar not started again does not hold the pod back", pod(always, sc),
-			crifake.RuntimePod(nil, crifake.Instance("sc", "s1", "sc", 1, crifake.Running, 0, 2), crifake.Instance("a0", "s1", "app", 0, crifake.Running, 0, 1)), nil, true, false, []string{"sc"}},
+			crifake.RuntimePod(nil, crifake.Instance("a0", "s1", "app", 0, crifake.Running, 0, 1)), []string{"sc"}, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			started := func(_ *v1.Container, cur *runtimeapi.ContainerStatus) bool {
-				return !slices.Contains(tc.unstarted, cur.Id)
-			}
-			plan := planInit(tc.pod, tc.rt, "s1", started)
+			plan := planInit(tc.pod, tc.rt, "s1")
 			var names []string
 			for _, c := range plan.start {
 				names = append(names, c.Name)

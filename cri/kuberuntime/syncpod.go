@@ -119,7 +119,7 @@ func (s *Syncer) syncContainers(ctx context.Context, ps *podSync) ([]error, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	plan := planInit(ps.pod, ps.rt, ps.sbID, s.started)
+	plan := holdForStartup(ps.pod, ps.rt, ps.sbID, planInit(ps.pod, ps.rt, ps.sbID), s.started)
 	plan.start = append(plan.start, s.unhealthySidecars(ps)...)
 	for _, c := range plan.start {
 		cur, _ := ps.rt.Latest(ps.sbID, c.Name)
