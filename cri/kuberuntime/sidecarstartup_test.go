@@ -44,7 +44,9 @@ func TestHoldForStartup(t *testing.T) {
 			crifake.RuntimePod(nil, crifake.Instance("i1", "s1", "i1", 0, crifake.Running, 0, 1)), []string{"i1"}, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			started := func(_ *v1.Container, cur *runtimeapi.ContainerStatus) bool { return !slices.Contains(tc.unstarted, cur.Id) }
+			started := func(_ *v1.Container, cur *runtimeapi.ContainerStatus) bool {
+				return !slices.Contains(tc.unstarted, cur.Id)
+			}
 			plan := holdForStartup(tc.pod, tc.rt, "s1", planInit(tc.pod, tc.rt, "s1"), started)
 			var names []string
 			for _, c := range plan.start {
