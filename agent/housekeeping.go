@@ -13,8 +13,7 @@ import (
 // housekeeping reconciles the engine with the manifests and the runtime,
 // as the kubelet's HandlePodCleanups does: it lets the engine drop finished
 // records (SyncKnownPods), restarts desired pods the engine no longer knows
-// (a UID reused after it finished), syncs the pods past their active
-// deadline, refreshes the runtime cache, and kills
+// (a UID reused after it finished), refreshes the runtime cache, and kills
 // runtime pods nobody knows: at startup, the orphans of a previous run.
 // Restarts come before orphan kills, so a restarting UID is never mistaken
 // for an orphan. The refresh comes after SyncKnownPods, as in the kubelet:
@@ -31,7 +30,6 @@ func (a *Agent) housekeeping(ctx context.Context) {
 	}
 	a.mu.Lock()
 	a.syncKnownLocked()
-	a.syncPastDeadlineLocked()
 	a.mu.Unlock()
 	// The runtime is read without the lock, so a slow runtime does not stall
 	// manifest changes, /pods or /healthz.

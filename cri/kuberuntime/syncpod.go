@@ -29,8 +29,8 @@ var ErrImagePullBackOff = errors.New("back-off pulling image")
 // SyncPod creates the pod's sandbox and containers, runs its init
 // containers in turn and then its regular containers, restarts exited ones
 // as the restart policy says (with a crash-loop back-off), and reports
-// isTerminal once a Never or OnFailure pod completed, a Never pod's init
-// container failed, or the pod is past its active deadline. It starts nothing once ctx is cancelled: the engine
+// isTerminal once a Never or OnFailure pod completed, or a Never pod's init
+// container failed. It starts nothing once ctx is cancelled: the engine
 // cancels it when termination is requested.
 func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Pod, _ *worker.PodStatus) (bool, error) {
 	p, err := readPod(ctx, s.rt, pod.UID)
@@ -49,15 +49,6 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 	}
 	if sb != nil && (apistatus.Finished(pod, p, sb.Id) || initFailed(pod, p, sb.Id)) {
 		s.setStatus(pod, p, sb.Id, true, nil)
-		return true, nil
-	}
-	// A pod that completed by itself is not ended for its deadline.
-	if s.pastDeadline(pod, p) {
-		sbID := ""
-		if sb != nil {
-			sbID = sb.Id
-		}
-		s.endForDeadline(pod, p, sbID)
 		return true, nil
 	}
 	if err := ctx.Err(); err != nil {

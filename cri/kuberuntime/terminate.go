@@ -28,18 +28,10 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, _ *worker.
 		return err
 	}
 	before := s.phaseBeforeKill(pod, p)
-	pastDeadline := s.pastDeadline(pod, p)
 	if p, err = s.stopPod(ctx, pod, p, grace, "terminating pod"); err != nil {
 		return err
 	}
 	status := apistatus.Generate(apistatus.Input{Pod: pod, Runtime: p, Terminal: true, RuntimeName: s.opts.RuntimeName, Messages: s.messages()})
-	if pastDeadline && before != v1.PodSucceeded && before != v1.PodFailed {
-		// Ended for its active deadline: Failed, whatever the exit codes
-		// of the kill say (the kubelet's ShouldEvict in its status). A pod
-		// that had completed by itself keeps its phase.
-		deadlineExceeded(&status)
-		before = v1.PodFailed
-	}
 	if podStatusFn != nil {
 		// The function judges the pod as it was before its kill: node
 		// shutdown keeps Succeeded only for a pod that completed by itself,
