@@ -166,6 +166,10 @@ func containerStatus(in Input, c *v1.Container, cur, prev *runtimeapi.ContainerS
 			w = Waiting{Reason: defaultWaitingReason(in.Pod)}
 		}
 		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message}
+		// Not started, said so: the kubelet's prober manager sets started
+		// on every container's status, and clients read it without a nil
+		// check (the e2e framework's WaitForPodContainerStarted).
+		cs.Started = new(false)
 		return cs
 	}
 	cs.ContainerID = in.RuntimeName + "://" + cur.Id
@@ -203,7 +207,9 @@ func ephemeralStatuses(in Input) []v1.ContainerStatus {
 		c := (*v1.Container)(&in.Pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
 		cur, prev := in.Runtime.Latest("", c.Name)
 		cs := containerStatus(in, c, cur, prev)
-		cs.Ready = false
+		// Neither ready nor started: the kubelet's prober, which sets
+		// them, knows only the regular and init containers.
+		cs.Ready, cs.Started = false, nil
 		if cur == nil {
 			if _, ok := in.Waits[c.Name]; !ok {
 				cs.State.Waiting.Reason = "ContainerCreating"

@@ -110,13 +110,14 @@ func TestGenerateStatus(t *testing.T) {
 		t.Errorf("terminal IPs %q %v", st.PodIP, st.PodIPs)
 	}
 
-	// No container anywhere: creating.
+	// No container anywhere: creating, not started (said so, as the
+	// kubelet's prober says it: clients read it without a nil check).
 	st = Generate(Input{Pod: pod, Runtime: crifake.RuntimePod(nil), RuntimeName: "rt"})
 	if st.StartTime != nil || st.Phase != v1.PodPending {
 		t.Errorf("empty: %+v", st)
 	}
 	for _, cs := range st.ContainerStatuses {
-		if cs.State.Waiting == nil || cs.State.Waiting.Reason != "ContainerCreating" || cs.Started != nil {
+		if cs.State.Waiting == nil || cs.State.Waiting.Reason != "ContainerCreating" || cs.Started == nil || *cs.Started {
 			t.Errorf("empty %s: %+v", cs.Name, cs)
 		}
 	}
