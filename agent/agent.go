@@ -180,7 +180,14 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		a.close()
 		return nil, err
 	}
-	a.admission = admission.NewChain(a.registry, a.shutdown, admission.NewResourceAdmitter(allocatable))
+	// podlife declares no node feature (NodeDeclaredFeatures): a pod that
+	// needs one (a RestartAllContainers restart rule...) is refused.
+	features, err := admission.NewDeclaredFeatures(nil, agentVersion())
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	a.admission = admission.NewChain(a.registry, a.shutdown, admission.NewResourceAdmitter(allocatable), features)
 	a.gauges = newPodGauges(a.registry)
 	if cfg.StaticPodPath != "" {
 		if a.source, err = manifests.NewSource(cfg.StaticPodPath, cfg.NodeName, a.clock); err != nil {
