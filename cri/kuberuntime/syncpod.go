@@ -55,8 +55,8 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	if fields := unappliedPodIsolation(pod); fields != nil {
-		return false, s.refuseIsolation(pod, p, sb, fields)
+	if reason := s.podRefusal(pod); reason != nil {
+		return false, s.refusePod(pod, p, sb, reason)
 	}
 	vols, err := s.volumes(ctx, pod)
 	if err != nil {
@@ -143,13 +143,19 @@ func (s *Syncer) ensureSandbox(ctx context.Context, pod *v1.Pod, p *cri.PodRunti
 	if err != nil {
 		return nil, "", err
 	}
+	// The runtime class is resolved first: a pod whose class is missing
+	// keeps what it has (the kubelet fails the sandbox's creation alike).
+	handler, err := s.runtimeHandler(ctx, pod)
+	if err != nil {
+		return nil, "", err
+	}
 	if err := s.killContainers(ctx, pod, p, p.NotExited(), podGracePeriod(pod)); err != nil {
 		return nil, "", err
 	}
 	if err := ensureDir(cfg.LogDirectory); err != nil {
 		return nil, "", err
 	}
-	id, err := s.rt.RunPodSandbox(ctx, cfg, "")
+	id, err := s.rt.RunPodSandbox(ctx, cfg, handler)
 	if err != nil {
 		return nil, "", fmt.Errorf("run sandbox of pod %s: %w", pod.UID, err)
 	}
@@ -198,12 +204,6 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 			return err
 		}
 	}
-	if fields := unappliedContainerIsolation(pod, c); fields != nil {
-		err := fmt.Errorf("container %q of pod %s/%s: %w", c.Name, pod.Namespace, pod.Name, isolationError(fields))
-		ps.waits[c.Name] = apistatus.Waiting{Reason: "CreateContainerConfigError", Message: err.Error()}
-		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
-		return err
-	}
 	if err := s.ensureImage(ctx, pod, c, ps.sbConfig, ps.waits); err != nil {
 		return err
 	}
@@ -216,7 +216,10 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 		return err
 	}
 	cfg.Linux.Resources = qos.ContainerResources(pod, c, s.opts.MachineMemory)
-	if err = s.setEnv(ctx, ps, c, cfg); err == nil {
+	if err = s.containerSecurity(ctx, pod, c, cfg); err == nil {
+		err = s.setEnv(ctx, ps, c, cfg)
+	}
+	if err == nil {
 		cfg.Mounts, err = s.podFileMounts(ctx, ps, c, attempt)
 	}
 	if err != nil {
