@@ -95,8 +95,8 @@ func (s *Syncer) containerSecurity(ctx context.Context, pod *v1.Pod, c *v1.Conta
 	return err
 }
 
-// containerPath is c's path in pod: spec.containers[i] or
-// spec.initContainers[i].
+// containerPath is c's path in pod: spec.containers[i],
+// spec.initContainers[i] or spec.ephemeralContainers[i].
 func containerPath(pod *v1.Pod, c *v1.Container) string {
 	for i := range pod.Spec.InitContainers {
 		if pod.Spec.InitContainers[i].Name == c.Name {
@@ -106,6 +106,11 @@ func containerPath(pod *v1.Pod, c *v1.Container) string {
 	for i := range pod.Spec.Containers {
 		if pod.Spec.Containers[i].Name == c.Name {
 			return fmt.Sprintf("spec.containers[%d]", i)
+		}
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		if pod.Spec.EphemeralContainers[i].Name == c.Name {
+			return fmt.Sprintf("spec.ephemeralContainers[%d]", i)
 		}
 	}
 	return fmt.Sprintf("container %q", c.Name)

@@ -68,20 +68,23 @@ func TestContainerdIssuePod(t *testing.T) {
 	}
 }
 
-// The sandbox's sysctls (slash-separated in the spec) and a shared PID
-// namespace reach containerd: the container reads its sysctl back, and
-// sees the sandbox's pause process (tools/containerd-up.sh's shell) as PID
-// 1.
+// The sandbox's sysctls (slash-separated in the spec), the RuntimeDefault
+// seccomp profile and a shared PID namespace reach containerd: the
+// container reads its sysctl back, runs under a seccomp filter, and sees
+// the sandbox's pause process (tools/containerd-up.sh's shell) as PID 1.
 func TestContainerdSysctlsAndSharedPIDs(t *testing.T) {
 	e, _ := newCtrdSyncerWith(t, Options{})
-	c := busybox("app", []string{"sh", "-c", `echo "shm=$(cat /proc/sys/kernel/shm_rmid_forced) pid1=$(tr '\0' ' ' < /proc/1/cmdline)"; exec sleep 3600`})
+	c := busybox("app", []string{"sh", "-c", `echo "seccomp=$(grep '^Seccomp:' /proc/self/status | tr -d ' \t') shm=$(cat /proc/sys/kernel/shm_rmid_forced) pid1=$(tr '\0' ' ' < /proc/1/cmdline)"; exec sleep 3600`})
 	pod := e.pod("sysctls", 0, c)
-	pod.Spec.SecurityContext = &v1.PodSecurityContext{Sysctls: []v1.Sysctl{{Name: "kernel/shm_rmid_forced", Value: "1"}}}
+	pod.Spec.SecurityContext = &v1.PodSecurityContext{
+		Sysctls:        []v1.Sysctl{{Name: "kernel/shm_rmid_forced", Value: "1"}},
+		SeccompProfile: &v1.SeccompProfile{Type: v1.SeccompProfileTypeRuntimeDefault},
+	}
 	pod.Spec.ShareProcessNamespace = new(true)
 	e.run(pod)
 	out := e.containerOutput(pod, "shm=")
-	if !strings.Contains(out, "shm=1 ") || !strings.Contains(out, `pid1=/bin/sh -c trap "exit 0" TERM INT`) {
-		t.Errorf("container output %q, want shm=1 and the pause process as PID 1", out)
+	if !strings.Contains(out, "seccomp=Seccomp:2 ") || !strings.Contains(out, "shm=1 ") || !strings.Contains(out, `pid1=/bin/sh -c trap "exit 0" TERM INT`) {
+		t.Errorf("container output %q, want seccomp filtering (mode 2), shm=1 and the pause process as PID 1", out)
 	}
 }
 
