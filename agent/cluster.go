@@ -24,6 +24,7 @@ import (
 	"github.com/podlife/podlife/agent/mirror"
 	"github.com/podlife/podlife/agent/node"
 	"github.com/podlife/podlife/agent/podstatus"
+	"github.com/podlife/podlife/agent/runtimeclass"
 	"github.com/podlife/podlife/agent/token"
 	"github.com/podlife/podlife/cri/volume"
 	"github.com/podlife/podlife/kubetypes"
@@ -47,6 +48,9 @@ type cluster struct {
 	// service account tokens and the ConfigMaps they reference.
 	tokens     *token.Manager
 	configMaps *configmap.Cache
+	// runtimeClasses resolves the pods' runtimeClassName to the
+	// sandboxes' runtime handlers.
+	runtimeClasses *runtimeclass.Cache
 	// certs rotates the client certificate (BootstrapKubeconfig set), and
 	// serving requests the serving certificate (RotateServerCertificates);
 	// nil when not.
@@ -120,6 +124,9 @@ func (a *Agent) connectCluster(ctx context.Context, machine v1.ResourceList, all
 		// A pod is synced about once a sync period: a ConfigMap read is
 		// kept that long.
 		configMaps: configmap.New(client.CoreV1(), a.clock, cfg.SyncFrequency.Duration),
+		// Read when a sandbox is made; a changed class reaches the
+		// next sandboxes within a sync period.
+		runtimeClasses: runtimeclass.New(client.NodeV1(), a.clock, cfg.SyncFrequency.Duration),
 	}, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/logs"
 	"github.com/podlife/podlife/cri/podfiles"
+	"github.com/podlife/podlife/cri/securitycontext"
 )
 
 // defaultGracePeriod is the API's default terminationGracePeriodSeconds.
@@ -52,9 +53,11 @@ func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) (*runtimeapi.Pod
 		},
 		Labels:      labels,
 		Annotations: maps.Clone(pod.Annotations),
-		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: namespaceOptions(pod)},
-		},
+		Linux:       &runtimeapi.LinuxPodSandboxConfig{Sysctls: securitycontext.Sysctls(pod)},
+	}
+	var err error
+	if cfg.Linux.SecurityContext, err = securitycontext.Sandbox(pod); err != nil {
+		return nil, err
 	}
 	if !pod.Spec.HostNetwork {
 		// A pod on the node's network has the node's UTS namespace too, and
@@ -70,22 +73,6 @@ func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) (*runtimeapi.Pod
 		cfg.LogDirectory = dir
 	}
 	return cfg, nil
-}
-
-// namespaceOptions are the kubelet's for pod, on its sandbox and on each
-// of its containers alike: one network (the node's with hostNetwork) and
-// IPC namespace per pod, one PID namespace per container, so that each
-// container's first process is its PID 1.
-func namespaceOptions(pod *v1.Pod) *runtimeapi.NamespaceOption {
-	network := runtimeapi.NamespaceMode_POD
-	if pod.Spec.HostNetwork {
-		network = runtimeapi.NamespaceMode_NODE
-	}
-	return &runtimeapi.NamespaceOption{
-		Network: network,
-		Pid:     runtimeapi.NamespaceMode_CONTAINER,
-		Ipc:     runtimeapi.NamespaceMode_POD,
-	}
 }
 
 // containerConfig describes the attempt-th instance of container c of pod.
@@ -112,11 +99,10 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 		},
 		Linux: &runtimeapi.LinuxContainerConfig{
 			// The pod's namespaces again: the runtime reads a container's
-			// from its own config, and without them it joins the
-			// sandbox's PID namespace (NamespaceMode_POD is CRI's zero
-			// value), where the pause process, not the container's, is
-			// PID 1.
-			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: namespaceOptions(pod)},
+			// from its own config (see securitycontext.Namespaces). The
+			// syncer replaces this with the container's whole context
+			// once it knows the image's user (containerSecurity).
+			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: securitycontext.Namespaces(pod)},
 		},
 	}
 	if l := c.Lifecycle; l != nil && l.StopSignal != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/prober"
+	"github.com/podlife/podlife/cri/securitycontext"
 	"github.com/podlife/podlife/cri/volume"
 	"github.com/podlife/podlife/worker"
 )
@@ -67,6 +68,17 @@ type Options struct {
 	// service account's tokens and ConfigMaps. The zero value (standalone
 	// mode) refuses such sources.
 	VolumeAPI volume.API
+	// Security are the node's seccomp settings: the directory of
+	// Localhost profiles and whether RuntimeDefault is the default.
+	Security securitycontext.Options
+	// RuntimeFeatures are what the runtime's Status reported it supports
+	// (user namespaces, supplementalGroupsPolicy Strict); the zero value
+	// is none, and a pod asking for them is refused.
+	RuntimeFeatures securitycontext.RuntimeFeatures
+	// RuntimeClasses resolves a pod's runtimeClassName to the sandbox's
+	// runtime handler (cluster mode); nil (standalone) refuses a pod that
+	// names a runtime class.
+	RuntimeClasses RuntimeClassGetter
 	// Probes runs the containers' probes (its Runner is
 	// lifecycle.NewProbeRunner's); nil runs none.
 	Probes *prober.Manager
