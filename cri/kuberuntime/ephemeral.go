@@ -56,8 +56,10 @@ func (s *Syncer) startEphemeral(ctx context.Context, ps *podSync, newSandbox boo
 
 // targetNamespace puts ephemeral container c in the PID namespace of its
 // target container's running instance, as the kubelet does (its
-// getTargetID): a target that does not run fails the container's
-// creation. Other containers are left as they are.
+// getTargetID and generateLinuxContainerConfig): a target that does not
+// run fails the container's creation; a pod whose containers share a PID
+// namespace already (shareProcessNamespace, hostPID) keeps it. Other
+// containers are left as they are.
 func targetNamespace(ps *podSync, c *v1.Container, cfg *runtimeapi.ContainerConfig) error {
 	_, ec := ephemeralContainer(ps.pod, c.Name)
 	if ec == nil || ec.TargetContainerName == "" {
@@ -76,8 +78,9 @@ func targetNamespace(ps *podSync, c *v1.Container, cfg *runtimeapi.ContainerConf
 	if cfg.Linux.SecurityContext.NamespaceOptions == nil {
 		cfg.Linux.SecurityContext.NamespaceOptions = &runtimeapi.NamespaceOption{}
 	}
-	ns := cfg.Linux.SecurityContext.NamespaceOptions
-	ns.Pid = runtimeapi.NamespaceMode_TARGET
-	ns.TargetId = target.Id
+	if ns := cfg.Linux.SecurityContext.NamespaceOptions; ns.Pid == runtimeapi.NamespaceMode_CONTAINER {
+		ns.Pid = runtimeapi.NamespaceMode_TARGET
+		ns.TargetId = target.Id
+	}
 	return nil
 }

@@ -50,15 +50,18 @@ func recordConfigs(h *harness) *configs {
 func TestEphemeralContainerStarts(t *testing.T) {
 	for _, tc := range []struct {
 		name, target string
+		sharedPID    bool
 		wantPid      runtimeapi.NamespaceMode
 	}{
 		{name: "no target", wantPid: runtimeapi.NamespaceMode_CONTAINER},
 		{name: "targets app", target: "app", wantPid: runtimeapi.NamespaceMode_TARGET},
+		{name: "targets app in a pod that shares its PID namespace", target: "app", sharedPID: true, wantPid: runtimeapi.NamespaceMode_POD},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Options{}, "img")
 			cfgs := recordConfigs(h)
 			pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"})
+			pod.Spec.ShareProcessNamespace = &tc.sharedPID
 			h.mustSync(pod)
 			app := crifake.ContainerID(pod, 0, "app", 0)
 
@@ -77,8 +80,12 @@ func TestEphemeralContainerStarts(t *testing.T) {
 				t.Errorf("debugger config stdin %v, tty %v; want both", cfg.Stdin, cfg.Tty)
 			}
 			ns := cfg.GetLinux().GetSecurityContext().GetNamespaceOptions()
-			if ns.GetPid() != tc.wantPid || (tc.target != "" && ns.GetTargetId() != app) {
-				t.Errorf("debugger PID namespace %v target %q; want %v target %q", ns.GetPid(), ns.GetTargetId(), tc.wantPid, app)
+			wantTarget := ""
+			if tc.wantPid == runtimeapi.NamespaceMode_TARGET {
+				wantTarget = app
+			}
+			if ns.GetPid() != tc.wantPid || ns.GetTargetId() != wantTarget {
+				t.Errorf("debugger PID namespace %v target %q; want %v target %q", ns.GetPid(), ns.GetTargetId(), tc.wantPid, wantTarget)
 			}
 			st := h.statuses.last(t, pod.UID)
 			if len(st.EphemeralContainerStatuses) != 1 {
