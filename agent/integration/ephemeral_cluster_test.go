@@ -47,10 +47,9 @@ spec:
 	e.RemoveAtEnd(string(pod.UID))
 	appID := pod.Status.ContainerStatuses[0].ContainerID
 
-	// The legacy profile: the general one (the default) adds the
-	// SYS_PTRACE capability, a security context podlife refuses until it
-	// applies them (issue 20).
-	n.kubectl("debug", "target", "-n", n.ns, "--profile", "legacy", "--image", critest.BusyboxImage, "--image-pull-policy", "Never",
+	// kubectl's default profile, general: it adds the SYS_PTRACE
+	// capability to the debugger's security context.
+	n.kubectl("debug", "target", "-n", n.ns, "--image", critest.BusyboxImage, "--image-pull-policy", "Never",
 		"--target", "app", "-c", "debugger", "--", "sh", "-c", "while true; do echo polo; sleep 1; done")
 	ephemeralRunning := func(name string) *v1.Pod {
 		t.Helper()
