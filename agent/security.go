@@ -28,6 +28,13 @@ func (a *Agent) admissionChain(allocatable admission.Resources) (*admission.Chai
 	if err != nil {
 		return nil, err
 	}
+	// podlife declares no node feature (NodeDeclaredFeatures): a pod that
+	// needs one (a RestartAllContainers restart rule...) is refused, last,
+	// as the kubelet orders its handlers.
+	features, err := admission.NewDeclaredFeatures(nil, agentVersion())
+	if err != nil {
+		return nil, err
+	}
 	return admission.NewChain(a.registry,
 		a.shutdown,
 		sysctls,
@@ -37,6 +44,7 @@ func (a *Agent) admissionChain(allocatable admission.Resources) (*admission.Chai
 		admission.NewResourceAdmitter(allocatable),
 		admission.NodeAffinity(a.admissionNode),
 		admission.NewAppArmorAdmitter(appArmorEnabled()),
+		features,
 	), nil
 }
 

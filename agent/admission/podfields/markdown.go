@@ -12,7 +12,7 @@ func Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Refused at admission (reason `%s`, phase `Failed`, the message naming each field path and why):\n\n", Reason)
 	writeGroups(&b, func(r Row) bool { return r.CheckedHere() })
-	b.WriteString("\nRefused by the code that would apply them:\n\n")
+	b.WriteString("\nRefused by other checks, each where it is made:\n\n")
 	writeGroups(&b, func(r Row) bool { return r.Verdict == Refused && r.By != "" })
 	b.WriteString("\nMeaningless on a node, and why:\n\n")
 	writeGroups(&b, func(r Row) bool { return r.Verdict == Meaningless })

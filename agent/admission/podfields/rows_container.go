@@ -19,7 +19,7 @@ var containerRows = []Row{
 	honouredBelow("resources", "cgroup limits and oom_score_adj (cri/qos) and admission (agent/admission)"),
 	meaningless("resizePolicy", "applies to in-place resize only, which podlife does not do"),
 	honoured("restartPolicy", "Always makes an init container a sidecar; on a regular container it replaces the pod's policy (cri/kuberuntime)"),
-	honoured("restartPolicyRules", "exit-code rules that decide whether the container restarts (cri/kuberuntime)"),
+	honoured("restartPolicyRules", "exit-code rules that decide whether the container restarts (cri/kuberuntime); a RestartAllContainers action is a node feature podlife does not declare, rejected with PodFeatureUnsupported (agent/admission)"),
 	honouredBelow("volumeMounts", "bind mounts of the pod's volumes (cri/volume)"),
 	refused("volumeDevices", "podlife attaches no block devices: raw block volumes need a persistentVolumeClaim, which it does not mount either"),
 	honouredBelow("livenessProbe", "a failure restarts the container (cri/prober)"),
@@ -112,7 +112,7 @@ var volumeMountRows = []Row{
 	honoured("subPath", "a path opened beneath the volume and mounted by descriptor (cri/volume)"),
 	refusedBy("mountPropagation", "cri/volume", "mountPropagation other than None is not supported (mounts are private): the pod's sync fails with FailedMount"),
 	refusedBy("subPathExpr", "cri/volume", "subPathExpr is not supported: the pod's sync fails with FailedMount"),
-	refused("bindMountOptions", "podlife applies no bind mount options: the mount would lack the noexec, nodev or nosuid asked for"),
+	refusedBy("bindMountOptions", "agent/admission DeclaredFeatures", "a node feature podlife does not declare (it applies no bind mount options): rejected at admission with PodFeatureUnsupported"),
 }
 
 var probeRows = []Row{
