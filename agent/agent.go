@@ -327,7 +327,7 @@ func (a *Agent) nodeShutdown(ctx context.Context) error {
 	a.mu.Unlock()
 	a.log.Info("node shutdown: stopping pods", "pods", len(active))
 	if a.cluster != nil {
-		a.cluster.node.SetShuttingDown()
+		a.cluster.node.SetShuttingDown(ctx)
 	}
 	if err := a.shutdown.Shutdown(ctx, active); err != nil {
 		return fmt.Errorf("node shutdown: %w", err)

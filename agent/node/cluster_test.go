@@ -340,7 +340,7 @@ func TestUnchangedStatusIsNotRewritten(t *testing.T) {
 }
 
 // TestSetShuttingDown: the Node turns not ready at once, not at the next
-// status update (an hour away here).
+// status update (an hour away here), before SetShuttingDown returns.
 func TestSetShuttingDown(t *testing.T) {
 	c := clustertest.Require(t)
 	name := c.NodeName(t)
@@ -353,15 +353,15 @@ func TestSetShuttingDown(t *testing.T) {
 		n, ok := m.Node()
 		return ok && readyStatus(n) == v1.ConditionTrue, nil
 	})
-	m.SetShuttingDown()
-	eventually(t, "not ready: shutting down", func() (bool, error) {
-		node, err := c.Admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		r := condition(node, v1.NodeReady)
-		return r.Status == v1.ConditionFalse && r.Reason == ReasonNotReady && r.Message == MessageShuttingDown, nil
-	})
+	m.SetShuttingDown(ctx)
+	// Written when it returns, not eventually.
+	node, err := c.Admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := condition(node, v1.NodeReady); r.Status != v1.ConditionFalse || r.Reason != ReasonNotReady || r.Message != MessageShuttingDown {
+		t.Errorf("Ready condition when SetShuttingDown returned: %s %s %q; want False %s %q", r.Status, r.Reason, r.Message, ReasonNotReady, MessageShuttingDown)
+	}
 }
 
 // TestNodeAuthorizerRefusesAnotherNode checks the identity the Manager is

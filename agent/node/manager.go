@@ -25,6 +25,10 @@ type Manager struct {
 	// statusChange wakes the status loop when the readiness changed
 	// outside of it (SetShuttingDown).
 	statusChange chan struct{}
+	// shutdownWritten is closed once the status loop wrote a status that
+	// says the node is shutting down (closeShutdownWritten, once).
+	shutdownWritten      chan struct{}
+	closeShutdownWritten func()
 
 	mu           sync.Mutex
 	node         *v1.Node // guarded by mu: the Node as the API last returned it; nil until registered
@@ -48,13 +52,16 @@ func New(cfg Config) (*Manager, error) {
 	if err != nil {
 		cfg.Logger.Warn("Some of the node's system info is unknown", "node", cfg.NodeName, "err", err)
 	}
+	written := make(chan struct{})
 	return &Manager{
-		cfg:          cfg,
-		log:          cfg.Logger.With("node", cfg.NodeName),
-		labels:       ownLabels(cfg.NodeName, cfg.Labels),
-		addresses:    addresses,
-		nodeInfo:     info,
-		statusChange: make(chan struct{}, 1),
+		cfg:                  cfg,
+		log:                  cfg.Logger.With("node", cfg.NodeName),
+		labels:               ownLabels(cfg.NodeName, cfg.Labels),
+		addresses:            addresses,
+		nodeInfo:             info,
+		statusChange:         make(chan struct{}, 1),
+		shutdownWritten:      written,
+		closeShutdownWritten: sync.OnceFunc(func() { close(written) }),
 	}, nil
 }
 
@@ -73,10 +80,18 @@ func (m *Manager) Node() (*v1.Node, bool) {
 	return m.node.DeepCopy(), true
 }
 
+// shutdownWriteTimeout bounds how long a node shutdown waits for the Node
+// to say so before it stops pods all the same (the API server away).
+const shutdownWriteTimeout = 5 * time.Second
+
 // SetShuttingDown says that a graceful node shutdown began: from now on the
-// Node is not ready ("node is shutting down"), and the status is written at
-// once rather than at the next status update.
-func (m *Manager) SetShuttingDown() {
+// Node is not ready ("node is shutting down"). The status is written at
+// once rather than at the next status update, and SetShuttingDown returns
+// when it was (or after shutdownWriteTimeout, or when ctx ends), as the
+// kubelet's shutdown manager syncs the node status before it stops pods:
+// a shutdown quicker than the status loop would otherwise leave the Node
+// Ready behind the exited agent.
+func (m *Manager) SetShuttingDown(ctx context.Context) {
 	m.mu.Lock()
 	m.shuttingDown = true
 	m.mu.Unlock()
@@ -84,6 +99,21 @@ func (m *Manager) SetShuttingDown() {
 	case m.statusChange <- struct{}{}:
 	default:
 	}
+	timer := m.cfg.Clock.NewTimer(shutdownWriteTimeout)
+	defer timer.Stop()
+	select {
+	case <-m.shutdownWritten:
+	case <-timer.C():
+		m.log.Warn("Stopping pods for node shutdown before the Node says so: its status was not written in time", "timeout", shutdownWriteTimeout)
+	case <-ctx.Done():
+	}
+}
+
+// isShuttingDown reports whether SetShuttingDown was called.
+func (m *Manager) isShuttingDown() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.shuttingDown
 }
 
 // Run registers the Node, retrying with back-off, then renews its Lease

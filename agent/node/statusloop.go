@@ -24,6 +24,9 @@ func (m *Manager) keepStatus(ctx context.Context) {
 		lastReport time.Time // when the status was last written; zero: never by this Manager
 	)
 	for {
+		// Read before the status is computed: once set it stays set, so
+		// a status written without error then says so.
+		shuttingDown := m.isShuttingDown()
 		var err error
 		for range statusUpdateRetries {
 			if err = m.updateStatus(ctx, &lastReport); err == nil || ctx.Err() != nil {
@@ -36,6 +39,9 @@ func (m *Manager) keepStatus(ctx context.Context) {
 			errs.failed(m.log, "Cannot update the node's status; retrying", err)
 		default:
 			errs.succeeded(m.log, "Updated the node's status after errors")
+			if shuttingDown {
+				m.closeShutdownWritten()
+			}
 		}
 		select {
 		case <-ctx.Done():
