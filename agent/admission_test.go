@@ -145,3 +145,62 @@ func TestAdmissionCountsTerminalPodUntilTerminated(t *testing.T) {
 func isRejected(p api.PodInfo, reason string) bool {
 	return p.Config == "rejected" && p.Phase == v1.PodFailed && p.Reason == reason
 }
+
+// A pod for another OS, or setting a field podlife refuses, is rejected
+// with the kubelet's reason (podlife's own for fields) and a message
+// naming the field, and never reaches the engine; a pod of this node's OS
+// runs.
+func TestAdmissionRejectsOtherOSAndRefusedFields(t *testing.T) {
+	t.Parallel()
+	h := agenttest.Start(t)
+	withSpec := func(p agenttest.PodSpec, lines string) string {
+		return strings.Replace(p.YAML(), "spec:\n", "spec:\n"+lines, 1)
+	}
+	windows := agenttest.PodSpec{Name: "windows", UID: agenttest.UID(1)}
+	labelled := agenttest.PodSpec{Name: "labelled", UID: agenttest.UID(2)}.With(v1.LabelOSStable, "windows")
+	hostPort := agenttest.PodSpec{Name: "hostport", UID: agenttest.UID(3)}
+	linux := agenttest.PodSpec{Name: "linux", UID: agenttest.UID(4)}
+	h.Write(windows.File(), withSpec(windows, "  os:\n    name: windows\n"))
+	h.WritePod(labelled)
+	h.Write(hostPort.File(), strings.Replace(hostPort.YAML(), "    image:", "    ports:\n    - containerPort: 80\n      hostPort: 8080\n    image:", 1))
+	h.Write(linux.File(), withSpec(linux, "  os:\n    name: linux\n"))
+	h.WaitRunning(linux.UID)
+	h.WaitPods("the others rejected", func(pods map[types.UID]api.PodInfo) bool {
+		return isRejected(pods[types.UID(windows.UID)], "PodOSNotSupported") &&
+			isRejected(pods[types.UID(labelled.UID)], "PodOSSelectorNodeLabelDoesNotMatch") &&
+			isRejected(pods[types.UID(hostPort.UID)], "UnsupportedPodField")
+	})
+	for uid, want := range map[string]string{
+		windows.UID:  "Failed to admit pod as the OS field doesn't match node OS",
+		labelled.UID: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label",
+		hostPort.UID: "spec.containers[0].ports[0].hostPort: podlife maps no host ports",
+	} {
+		if msg := h.Pod(uid).Message; !strings.Contains(msg, want) {
+			t.Errorf("pod %s: message %q, want %q", uid, msg, want)
+		}
+		if ts := h.Rec.Of(uid); len(ts) > 0 {
+			t.Errorf("rejected pod %s reached the engine:\n%s", uid, agenttest.Describe(ts))
+		}
+	}
+}
+
+// A static pod whose nodeSelector names another node is rejected with the
+// kubelet's NodeAffinity; one selecting this node's default labels runs.
+func TestAdmissionChecksNodeAffinity(t *testing.T) {
+	t.Parallel()
+	h := agenttest.Start(t)
+	withSpec := func(p agenttest.PodSpec, lines string) string {
+		return strings.Replace(p.YAML(), "spec:\n", "spec:\n"+lines, 1)
+	}
+	elsewhere := agenttest.PodSpec{Name: "elsewhere", UID: agenttest.UID(1)}
+	here := agenttest.PodSpec{Name: "here", UID: agenttest.UID(2)}
+	h.Write(elsewhere.File(), withSpec(elsewhere, "  nodeSelector:\n    kubernetes.io/hostname: another-node\n"))
+	h.Write(here.File(), withSpec(here, "  nodeSelector:\n    kubernetes.io/os: linux\n"))
+	h.WaitRunning(here.UID)
+	h.WaitPods("elsewhere rejected", func(pods map[types.UID]api.PodInfo) bool {
+		return isRejected(pods[types.UID(elsewhere.UID)], "NodeAffinity")
+	})
+	if msg := h.Pod(elsewhere.UID).Message; msg != "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector" {
+		t.Errorf("message %q", msg)
+	}
+}

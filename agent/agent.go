@@ -163,6 +163,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		RuntimeName: conn.name, LogRoot: podLogRoot(cfg), PodsRoot: podLogRoot(cfg), Probes: a.probes,
 		Allocatable: downwardAllocatable(allocatable, cfg.RootDir), HostIPs: hostIPs(), MachineMemory: machine.Memory().Value(),
 		VolumeAPI: a.volumeAPI(),
+		Security:  cfg.securityOptions(), RuntimeFeatures: conn.features, RuntimeClasses: a.runtimeClasses(),
 	})
 	if root := podLogRoot(cfg); root != "" {
 		maxSize, _ := cfg.containerLogMaxSize()
@@ -180,7 +181,10 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		a.close()
 		return nil, err
 	}
-	a.admission = admission.NewChain(a.registry, a.shutdown, admission.NewResourceAdmitter(allocatable))
+	if a.admission, err = a.admissionChain(allocatable); err != nil {
+		a.close()
+		return nil, err
+	}
 	a.gauges = newPodGauges(a.registry)
 	if cfg.StaticPodPath != "" {
 		if a.source, err = manifests.NewSource(cfg.StaticPodPath, cfg.NodeName, a.clock); err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/podlife/podlife/agent/node"
 	"github.com/podlife/podlife/agent/objectcache"
 	"github.com/podlife/podlife/agent/podstatus"
+	"github.com/podlife/podlife/agent/runtimeclass"
 	"github.com/podlife/podlife/agent/token"
 	"github.com/podlife/podlife/cri/volume"
 	"github.com/podlife/podlife/kubetypes"
@@ -48,6 +49,9 @@ type cluster struct {
 	// reference.
 	tokens  *token.Manager
 	objects *objectcache.Objects
+	// runtimeClasses resolves the pods' runtimeClassName to the
+	// sandboxes' runtime handlers.
+	runtimeClasses *runtimeclass.Cache
 	// certs rotates the client certificate (BootstrapKubeconfig set), and
 	// serving requests the serving certificate (RotateServerCertificates);
 	// nil when not.
@@ -121,6 +125,9 @@ func (a *Agent) connectCluster(ctx context.Context, machine v1.ResourceList, all
 		// A pod is synced about once a sync period: a Secret or a
 		// ConfigMap read is kept that long.
 		objects: objectcache.New(client.CoreV1(), a.clock, cfg.SyncFrequency.Duration),
+		// Read when a sandbox is made; a changed class reaches the
+		// next sandboxes within a sync period.
+		runtimeClasses: runtimeclass.New(client.NodeV1(), a.clock, cfg.SyncFrequency.Duration),
 	}, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/podlife/podlife/agent/admission"
 	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/agent/kubeletserver"
 )
@@ -115,6 +116,16 @@ type Config struct {
 	// ContainerLogMonitorInterval is how often the logs are checked for
 	// rotation.
 	ContainerLogMonitorInterval metav1.Duration `json:"containerLogMonitorInterval,omitzero"`
+	// SeccompDefault gives a container whose pod and container name no
+	// seccomp profile the runtime's default (RuntimeDefault) instead of
+	// Unconfined, as the kubelet's seccompDefault. Localhost profiles are
+	// files under <rootDir>/seccomp, as under the kubelet's.
+	SeccompDefault bool `json:"seccompDefault,omitempty"`
+	// AllowedUnsafeSysctls are the sysctls, or patterns ending in "*"
+	// ("kernel.msg*"), that pods may set besides the safe ones (the
+	// kubelet's allowedUnsafeSysctls); each must be namespaced. A pod
+	// setting another is rejected at admission (SysctlForbidden).
+	AllowedUnsafeSysctls []string `json:"allowedUnsafeSysctls,omitempty"`
 	// LogFormat is "text" or "json".
 	LogFormat string `json:"logFormat,omitempty"`
 	// Verbosity: 0 info, 1 and more debug.
@@ -222,6 +233,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ContainerLogMaxFiles < 2 {
 		errs = append(errs, fmt.Errorf("containerLogMaxFiles must be at least 2 (the log and one rotated file), got %d", c.ContainerLogMaxFiles))
+	}
+	if _, err := admission.NewSysctlAdmitter(c.AllowedUnsafeSysctls); err != nil {
+		errs = append(errs, fmt.Errorf("allowedUnsafeSysctls: %w", err))
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("logFormat must be text or json, got %q", c.LogFormat))

@@ -59,6 +59,9 @@ func TestValidateNamesBadFields(t *testing.T) {
 		{"bind address not an IP", func(c *agent.Config) { c.BindAddress = "localhost" }, []string{"bindAddress", `"localhost"`}},
 		{"unknown authorization mode", func(c *agent.Config) { c.AuthorizationMode = "RBAC" }, []string{"authorizationMode", `"RBAC"`}},
 		{"certificate without key", func(c *agent.Config) { c.TLSCertFile = "serving.crt" }, []string{"tlsCertFile and tlsPrivateKeyFile"}},
+		{"unsafe sysctl not namespaced", func(c *agent.Config) { c.AllowedUnsafeSysctls = []string{"kernel.msg*", "vm.swappiness"} },
+			[]string{"allowedUnsafeSysctls", `"vm.swappiness" are not known to be namespaced`}},
+		{"malformed sysctl pattern", func(c *agent.Config) { c.AllowedUnsafeSysctls = []string{"net.*.x"} }, []string{"allowedUnsafeSysctls", `"net.*.x"`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := agent.DefaultConfig()

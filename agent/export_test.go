@@ -23,3 +23,7 @@ func (a *Agent) Resync(ctx context.Context) error {
 	a.resyncChanged()
 	return nil
 }
+
+// AppArmorEnabledForTest is whether this host enforces AppArmor, as the
+// agent's admission reads it.
+func AppArmorEnabledForTest() bool { return appArmorEnabled() }

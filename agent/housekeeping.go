@@ -30,6 +30,7 @@ func (a *Agent) housekeeping(ctx context.Context) {
 	}
 	a.mu.Lock()
 	a.syncKnownLocked()
+	a.killPastDeadlineLocked()
 	a.mu.Unlock()
 	// The runtime is read without the lock, so a slow runtime does not stall
 	// manifest changes, /pods or /healthz.

@@ -20,6 +20,8 @@ type podEntry struct {
 	// rejection is why admission refused the pod; a rejected pod never
 	// reaches the engine (semantics invariant 47).
 	rejection *admission.Result
+	// deadlineKilled: the pod was stopped for its active deadline.
+	deadlineKilled bool
 }
 
 // handleChange applies one change of a pod source: a manifest, or an API

@@ -23,19 +23,25 @@ func (a *Agent) newProber(rt cri.Runtime) *prober.Manager {
 // result changes the pod's status at once (through the status manager,
 // whatever its sync is doing); a startup or liveness failure asks the
 // engine for a sync, in which SyncPod kills the container and restarts it
-// (the engine ignores it once termination was requested).
+// (the engine ignores it once termination was requested). A startup
+// success asks for one too, as the kubelet syncs on every startup result:
+// a sidecar's turn ends when its startup probe succeeds, and the next
+// container starts in that sync.
 func (a *Agent) probeChanged(u prober.Update) {
 	if u.Kind != prober.Liveness {
 		a.statuses.ProbesChanged(u.Pod.UID)
 	}
-	if u.Kind == prober.Readiness || u.Result != prober.Failure {
+	startupSucceeded := u.Kind == prober.Startup && u.Result == prober.Success
+	if u.Kind == prober.Readiness || (u.Result != prober.Failure && !startupSucceeded) {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if e, ok := a.pods[u.Pod.UID]; ok && e.rejection == nil {
-		a.log.Info("probe failed: the container is restarted", "probe", u.Kind.String(),
-			"pod", e.pod.Namespace+"/"+e.pod.Name, "container", u.ContainerName)
+		if !startupSucceeded {
+			a.log.Info("probe failed: the container is restarted", "probe", u.Kind.String(),
+				"pod", e.pod.Namespace+"/"+e.pod.Name, "container", u.ContainerName)
+		}
 		a.updatePod(worker.SyncPodSync, e.pod)
 	}
 }

@@ -88,3 +88,54 @@ spec:
 		t.Error("no Killing event for the liveness failure")
 	}
 }
+
+// A sidecar's startup probe holds the regular container back until it
+// succeeds, and its success gets the container started at once (a sync
+// asked for by the probe's result), not at the next periodic resync (a
+// minute).
+func TestSidecarStartupProbeStartsTheApp(t *testing.T) {
+	t.Parallel()
+	var started atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if !started.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+
+	h := agenttest.Start(t)
+	id := agenttest.UID(2)
+	h.Write("sidecar.yaml", fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: sidecar
+  namespace: test
+  uid: %s
+spec:
+  terminationGracePeriodSeconds: 1
+  initContainers:
+  - name: side
+    image: %[2]s
+    restartPolicy: Always
+    startupProbe:
+      httpGet:
+        host: 127.0.0.1
+        port: %[3]d
+        path: /started
+      periodSeconds: 1
+      failureThreshold: 600
+  containers:
+  - name: app
+    image: %[2]s
+`, id, agenttest.Image, srv.Listener.Addr().(*net.TCPAddr).Port))
+	appStarted := func() bool {
+		st, _ := h.Agent.StatusOf(types.UID(id))
+		return len(st.ContainerStatuses) == 1 && st.ContainerStatuses[0].State.Running != nil
+	}
+	h.Eventually("the startup probe failed", func() bool { return len(h.LogLines("Startup probe failed")) >= 2 })
+	if appStarted() {
+		t.Fatal("the app runs before the sidecar's startup probe succeeded")
+	}
+	started.Store(true)
+	h.Eventually("the app running", appStarted)
+}

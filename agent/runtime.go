@@ -11,6 +11,7 @@ import (
 
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/embedded"
+	"github.com/podlife/podlife/cri/securitycontext"
 )
 
 // runtimeConnectTimeout bounds dialling the runtime and each CRI call the
@@ -33,6 +34,9 @@ type runtimeConn struct {
 	endpoint string
 	// embedded is the in-process runtime when no endpoint was configured.
 	embedded *embedded.Runtime
+	// features are what the runtime's Status said it supports when the
+	// agent connected (user namespaces, supplementalGroupsPolicy Strict).
+	features securitycontext.RuntimeFeatures
 }
 
 // connectRuntime dials endpoint, or starts the embedded runtime under
@@ -73,6 +77,12 @@ func (c *runtimeConn) identify(ctx context.Context) error {
 		return err
 	}
 	c.name, c.version = v.GetRuntimeName(), v.GetRuntimeVersion()
+	// A runtime whose Status fails, or says nothing of its features
+	// (containerd 1.6), supports none of them: the pods that need them are
+	// refused rather than run without.
+	if st, err := c.service.Status(ctx, false); err == nil {
+		c.features = securitycontext.FeaturesOf(st)
+	}
 	return nil
 }
 

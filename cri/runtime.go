@@ -110,18 +110,22 @@ func (p *PodRuntime) Latest(sandboxID, name string) (current, previous *runtimea
 	return current, nil
 }
 
-// LatestFor is Latest(sandboxID, name) as the restart policy sees it: under
-// OnFailure a container whose newest instance in any sandbox exited 0
-// completed for good, and never runs again, not even in a new sandbox (the
-// kubelet's computePodActions); when the sandbox has no instance of it, that
-// completed instance counts.
-func (p *PodRuntime) LatestFor(policy v1.RestartPolicy, sandboxID, name string) (current, previous *runtimeapi.ContainerStatus) {
-	current, previous = p.Latest(sandboxID, name)
-	if current != nil || sandboxID == "" || policy != v1.RestartPolicyOnFailure {
+// LatestFor is Latest(sandboxID, c.Name) as the restart policy sees it: a
+// container whose newest instance in any sandbox exited and is not to run
+// again (ContainerShouldRestart: under OnFailure one that exited 0, under
+// Never any) completed for good, and does not run again in a new sandbox
+// either; when the sandbox has no instance of it, that completed instance
+// counts. The kubelet's computePodActions spares only the OnFailure ones
+// in a new sandbox (a pod Never does not get one); podlife does not run a
+// Never container twice either.
+func (p *PodRuntime) LatestFor(spec *v1.PodSpec, sandboxID string, c *v1.Container) (current, previous *runtimeapi.ContainerStatus) {
+	current, previous = p.Latest(sandboxID, c.Name)
+	if current != nil || sandboxID == "" {
 		return current, previous
 	}
-	if c, prev := p.Latest("", name); c != nil && c.State == runtimeapi.ContainerState_CONTAINER_EXITED && c.ExitCode == 0 {
-		return c, prev
+	if last, prev := p.Latest("", c.Name); last != nil && last.State == runtimeapi.ContainerState_CONTAINER_EXITED &&
+		!ContainerShouldRestart(spec, c, last.ExitCode) {
+		return last, prev
 	}
 	return nil, nil
 }

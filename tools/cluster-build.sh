@@ -37,30 +37,20 @@ die() {
 
 command -v go >/dev/null || die "go is not on PATH"
 
-# mod_version prints the version that go.mod file $1 requires of module $2.
-mod_version() {
-  awk -v m="$2" '$1 == "require" && $2 == m { print $3; exit } $1 == m && $2 ~ /^v/ { print $2; exit }' "$1"
-}
+# shellcheck source=tools/build-cache.sh
+source "$tools/build-cache.sh"
 
 KUBE_VERSION="$(mod_version "$tools/cluster/kube/go.mod" k8s.io/kubernetes)"
 ETCD_VERSION="$(mod_version "$tools/cluster/etcd/go.mod" go.etcd.io/etcd/server/v3)"
 API_VERSION="$(mod_version "$repo/go.mod" k8s.io/api)"
 [[ -n "$KUBE_VERSION" && -n "$ETCD_VERSION" && -n "$API_VERSION" ]] ||
   die "cannot read the versions from tools/cluster/*/go.mod and go.mod"
-# k8s.io/api v0.X.Y goes with Kubernetes v1.X.Z.
-api_minor="$(cut -d. -f2 <<<"$API_VERSION")"
-kube_minor="$(cut -d. -f2 <<<"$KUBE_VERSION")"
-[[ "$api_minor" == "$kube_minor" ]] ||
-  die "tools/cluster/kube/go.mod pins k8s.io/kubernetes $KUBE_VERSION but go.mod has k8s.io/api $API_VERSION: the minors must match (v1.$api_minor.z)"
+check_kube_minor "$KUBE_VERSION" "$API_VERSION" tools/cluster/kube/go.mod
 
 CACHE="${PODLIFE_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podlife/cluster}"
 # The version kube-apiserver reports (and kubectl checks for skew) is set at
-# link time, as Kubernetes' own build does (hack/lib/version.sh).
-kube_ldflags=""
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  kube_ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$kube_minor -X $pkg.gitTreeState=clean"
-done
-kube_ldflags="-s -w$kube_ldflags"
+# link time.
+kube_ldflags="$(kube_link_flags "$KUBE_VERSION")"
 
 stamp="$(
   go version
@@ -71,8 +61,6 @@ stamp="$(
 BIN="$CACHE/kube-$KUBE_VERSION-etcd-$ETCD_VERSION-$(sha256sum <<<"$stamp" | cut -c1-12)/bin"
 binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet)
 
-# shellcheck source=tools/build-cache.sh
-source "$tools/build-cache.sh"
 if cache_up_to_date "$BIN" "$stamp" "${binaries[@]}"; then
   log "up to date: Kubernetes $KUBE_VERSION and etcd $ETCD_VERSION in $BIN"
   echo "$BIN"

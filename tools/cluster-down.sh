@@ -28,35 +28,14 @@ if [[ ! -f "$DIR/podlife-cluster.env" && -n "$(ls -A "$DIR")" ]]; then
   die "$DIR has no podlife-cluster.env: not a tools/cluster-up.sh directory, not touching it"
 fi
 
-# owned PID: whether process PID runs with DIR in its command line.
-owned() {
-  local argv=()
-  { mapfile -d '' -t argv <"/proc/$1/cmdline"; } 2>/dev/null || return 1
-  [[ " ${argv[*]} " == *"$DIR/"* ]]
-}
+# shellcheck source=tools/proc-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/proc-lib.sh"
 
-# stop NAME: TERM the process in DIR/NAME.pid, KILL it if it outlives 10s.
+# stop NAME: stops the process in DIR/NAME.pid.
 stop() {
-  local name="$1" pidfile="$DIR/$1.pid" pid i
+  local pidfile="$DIR/$1.pid"
   [[ -f "$pidfile" ]] || return 0
-  pid="$(cat "$pidfile")"
-  if [[ "$pid" =~ ^[0-9]+$ ]] && owned "$pid"; then
-    log "stopping $name (pid $pid)"
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do
-      owned "$pid" || break
-      sleep 0.1
-    done
-    if owned "$pid"; then
-      log "$name (pid $pid) ignored TERM for 10s: killing it"
-      kill -KILL "$pid" 2>/dev/null || true
-      for ((i = 0; i < 50; i++)); do
-        owned "$pid" || break
-        sleep 0.1
-      done
-      ! owned "$pid" || die "$name (pid $pid) survived KILL"
-    fi
-  fi
+  stop_owned "$1" "$DIR" "$(cat "$pidfile")"
   rm -f "$pidfile"
 }
 

@@ -50,10 +50,8 @@ done
 command -v go >/dev/null || die "go is not on PATH"
 mod="$tools/conformance/e2e"
 
-# mod_version prints the version that go.mod file $1 requires of module $2.
-mod_version() {
-  awk -v m="$2" '$1 == "require" && $2 == m { print $3; exit } $1 == m && $2 ~ /^v/ { print $2; exit }' "$1"
-}
+# shellcheck source=tools/build-cache.sh
+source "$tools/build-cache.sh"
 
 KUBE_VERSION="$(mod_version "$mod/go.mod" k8s.io/kubernetes)"
 GINKGO_VERSION="$(mod_version "$mod/go.mod" github.com/onsi/ginkgo/v2)"
@@ -69,20 +67,13 @@ CLUSTER_KUBE_VERSION="$(mod_version "$tools/cluster/kube/go.mod" k8s.io/kubernet
 kube_ginkgo="$(cd "$mod" && GOWORK=off GOFLAGS=-mod=readonly go list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)"
 [[ "$kube_ginkgo" == "$GINKGO_VERSION" ]] ||
   die "ginkgo: go.mod requires $GINKGO_VERSION but the build selects $kube_ginkgo"
-api_minor="$(cut -d. -f2 <<<"$API_VERSION")"
-kube_minor="$(cut -d. -f2 <<<"$KUBE_VERSION")"
-[[ "$api_minor" == "$kube_minor" ]] ||
-  die "tools/conformance/e2e/go.mod pins k8s.io/kubernetes $KUBE_VERSION but go.mod has k8s.io/api $API_VERSION: the minors must match (v1.$api_minor.z)"
+check_kube_minor "$KUBE_VERSION" "$API_VERSION" tools/conformance/e2e/go.mod
 
 CACHE="${PODLIFE_CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podlife/conformance}"
 BIN="$CACHE/kube-$KUBE_VERSION/bin"
 
-# As cluster-build.sh (hack/lib/version.sh): the version the binaries report.
-kube_ldflags=""
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  kube_ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$kube_minor -X $pkg.gitTreeState=clean"
-done
-kube_ldflags="-s -w$kube_ldflags"
+# As cluster-build.sh: the version the binaries report.
+kube_ldflags="$(kube_link_flags "$KUBE_VERSION")"
 
 stamp="$(
   go version
@@ -92,8 +83,6 @@ stamp="$(
 binaries=(e2e.test ginkgo agnhost nnp)
 ! $want_kubelet || binaries+=(kubelet)
 
-# shellcheck source=tools/build-cache.sh
-source "$tools/build-cache.sh"
 if cache_up_to_date "$BIN" "$stamp" "${binaries[@]}"; then
   log "up to date: ${binaries[*]} of Kubernetes $KUBE_VERSION in $BIN"
   echo "$BIN"

@@ -27,7 +27,7 @@ source "$tools/build-cache.sh"
 
 command -v go >/dev/null || die "go is not on PATH"
 module=github.com/containerd/containerd/v2
-VERSION="$(awk -v m="$module" '$1 == "require" && $2 == m { print $3; exit }' "$tools/containerd/go.mod")"
+VERSION="$(mod_version "$tools/containerd/go.mod" "$module")"
 [[ -n "$VERSION" ]] || die "tools/containerd/go.mod requires no $module"
 
 CACHE="${PODLIFE_CONTAINERD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podlife}"

@@ -27,7 +27,9 @@ die() {
 
 command -v go >/dev/null || die "go is not on PATH"
 mod="$tools/metrics-server"
-VERSION="$(awk '$1 == "sigs.k8s.io/metrics-server" && $2 ~ /^v/ { print $2; exit }' "$mod/go.mod")"
+# shellcheck source=tools/build-cache.sh
+source "$tools/build-cache.sh"
+VERSION="$(mod_version "$mod/go.mod" sigs.k8s.io/metrics-server)"
 [[ -n "$VERSION" ]] || die "cannot read the version of sigs.k8s.io/metrics-server from $mod/go.mod"
 
 CACHE="${PODLIFE_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podlife/cluster}"
@@ -41,8 +43,6 @@ stamp="$(
   cat "$mod/go.mod" "$mod/go.sum" | sha256sum
 )"
 
-# shellcheck source=tools/build-cache.sh
-source "$tools/build-cache.sh"
 if cache_up_to_date "$BIN" "$stamp" metrics-server; then
   log "up to date: metrics-server $VERSION in $BIN"
   echo "$BIN"

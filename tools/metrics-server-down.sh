@@ -22,12 +22,8 @@ die() {
 CLUSTER="$(cd "$1" && pwd -P)"
 DIR="$CLUSTER/metrics-server"
 
-# owned PID: the process runs with a file of DIR on its command line.
-owned() {
-  local argv=()
-  { mapfile -d '' -t argv <"/proc/$1/cmdline"; } 2>/dev/null || return 1
-  [[ " ${argv[*]} " == *"$DIR/"* ]]
-}
+# shellcheck source=tools/proc-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/proc-lib.sh"
 if [[ -f "$CLUSTER/admin.kubeconfig" && -n "${PODLIFE_CLUSTER_BIN:-}" && -x "$PODLIFE_CLUSTER_BIN/kubectl" ]]; then
   k=("$PODLIFE_CLUSTER_BIN/kubectl" --kubeconfig "$CLUSTER/admin.kubeconfig" --request-timeout 10s)
   "${k[@]}" delete --ignore-not-found apiservice v1beta1.metrics.k8s.io >&2 || log "could not delete the APIService (is the API server down?)"
@@ -38,20 +34,7 @@ if [[ -f "$CLUSTER/admin.kubeconfig" && -n "${PODLIFE_CLUSTER_BIN:-}" && -x "$PO
   "${k[@]}" -n kube-system delete --ignore-not-found rolebinding podlife-metrics-server-auth-reader >&2 || true
 fi
 if [[ -f "$DIR/metrics-server.pid" ]]; then
-  pid="$(cat "$DIR/metrics-server.pid")"
-  if [[ "$pid" =~ ^[0-9]+$ ]] && owned "$pid"; then
-    log "stopping metrics-server (pid $pid)"
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do
-      owned "$pid" || break
-      sleep 0.1
-    done
-    if owned "$pid"; then
-      kill -KILL "$pid" 2>/dev/null || true
-      sleep 0.5
-    fi
-    ! owned "$pid" || die "metrics-server (pid $pid) survived KILL"
-  fi
+  stop_owned metrics-server "$DIR" "$(cat "$DIR/metrics-server.pid")"
 fi
 rm -rf "$DIR"
 log "removed $DIR"

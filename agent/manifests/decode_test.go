@@ -211,8 +211,18 @@ func TestDecodeErrors(t *testing.T) {
 		{"duplicate of an init container", validPod + "  initContainers: [{name: c, image: a}]\n",
 			[]string{`spec.containers[0].name: Duplicate value: "c": already the name of spec.initContainers[0]`}},
 		{"init container without image", validPod + "  initContainers: [{name: i}]\n", []string{"spec.initContainers[0].image: Required value"}},
-		{"init container restartPolicy not Always", validPod + "  initContainers: [{name: s, image: a, restartPolicy: Always}, {name: i, image: a, restartPolicy: OnFailure}]\n",
-			[]string{`spec.initContainers[1].restartPolicy: Invalid value: "OnFailure": must be Always`}},
+		{"init container restartPolicy unknown", validPod + "  initContainers: [{name: s, image: a, restartPolicy: Always}, {name: i, image: a, restartPolicy: Sometimes}]\n",
+			[]string{`spec.initContainers[1].restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "OnFailure"`}},
+		{"container restartPolicy unknown", strings.Replace(validPod, "image: busybox", "image: busybox, restartPolicy: Sometimes", 1),
+			[]string{`spec.containers[0].restartPolicy: Unsupported value: "Sometimes"`}},
+		{"restart rules without a restartPolicy", strings.Replace(validPod, "image: busybox", "image: busybox, restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [42]}}]", 1),
+			[]string{`spec.containers[0].restartPolicy: Required value: must specify restartPolicy when restart rules are used`}},
+		{"restart rule without exit codes", strings.Replace(validPod, "image: busybox", "image: busybox, restartPolicy: Never, restartPolicyRules: [{action: Restart}]", 1),
+			[]string{`spec.containers[0].restartPolicyRules[0].exitCodes: Required value`}},
+		{"restart rule with unknown action and operator", strings.Replace(validPod, "image: busybox", "image: busybox, restartPolicy: Never, restartPolicyRules: [{action: Pause, exitCodes: {operator: Gt, values: [1]}}]", 1),
+			[]string{`spec.containers[0].restartPolicyRules[0].action: Unsupported value: "Pause"`, `spec.containers[0].restartPolicyRules[0].exitCodes.operator: Unsupported value: "Gt"`}},
+		{"too many restart rules", strings.Replace(validPod, "image: busybox", "image: busybox, restartPolicy: Never, restartPolicyRules: ["+strings.Repeat("{action: Restart, exitCodes: {operator: In, values: [1]}},", 21)+"]", 1),
+			[]string{`spec.containers[0].restartPolicyRules: Too many: 21: must have at most 20 items`}},
 		{"negative grace", validPod + "  terminationGracePeriodSeconds: -1\n", []string{"spec.terminationGracePeriodSeconds: Invalid value: -1: must be at least 0"}},
 		{"bad restartPolicy", validPod + "  restartPolicy: Sometimes\n", []string{`spec.restartPolicy: Unsupported value: "Sometimes"`}},
 		{"bad imagePullPolicy", strings.Replace(validPod, "image: busybox", "image: busybox, imagePullPolicy: Maybe", 1), []string{`spec.containers[0].imagePullPolicy: Unsupported value: "Maybe"`}},
@@ -292,6 +302,23 @@ func TestDecodeRejectsBadNodeName(t *testing.T) {
 		if _, err := Decode("/m/p.yaml", []byte(validPod), n); err == nil || !strings.Contains(err.Error(), "node name") {
 			t.Errorf("Decode with node name %q: err = %v, want a node name error", n, err)
 		}
+	}
+}
+
+// Container restart policies and rules as the API server accepts them
+// (ContainerRestartRules): on regular and init containers.
+func TestDecodeContainerRestartRules(t *testing.T) {
+	const node = "node-1"
+	pod := mustDecode(t, "/m/p.yaml", []byte(strings.Replace(validPod, "image: busybox",
+		"image: busybox, restartPolicy: Never, restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [42]}}, {action: Restart, exitCodes: {operator: NotIn, values: [0, 1]}}]", 1)+
+		"  initContainers: [{name: i, image: a, restartPolicy: OnFailure}]\n"), node)
+	c := pod.Spec.Containers[0]
+	if c.RestartPolicy == nil || *c.RestartPolicy != v1.ContainerRestartPolicyNever || len(c.RestartPolicyRules) != 2 ||
+		c.RestartPolicyRules[1].ExitCodes.Operator != v1.ContainerRestartRuleOnExitCodesOpNotIn {
+		t.Errorf("container restart policy %v rules %+v", c.RestartPolicy, c.RestartPolicyRules)
+	}
+	if p := pod.Spec.InitContainers[0].RestartPolicy; p == nil || *p != v1.ContainerRestartPolicyOnFailure {
+		t.Errorf("init container restart policy %v", p)
 	}
 }
 

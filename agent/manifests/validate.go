@@ -126,18 +126,11 @@ func validateSpec(s *v1.PodSpec, path *field.Path) field.ErrorList {
 	checkContainers := func(at *field.Path, cs []v1.Container) {
 		for i := range cs {
 			errs = append(errs, validateContainer(&cs[i], at.Index(i), names)...)
+			errs = append(errs, validateRestartPolicy(&cs[i], at.Index(i))...)
 		}
 	}
 	checkContainers(path.Child("initContainers"), s.InitContainers)
 	checkContainers(path.Child("containers"), s.Containers)
-	// An init container with restartPolicy Always is a sidecar; no other
-	// policy is valid there.
-	for i := range s.InitContainers {
-		if p := s.InitContainers[i].RestartPolicy; p != nil && *p != v1.ContainerRestartPolicyAlways {
-			errs = append(errs, field.Invalid(path.Child("initContainers").Index(i).Child("restartPolicy"), string(*p),
-				"must be Always, the only policy an init container may have (a sidecar)"))
-		}
-	}
 
 	if g := s.TerminationGracePeriodSeconds; g != nil {
 		errs = append(errs, validateSeconds(*g, 0, path.Child("terminationGracePeriodSeconds"))...)

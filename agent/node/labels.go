@@ -69,3 +69,9 @@ func ownLabels(nodeName string, extra map[string]string) map[string]string {
 	}
 	return labels
 }
+
+// DefaultLabels are the kubelet's default labels of a node named
+// nodeName: the labels a node of podlife has before the API server tells
+// it of others (admission matches pods' node affinity against them
+// standalone).
+func DefaultLabels(nodeName string) map[string]string { return ownLabels(nodeName, nil) }

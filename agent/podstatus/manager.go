@@ -134,6 +134,7 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 	if m.probes != nil {
 		m.probes.Apply(pod, &st)
 	}
+	gateReady(pod.Spec.ReadinessGates, m.apiConditions(pod), st.Conditions, nil, now)
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -173,6 +174,7 @@ func (m *Manager) ProbesChanged(uid types.UID) {
 	}
 	st := *e.status.DeepCopy()
 	m.probes.Apply(e.pod, &st)
+	gateReady(e.pod.Spec.ReadinessGates, m.apiConditions(e.pod), st.Conditions, nil, now)
 	for i := range st.Conditions {
 		// A condition the results flipped transitions now.
 		if old, ok := findCondition(e.status.Conditions, st.Conditions[i].Type); ok && old.Status != st.Conditions[i].Status {
@@ -221,21 +223,57 @@ func (m *Manager) Retain(keep func(types.UID) bool) {
 
 // PodChanged re-checks the recorded pod that the API pod is for: the
 // informer saw it change (its deletion requested, its status written by
-// someone else, a static pod's mirror pod created).
+// someone else, a readiness gate's condition among it, a static pod's
+// mirror pod created). The recorded Ready follows the gates' conditions at
+// once; the write that follows merges them with the API's copy anew (the
+// kubelet's HandlePodReconcile, which resyncs a pod whose Ready the gates
+// changed).
 func (m *Manager) PodChanged(pod *v1.Pod) {
+	now := metav1.NewTime(m.clock.Now())
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !kubetypes.IsMirror(pod) {
 		if e, ok := m.entries[pod.UID]; ok && !e.static {
+			m.regateLocked(e, pod.Status.Conditions, now)
 			m.enqueueLocked(pod.UID, e)
 		}
 		return
 	}
 	for uid, e := range m.entries {
 		if e.static && e.namespace == pod.Namespace && e.name == pod.Name {
+			m.regateLocked(e, pod.Status.Conditions, now)
 			m.enqueueLocked(uid, e)
 		}
 	}
+}
+
+// regateLocked applies the pod's readiness gates to its recorded status
+// anew, given the API's conditions.
+func (m *Manager) regateLocked(e *entry, apiConditions []v1.PodCondition, now metav1.Time) {
+	if e.pod == nil || len(e.pod.Spec.ReadinessGates) == 0 {
+		return
+	}
+	st := *e.status.DeepCopy()
+	gateReady(e.pod.Spec.ReadinessGates, apiConditions, st.Conditions, nil, now)
+	e.status = st
+}
+
+// apiConditions are the conditions of the pod's API status as fresh as the
+// agent knows them: the informer's copy of the pod with its UID, or of a
+// static pod's mirror pod; else (no API server, or not seen yet) the pod's
+// own.
+func (m *Manager) apiConditions(pod *v1.Pod) []v1.PodCondition {
+	if len(pod.Spec.ReadinessGates) == 0 {
+		return nil
+	}
+	if m.pods != nil {
+		p, ok := m.pods.Get(pod.Namespace, pod.Name)
+		static := kubetypes.IsStatic(pod)
+		if ok && ((static && kubetypes.IsMirror(p)) || (!static && p.UID == pod.UID)) {
+			return p.Status.Conditions
+		}
+	}
+	return pod.Status.Conditions
 }
 
 // enqueueLocked queues the pod's sync while the API writer runs.

@@ -27,7 +27,10 @@ type mergeInput struct {
 	// engine's !CouldHaveRunningContainers), so a terminal phase may be
 	// written.
 	containersStopped bool
-	now               metav1.Time
+	// readinessGates are the pod's spec.readinessGates: Ready waits for
+	// their conditions in the API's status.
+	readinessGates []v1.PodReadinessGate
+	now            metav1.Time
 }
 
 // phaseOutcome says what became of the local phase.
@@ -41,7 +44,9 @@ const (
 
 // mergeStatus is the status to write: the agent's fields from the local
 // status, everything else as the API has it, with the kubelet's phase and
-// condition rules applied. Times are at the API's second precision.
+// condition rules applied, Ready held back by the readiness gates whose
+// conditions the API's status does not have True. Times are at the API's
+// second precision.
 func mergeStatus(in mergeInput) (v1.PodStatus, phaseOutcome) {
 	out := *in.api.DeepCopy()
 	local := in.local.DeepCopy()
@@ -64,6 +69,7 @@ func mergeStatus(in mergeInput) (v1.PodStatus, phaseOutcome) {
 
 	out.InitContainerStatuses = local.InitContainerStatuses
 	out.ContainerStatuses = local.ContainerStatuses
+	out.EphemeralContainerStatuses = local.EphemeralContainerStatuses
 	// Addresses the agent does not know (any more: a stopped pod's sandbox
 	// is gone) stay as reported.
 	if local.PodIP != "" || len(local.PodIPs) > 0 {
@@ -83,6 +89,7 @@ func mergeStatus(in mergeInput) (v1.PodStatus, phaseOutcome) {
 	if isTerminal(out.Phase) {
 		notReadyWhenTerminal(local.Conditions, out.Phase, in.now)
 	}
+	gateReady(in.readinessGates, in.api.Conditions, local.Conditions, in.api.Conditions, in.now)
 	out.Conditions = mergeConditions(in.api.Conditions, local.Conditions, becomesTerminal, in.generation)
 	normalizeTimes(&out)
 	return out, outcome

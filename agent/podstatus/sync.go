@@ -92,6 +92,9 @@ func (m *Manager) apiPod(ctx context.Context, uid types.UID, e entry) (*v1.Pod, 
 func (m *Manager) writeStatus(ctx context.Context, uid types.UID, e entry, apiPod *v1.Pod) (*v1.Pod, bool, error) {
 	for attempt := 1; ; attempt++ {
 		in := mergeInput{api: apiPod.Status, local: e.status, generation: e.generation, now: metav1.NewTime(m.clock.Now())}
+		if e.pod != nil {
+			in.readinessGates = e.pod.Spec.ReadinessGates
+		}
 		if e.static {
 			in.generation = apiPod.Generation
 		}

@@ -87,6 +87,8 @@ func addConfigFlags(fs *pflag.FlagSet, c *agent.Config) {
 	fs.DurationVar(&c.ShutdownGracePeriodCriticalPods.Duration, "shutdown-grace-period-critical-pods", c.ShutdownGracePeriodCriticalPods.Duration, "the last part of --shutdown-grace-period, reserved for critical pods")
 	fs.StringVar(&c.ContainerLogMaxSize, "container-log-max-size", c.ContainerLogMaxSize, "size at which a container's log is rotated (a quantity, e.g. 10Mi)")
 	fs.IntVar(&c.ContainerLogMaxFiles, "container-log-max-files", c.ContainerLogMaxFiles, "files of a container's log kept, the current one included (at least 2)")
+	fs.BoolVar(&c.SeccompDefault, "seccomp-default", c.SeccompDefault, "run a container whose pod and container name no seccomp profile with the runtime's default one (RuntimeDefault) instead of Unconfined, as the kubelet's --seccomp-default")
+	fs.StringSliceVar(&c.AllowedUnsafeSysctls, "allowed-unsafe-sysctls", c.AllowedUnsafeSysctls, "unsafe sysctls or patterns (kernel.msg*, net.core.somaxconn) pods may set besides the safe ones; only namespaced sysctls may be listed. A pod setting another is rejected (SysctlForbidden)")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json")
 	fs.IntVarP(&c.Verbosity, "v", "v", c.Verbosity, "log verbosity: 0 info, 1 debug")
 }
@@ -104,9 +106,17 @@ func resolveConfig(fs *pflag.FlagSet, configFile string) (agent.Config, error) {
 	addConfigFlags(onto, &cfg)
 	var err error
 	fs.Visit(func(f *pflag.Flag) {
-		if onto.Lookup(f.Name) != nil && err == nil {
-			err = onto.Set(f.Name, f.Value.String())
+		dst := onto.Lookup(f.Name)
+		if dst == nil || err != nil {
+			return
 		}
+		// A list's String is "[a,b]", which Set would read as one
+		// element: lists are copied as lists.
+		if src, ok := f.Value.(pflag.SliceValue); ok {
+			err = dst.Value.(pflag.SliceValue).Replace(src.GetSlice())
+			return
+		}
+		err = onto.Set(f.Name, f.Value.String())
 	})
 	if err != nil {
 		return cfg, err

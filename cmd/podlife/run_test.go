@@ -55,6 +55,12 @@ allocatable: {cpu: "3"}
 			}
 		}},
 		{name: "bootstrap without kubeconfig", args: []string{"--bootstrap-kubeconfig", "/b"}, wantErr: "bootstrapKubeconfig and rotateServerCertificates need kubeconfig"},
+		{name: "security flags", args: []string{"--seccomp-default", "--allowed-unsafe-sysctls", "kernel.msg*,net.core.somaxconn"}, checkConfig: func(t *testing.T, cfg agent.Config) {
+			if !cfg.SeccompDefault || strings.Join(cfg.AllowedUnsafeSysctls, " ") != "kernel.msg* net.core.somaxconn" {
+				t.Errorf("got seccompDefault %v allowedUnsafeSysctls %q", cfg.SeccompDefault, cfg.AllowedUnsafeSysctls)
+			}
+		}},
+		{name: "sysctl not namespaced", args: []string{"--allowed-unsafe-sysctls", "vm.swappiness"}, wantErr: `"vm.swappiness" are not known to be namespaced`},
 		{name: "bad log max files", args: []string{"--container-log-max-files", "1"}, wantErr: "containerLogMaxFiles must be at least 2"},
 		{name: "invalid value", args: []string{"--housekeeping-interval", "-1s"}, wantErr: "housekeepingInterval must be positive"},
 		{name: "bad allocatable flag", args: []string{"--allocatable", "cpu"}, wantErr: "not name=quantity"},

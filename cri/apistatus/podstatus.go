@@ -53,7 +53,7 @@ func Generate(in Input) v1.PodStatus {
 		t := metav1.NewTime(time.Unix(0, in.Runtime.Sandboxes[n-1].CreatedAt))
 		st.StartTime = &t
 	}
-	pin := phaseInput{policy: in.Pod.Spec.RestartPolicy, terminal: in.Terminal,
+	pin := phaseInput{spec: &in.Pod.Spec, terminal: in.Terminal,
 		initialized: RegularStarted(in.Pod, in.Runtime, in.SandboxID)}
 	for i := range in.Pod.Spec.InitContainers {
 		c := &in.Pod.Spec.InitContainers[i]
@@ -62,15 +62,17 @@ func Generate(in Input) v1.PodStatus {
 		if cri.IsSidecar(c) {
 			pin.sidecars = append(pin.sidecars, cs)
 		} else {
-			pin.inits = append(pin.inits, cs)
+			pin.inits, pin.initSpecs = append(pin.inits, cs), append(pin.initSpecs, c)
 		}
 	}
 	for i := range in.Pod.Spec.Containers {
 		c := &in.Pod.Spec.Containers[i]
-		cur, prev := in.Runtime.LatestFor(in.Pod.Spec.RestartPolicy, in.SandboxID, c.Name)
+		cur, prev := in.Runtime.LatestFor(&in.Pod.Spec, in.SandboxID, c)
 		st.ContainerStatuses = append(st.ContainerStatuses, containerStatus(in, c, cur, prev))
+		pin.containerSpecs = append(pin.containerSpecs, c)
 	}
 	pin.containers = st.ContainerStatuses
+	st.EphemeralContainerStatuses = ephemeralStatuses(in)
 	st.Phase = phase(pin)
 	in.Probes.Apply(in.Pod, &st)
 	st.Conditions = podConditions(in.Pod, &st, pin.initialized, sandboxReady(in))
@@ -165,6 +167,10 @@ func containerStatus(in Input, c *v1.Container, cur, prev *runtimeapi.ContainerS
 			w = Waiting{Reason: defaultWaitingReason(in.Pod)}
 		}
 		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message}
+		// Not started, said so: the kubelet's prober manager sets started
+		// on every container's status, and clients read it without a nil
+		// check (the e2e framework's WaitForPodContainerStarted).
+		cs.Started = new(false)
 		return cs
 	}
 	cs.ContainerID = in.RuntimeName + "://" + cur.Id
@@ -188,6 +194,31 @@ func containerStatus(in Input, c *v1.Container, cur, prev *runtimeapi.ContainerS
 		}
 	}
 	return cs
+}
+
+// ephemeralStatuses are the API statuses of the pod's ephemeral
+// containers (kubelet: its EphemeralContainerStatuses): each one's newest
+// instance in any sandbox, since it runs once; never ready, having no
+// probes and serving nothing; waiting in ContainerCreating (or why it
+// could not start) until it was created. They count in neither the phase
+// nor the conditions.
+func ephemeralStatuses(in Input) []v1.ContainerStatus {
+	var out []v1.ContainerStatus
+	for i := range in.Pod.Spec.EphemeralContainers {
+		c := (*v1.Container)(&in.Pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+		cur, prev := in.Runtime.Latest("", c.Name)
+		cs := containerStatus(in, c, cur, prev)
+		// Neither ready nor started: the kubelet's prober, which sets
+		// them, knows only the regular and init containers.
+		cs.Ready, cs.Started = false, nil
+		if cur == nil {
+			if _, ok := in.Waits[c.Name]; !ok {
+				cs.State.Waiting.Reason = "ContainerCreating"
+			}
+		}
+		out = append(out, cs)
+	}
+	return out
 }
 
 // defaultWaitingReason is why a container without an instance waits, as the
@@ -218,19 +249,20 @@ func containerState(in Input, spec *v1.Container, c *runtimeapi.ContainerStatus)
 	return v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ContainerCreating"}}
 }
 
-// Finished reports whether the pod's regular containers completed for good
-// under its restart policy: the pod is terminal by itself. Sidecars do not
+// Finished reports whether the pod's regular containers completed for good:
+// each exited, and is not to run again by its own restartPolicy and rules,
+// else the pod's (cri.ContainerShouldRestart). The pod is then terminal by
+// itself, as the kubelet's phase is Succeeded or Failed. Sidecars do not
 // count: the pod's termination stops them.
 func Finished(pod *v1.Pod, rt *cri.PodRuntime, sandboxID string) bool {
-	if pod.Spec.RestartPolicy == v1.RestartPolicyAlways || len(pod.Spec.Containers) == 0 {
+	if len(pod.Spec.Containers) == 0 {
 		return false
 	}
 	for i := range pod.Spec.Containers {
-		cur, _ := rt.LatestFor(pod.Spec.RestartPolicy, sandboxID, pod.Spec.Containers[i].Name)
-		if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_EXITED {
-			return false
-		}
-		if pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure && cur.ExitCode != 0 {
+		c := &pod.Spec.Containers[i]
+		cur, _ := rt.LatestFor(&pod.Spec, sandboxID, c)
+		if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_EXITED ||
+			cri.ContainerShouldRestart(&pod.Spec, c, cur.ExitCode) {
 			return false
 		}
 	}

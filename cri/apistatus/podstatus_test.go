@@ -16,6 +16,11 @@ func TestFinished(t *testing.T) {
 	two := func(policy v1.RestartPolicy) *v1.Pod {
 		return crifake.MakePod("p", policy, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
 	}
+	ctrs := func(policy v1.RestartPolicy, cs ...crifake.Ctr) *v1.Pod { return crifake.MakePod("p", policy, cs...) }
+	// exited: a and b exited in s1 with these codes.
+	exited := func(a, b int32) *cri.PodRuntime {
+		return crifake.RuntimePod(nil, crifake.Instance("a0", "s1", "a", 0, crifake.Exited, a, 2), crifake.Instance("b0", "s1", "b", 0, crifake.Exited, b, 1))
+	}
 	for _, tc := range []struct {
 		name string
 		pod  *v1.Pod
@@ -37,12 +42,30 @@ func TestFinished(t *testing.T) {
 			crifake.RuntimePod(nil, crifake.Instance("a1", "s1", "a", 1, crifake.Exited, 0, 3), crifake.Instance("b0", "s1", "b", 0, crifake.Exited, 0, 2), crifake.Instance("a0", "s1", "a", 0, crifake.Exited, 1, 1)), true},
 		{"OnFailure, newest failed", two(v1.RestartPolicyOnFailure),
 			crifake.RuntimePod(nil, crifake.Instance("a1", "s1", "a", 1, crifake.Exited, 1, 3), crifake.Instance("b0", "s1", "b", 0, crifake.Exited, 0, 2), crifake.Instance("a0", "s1", "a", 0, crifake.Exited, 0, 1)), false},
-		{"Never, exited in another sandbox only", two(v1.RestartPolicyNever),
-			crifake.RuntimePod(nil, crifake.Instance("a0", "s0", "a", 0, crifake.Exited, 0, 2), crifake.Instance("b0", "s1", "b", 0, crifake.Exited, 0, 1)), false},
+		{"Never, exited in another sandbox: not run again", two(v1.RestartPolicyNever),
+			crifake.RuntimePod(nil, crifake.Instance("a0", "s0", "a", 0, crifake.Exited, 0, 2), crifake.Instance("b0", "s1", "b", 0, crifake.Exited, 0, 1)), true},
+		{"Always, failed in another sandbox", two(v1.RestartPolicyAlways),
+			crifake.RuntimePod(nil, crifake.Instance("a0", "s0", "a", 0, crifake.Exited, 1, 2), crifake.Instance("b0", "s1", "b", 0, crifake.Exited, 0, 1)), false},
 		{"OnFailure, succeeded in an earlier sandbox", two(v1.RestartPolicyOnFailure),
 			crifake.RuntimePod(nil, crifake.Instance("b1", "s1", "b", 1, crifake.Exited, 0, 3), crifake.Instance("a0", "s0", "a", 0, crifake.Exited, 0, 2), crifake.Instance("b0", "s0", "b", 0, crifake.Exited, 1, 1)), true},
 		{"OnFailure, failed in an earlier sandbox", two(v1.RestartPolicyOnFailure),
 			crifake.RuntimePod(nil, crifake.Instance("b1", "s1", "b", 1, crifake.Exited, 0, 3), crifake.Instance("a0", "s0", "a", 0, crifake.Exited, 1, 2)), false},
+
+		// Containers with a restart policy of their own.
+		{"Always pod, Never containers exited", ctrs(v1.RestartPolicyAlways, crifake.Ctr{Name: "a", Restart: v1.ContainerRestartPolicyNever}, crifake.Ctr{Name: "b", Restart: v1.ContainerRestartPolicyNever}),
+			exited(1, 0), true},
+		{"Always pod, one Never container, the other the pod's", ctrs(v1.RestartPolicyAlways, crifake.Ctr{Name: "a", Restart: v1.ContainerRestartPolicyNever}, crifake.Ctr{Name: "b"}),
+			exited(1, 0), false},
+		{"Never pod, an Always container", ctrs(v1.RestartPolicyNever, crifake.Ctr{Name: "a", Restart: v1.ContainerRestartPolicyAlways}, crifake.Ctr{Name: "b"}),
+			exited(0, 0), false},
+		{"Always pod, OnFailure containers succeeded", ctrs(v1.RestartPolicyAlways, crifake.Ctr{Name: "a", Restart: v1.ContainerRestartPolicyOnFailure}, crifake.Ctr{Name: "b", Restart: v1.ContainerRestartPolicyOnFailure}),
+			exited(0, 0), true},
+		{"Always pod, OnFailure container failed", ctrs(v1.RestartPolicyAlways, crifake.Ctr{Name: "a", Restart: v1.ContainerRestartPolicyOnFailure}, crifake.Ctr{Name: "b", Restart: v1.ContainerRestartPolicyNever}),
+			exited(3, 0), false},
+		{"rule matches: restarts", ctrs(v1.RestartPolicyNever, crifake.Ctr{Name: "a", Restart: v1.ContainerRestartPolicyNever, Rules: crifake.RestartOn(42)}, crifake.Ctr{Name: "b"}),
+			exited(42, 0), false},
+		{"rule does not match: done", ctrs(v1.RestartPolicyNever, crifake.Ctr{Name: "a", Restart: v1.ContainerRestartPolicyNever, Rules: crifake.RestartOn(42)}, crifake.Ctr{Name: "b"}),
+			exited(1, 0), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Finished(tc.pod, tc.rt, "s1"); got != tc.want {
@@ -110,13 +133,14 @@ func TestGenerateStatus(t *testing.T) {
 		t.Errorf("terminal IPs %q %v", st.PodIP, st.PodIPs)
 	}
 
-	// No container anywhere: creating.
+	// No container anywhere: creating, not started (said so, as the
+	// kubelet's prober says it: clients read it without a nil check).
 	st = Generate(Input{Pod: pod, Runtime: crifake.RuntimePod(nil), RuntimeName: "rt"})
 	if st.StartTime != nil || st.Phase != v1.PodPending {
 		t.Errorf("empty: %+v", st)
 	}
 	for _, cs := range st.ContainerStatuses {
-		if cs.State.Waiting == nil || cs.State.Waiting.Reason != "ContainerCreating" || cs.Started != nil {
+		if cs.State.Waiting == nil || cs.State.Waiting.Reason != "ContainerCreating" || cs.Started == nil || *cs.Started {
 			t.Errorf("empty %s: %+v", cs.Name, cs)
 		}
 	}

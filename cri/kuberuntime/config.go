@@ -13,8 +13,10 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/dns"
 	"github.com/podlife/podlife/cri/logs"
 	"github.com/podlife/podlife/cri/podfiles"
+	"github.com/podlife/podlife/cri/securitycontext"
 )
 
 // defaultGracePeriod is the API's default terminationGracePeriodSeconds.
@@ -52,15 +54,21 @@ func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) (*runtimeapi.Pod
 		},
 		Labels:      labels,
 		Annotations: maps.Clone(pod.Annotations),
-		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: namespaceOptions(pod)},
-		},
+		Linux:       &runtimeapi.LinuxPodSandboxConfig{Sysctls: securitycontext.Sysctls(pod)},
+	}
+	var err error
+	if cfg.Linux.SecurityContext, err = securitycontext.Sandbox(pod); err != nil {
+		return nil, err
 	}
 	if !pod.Spec.HostNetwork {
 		// A pod on the node's network has the node's UTS namespace too, and
 		// so its hostname: runc refuses to set one without a UTS namespace
 		// of its own (the kubelet sets none either).
-		cfg.Hostname = podfiles.Hostname(pod)
+		hostname, err := podfiles.KernelHostname(pod)
+		if err != nil {
+			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		cfg.Hostname = hostname
 	}
 	if logRoot != "" {
 		dir, err := logs.PodDir(logRoot, pod)
@@ -70,22 +78,6 @@ func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) (*runtimeapi.Pod
 		cfg.LogDirectory = dir
 	}
 	return cfg, nil
-}
-
-// namespaceOptions are the kubelet's for pod, on its sandbox and on each
-// of its containers alike: one network (the node's with hostNetwork) and
-// IPC namespace per pod, one PID namespace per container, so that each
-// container's first process is its PID 1.
-func namespaceOptions(pod *v1.Pod) *runtimeapi.NamespaceOption {
-	network := runtimeapi.NamespaceMode_POD
-	if pod.Spec.HostNetwork {
-		network = runtimeapi.NamespaceMode_NODE
-	}
-	return &runtimeapi.NamespaceOption{
-		Network: network,
-		Pid:     runtimeapi.NamespaceMode_CONTAINER,
-		Ipc:     runtimeapi.NamespaceMode_POD,
-	}
 }
 
 // containerConfig describes the attempt-th instance of container c of pod.
@@ -99,7 +91,12 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 		Command:    c.Command,
 		Args:       c.Args,
 		WorkingDir: c.WorkingDir,
-		Labels:     labels,
+		// A terminal and an open stdin, for attach (the kubelet's
+		// generateContainerConfig).
+		Stdin:     c.Stdin,
+		StdinOnce: c.StdinOnce,
+		Tty:       c.TTY,
+		Labels:    labels,
 		Annotations: map[string]string{
 			cri.RestartCountAnnotation:  strconv.FormatUint(uint64(attempt), 10),
 			cri.ContainerHashAnnotation: containerHash(c),
@@ -107,11 +104,10 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 		},
 		Linux: &runtimeapi.LinuxContainerConfig{
 			// The pod's namespaces again: the runtime reads a container's
-			// from its own config, and without them it joins the
-			// sandbox's PID namespace (NamespaceMode_POD is CRI's zero
-			// value), where the pause process, not the container's, is
-			// PID 1.
-			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: namespaceOptions(pod)},
+			// from its own config (see securitycontext.Namespaces). The
+			// syncer replaces this with the container's whole context
+			// once it knows the image's user (containerSecurity).
+			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: securitycontext.Namespaces(pod)},
 		},
 	}
 	if l := c.Lifecycle; l != nil && l.StopSignal != nil {
@@ -154,4 +150,23 @@ func containerHash(c *v1.Container) string {
 	h := fnv.New64a()
 	h.Write(data)
 	return strconv.FormatUint(h.Sum64(), 16)
+}
+
+// setDNS gives a new sandbox the pod's DNS configuration (the kubelet's
+// GetPodDNS on a node without cluster DNS), with a DNSConfigForming
+// warning for what the resolver's limits cut.
+func (s *Syncer) setDNS(pod *v1.Pod, cfg *runtimeapi.PodSandboxConfig) error {
+	resolvConf := s.opts.ResolvConf
+	if resolvConf == "" {
+		resolvConf = dns.NodeResolvConf
+	}
+	dnsConfig, warnings, err := dns.Config(pod, resolvConf)
+	if err != nil {
+		return fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	for _, w := range warnings {
+		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "DNSConfigForming", "%s", w)
+	}
+	cfg.DnsConfig = dnsConfig
+	return nil
 }

@@ -24,9 +24,15 @@ func TestSandboxConfig(t *testing.T) {
 	}{
 		{"defaults", func(*v1.Pod) {}, "p", runtimeapi.NamespaceMode_POD},
 		{"spec hostname", func(p *v1.Pod) { p.Spec.Hostname = "host" }, "host", runtimeapi.NamespaceMode_POD},
-		{"long hostname", func(p *v1.Pod) { p.Spec.Hostname = long }, long[:63], runtimeapi.NamespaceMode_POD},
-		{"long name cut before a dash", func(p *v1.Pod) { p.Spec.Hostname = strings.Repeat("y", 62) + "-zz" }, strings.Repeat("y", 62), runtimeapi.NamespaceMode_POD},
+		// A hostname is a DNS label already; a pod name or a hostnameOverride
+		// may be longer, and is cut.
+		{"long hostname", func(p *v1.Pod) { p.Spec.HostnameOverride = &long }, long[:63], runtimeapi.NamespaceMode_POD},
+		{"long name cut before a dash", func(p *v1.Pod) { p.Spec.HostnameOverride = new(strings.Repeat("y", 62) + "-zz") }, strings.Repeat("y", 62), runtimeapi.NamespaceMode_POD},
 		{"host network: the node's hostname", func(p *v1.Pod) { p.Spec.HostNetwork = true }, "", runtimeapi.NamespaceMode_NODE},
+		{"hostnameOverride wins", func(p *v1.Pod) { p.Spec.Hostname, p.Spec.HostnameOverride = "custom-host", new("override-host") },
+			"override-host", runtimeapi.NamespaceMode_POD},
+		{"setHostnameAsFQDN", func(p *v1.Pod) { p.Spec.Hostname, p.Spec.Subdomain, p.Spec.SetHostnameAsFQDN = "h", "sub", new(true) },
+			"h.sub.ns.svc.cluster.local", runtimeapi.NamespaceMode_POD},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
@@ -66,13 +72,15 @@ func TestContainerConfig(t *testing.T) {
 	pod.Spec.TerminationGracePeriodSeconds = new(int64(12))
 	c := &v1.Container{
 		Name: "app", Image: "repo/app:1", Command: []string{"/bin/app"}, Args: []string{"-v"}, WorkingDir: "/w",
+		Stdin: true, StdinOnce: true, TTY: true,
 	}
 	cfg, err := containerConfig(pod, c, 2, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Metadata.Name != "app" || cfg.Metadata.Attempt != 2 || cfg.Image.Image != "repo/app:1" ||
-		cfg.Command[0] != "/bin/app" || cfg.Args[0] != "-v" || cfg.WorkingDir != "/w" || cfg.LogPath != "app/2.log" {
+		cfg.Command[0] != "/bin/app" || cfg.Args[0] != "-v" || cfg.WorkingDir != "/w" || cfg.LogPath != "app/2.log" ||
+		!cfg.Stdin || !cfg.StdinOnce || !cfg.Tty {
 		t.Errorf("config %v", cfg)
 	}
 	if cfg.Annotations[cri.RestartCountAnnotation] != "2" || cfg.Annotations[cri.GracePeriodAnnotation] != "12" {

@@ -29,8 +29,8 @@ type initPlan struct {
 // the pod is initialized, only sidecars that do not run are started again;
 // before, the sidecars that already had their turn are, and the init
 // container whose turn it is is started, or waited for. A regular init
-// container that failed is restarted unless the policy is Never (initFailed
-// then ends the pod).
+// container that failed is restarted if its restart policy and rules, else
+// the pod's policy, say so (else initFailed ends the pod).
 func planInit(pod *v1.Pod, p *cri.PodRuntime, sbID string) initPlan {
 	inits := pod.Spec.InitContainers
 	if len(inits) == 0 || apistatus.RegularStarted(pod, p, sbID) {
@@ -45,7 +45,7 @@ func planInit(pod *v1.Pod, p *cri.PodRuntime, sbID string) initPlan {
 	cur, _ := p.Latest(sbID, c.Name)
 	switch {
 	case !turnDone(c, cur):
-		if needsStart(c, cur, pod.Spec.RestartPolicy) {
+		if needsStart(&pod.Spec, c, cur) {
 			plan.start = append(plan.start, c)
 		}
 	case turn == len(inits)-1:
@@ -80,14 +80,15 @@ func turnDone(c *v1.Container, cur *runtimeapi.ContainerStatus) bool {
 
 // needsStart reports whether init container c, whose turn is not done,
 // must be started: a created one (its start failed), a sidecar that exited,
-// and a regular init container that failed, unless the policy is Never. A
-// regular one that runs is waited for.
-func needsStart(c *v1.Container, cur *runtimeapi.ContainerStatus, policy v1.RestartPolicy) bool {
+// and a regular init container that failed, if its restart policy and
+// rules, else the pod's policy, say so (the kubelet's
+// computeInitContainerActions). A regular one that runs is waited for.
+func needsStart(spec *v1.PodSpec, c *v1.Container, cur *runtimeapi.ContainerStatus) bool {
 	switch cur.State {
 	case runtimeapi.ContainerState_CONTAINER_RUNNING:
 		return false
 	case runtimeapi.ContainerState_CONTAINER_EXITED:
-		return cri.IsSidecar(c) || policy != v1.RestartPolicyNever
+		return cri.IsSidecar(c) || cri.ContainerShouldRestart(spec, c, cur.ExitCode)
 	}
 	return true
 }
@@ -108,19 +109,18 @@ func sidecarsToRun(inits []v1.Container, p *cri.PodRuntime, sbID string, n int) 
 	return out
 }
 
-// initFailed reports whether a regular init container of a Never pod failed
-// in the sandbox: it is not restarted, so the pod is over, Failed.
+// initFailed reports whether a regular init container failed in the
+// sandbox and is not to restart (its own restart policy and rules, else the
+// pod's Never): the pod is over, Failed.
 func initFailed(pod *v1.Pod, p *cri.PodRuntime, sbID string) bool {
-	if pod.Spec.RestartPolicy != v1.RestartPolicyNever {
-		return false
-	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		if cri.IsSidecar(c) {
 			continue
 		}
 		cur, _ := p.Latest(sbID, c.Name)
-		if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_EXITED && cur.ExitCode != 0 {
+		if cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_EXITED && cur.ExitCode != 0 &&
+			!cri.ContainerShouldRestart(&pod.Spec, c, cur.ExitCode) {
 			return true
 		}
 	}

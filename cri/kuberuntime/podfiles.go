@@ -50,13 +50,13 @@ func (s *Syncer) messages() podfiles.MessageReader {
 }
 
 // hostsMount writes the pod's hosts file for the sandbox's IPs and returns
-// its mount at /etc/hosts, read-write as the kubelet mounts it; nil for a
-// pod on the host network (its containers see the node's names, as the
-// runtime gives them) and for a sandbox without an IP (nothing to write:
-// the kubelet mounts none either).
+// its mount at /etc/hosts, read-write as the kubelet mounts it: for a pod
+// on the host network the node's hosts file with the pod's hostAliases;
+// nil for a sandbox without an IP (nothing to write: the kubelet mounts
+// none either).
 func (s *Syncer) hostsMount(ctx context.Context, ps *podSync) (*runtimeapi.Mount, error) {
 	if ps.pod.Spec.HostNetwork {
-		return nil, nil
+		return podfiles.HostsMount(s.opts.PodsRoot, ps.pod, nil)
 	}
 	ips, err := ps.sandboxIPs(ctx, s.rt)
 	if err != nil || len(ips) == 0 {

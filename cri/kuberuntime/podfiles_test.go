@@ -105,12 +105,21 @@ func TestPodFileMountsVariants(t *testing.T) {
 		mounts := recordMounts(h)
 		pod := filesPod("web", v1.RestartPolicyAlways)
 		pod.Spec.HostNetwork = true
+		pod.Spec.HostAliases = []v1.HostAlias{{IP: "10.9.9.9", Hostnames: []string{"alias.local"}}}
 		h.mustSync(pod)
-		if got := mounts()["app/0"]; len(got) != 1 || got[0].ContainerPath != "/dev/termination-log" {
-			t.Errorf("mounts: %v; want only the message file", got)
+		got := mounts()["app/0"]
+		if len(got) != 2 || got[0].ContainerPath != "/etc/hosts" || got[1].ContainerPath != "/dev/termination-log" {
+			t.Fatalf("mounts: %v; want the hosts file and the message file", got)
 		}
-		if _, err := os.Stat(filepath.Join(root, "uid-web", "etc-hosts")); !os.IsNotExist(err) {
-			t.Errorf("a hosts file was written for a host-network pod: %v", err)
+		// The node's hosts file with the pod's aliases, as the kubelet
+		// writes it for a pod on the host network.
+		hosts, err := os.ReadFile(got[0].HostPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := string(hosts); !strings.HasPrefix(s, "# Kubernetes-managed hosts file (host network).\n") ||
+			!strings.HasSuffix(s, "# Entries added by HostAliases.\n10.9.9.9\talias.local\n") {
+			t.Errorf("hosts file of a host-network pod:\n%s", s)
 		}
 	})
 	t.Run("no pods root", func(t *testing.T) {

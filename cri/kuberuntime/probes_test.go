@@ -242,3 +242,43 @@ func TestSidecarLivenessFailureRestarts(t *testing.T) {
 		t.Errorf("the app %v, want still running", st)
 	}
 }
+
+// A sidecar with a startup probe has its turn only once the probe
+// succeeded: the next container waits for it (the kubelet's
+// computeInitContainerActions), and its readiness probe runs at once after
+// the startup probe's success, whatever its period.
+func TestSidecarStartupProbeHoldsTheNextContainer(t *testing.T) {
+	h := newProbeHarness(t)
+	h.healthy.Store(false)
+	pod := crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"})
+	always := v1.ContainerRestartPolicyAlways
+	ready := execCheck(1)
+	ready.PeriodSeconds = 30
+	pod.Spec.InitContainers = []v1.Container{{Name: "side", Image: "img", RestartPolicy: &always,
+		StartupProbe: execCheck(120), ReadinessProbe: ready}}
+	h.mustSync(pod)
+	side := crifake.ContainerID(pod, 0, "side", 0)
+	h.probe(0, 1, 1) // startup fails
+	h.mustSync(pod)
+	if got := h.instances(pod)["app"]; got != "" {
+		t.Fatalf("the app was created (%s) before the sidecar's startup probe succeeded", got)
+	}
+	st := h.statuses.last(t, pod.UID)
+	if cs := st.InitContainerStatuses[0]; cs.Started == nil || *cs.Started || cs.Ready {
+		t.Fatalf("sidecar status before its startup probe succeeded: %+v", cs)
+	}
+	h.healthy.Store(true)
+	h.probe(time.Second, 2, 1) // startup succeeds; readiness is due at once
+	h.probe(0, 3, 1)           // and runs, due again in 30 s
+	if r := h.result(prober.Readiness, side); r != prober.Success {
+		t.Fatalf("readiness %v right after the startup probe succeeded, want Success", r)
+	}
+	h.mustSync(pod)
+	if st := h.containerState(crifake.ContainerID(pod, 0, "app", 0)); st != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		t.Fatalf("the app %v after the sidecar started, want running", st)
+	}
+	st = h.statuses.last(t, pod.UID)
+	if cs := st.InitContainerStatuses[0]; !*cs.Started || !cs.Ready {
+		t.Errorf("sidecar status after its startup probe succeeded: started %v, ready %v", *cs.Started, cs.Ready)
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/prober"
+	"github.com/podlife/podlife/cri/securitycontext"
 	"github.com/podlife/podlife/cri/volume"
 	"github.com/podlife/podlife/worker"
 )
@@ -67,9 +68,23 @@ type Options struct {
 	// service account's tokens, Secrets and ConfigMaps. The zero value
 	// (standalone mode) refuses them.
 	VolumeAPI volume.API
+	// Security are the node's seccomp settings: the directory of
+	// Localhost profiles and whether RuntimeDefault is the default.
+	Security securitycontext.Options
+	// RuntimeFeatures are what the runtime's Status reported it supports
+	// (user namespaces, supplementalGroupsPolicy Strict); the zero value
+	// is none, and a pod asking for them is refused.
+	RuntimeFeatures securitycontext.RuntimeFeatures
+	// RuntimeClasses resolves a pod's runtimeClassName to the sandbox's
+	// runtime handler (cluster mode); nil (standalone) refuses a pod that
+	// names a runtime class.
+	RuntimeClasses RuntimeClassGetter
 	// Probes runs the containers' probes (its Runner is
 	// lifecycle.NewProbeRunner's); nil runs none.
 	Probes *prober.Manager
+	// ResolvConf is the node's resolver configuration, the base of every
+	// sandbox's DNS but dnsPolicy None's; "" is dns.NodeResolvConf.
+	ResolvConf string
 }
 
 // runtimeOnlyGracePeriod is the grace period of a pod known only to the

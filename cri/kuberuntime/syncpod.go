@@ -39,11 +39,12 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 	}
 	sb := p.ReadySandbox()
 	if sb == nil && len(p.Sandboxes) > 0 && len(p.Containers) > 0 &&
-		(pod.Spec.RestartPolicy == v1.RestartPolicyNever || apistatus.Finished(pod, p, "")) {
+		(runsOnce(pod) || apistatus.Finished(pod, p, "")) {
 		// The sandbox of a pod whose containers already ran died: a Never
-		// pod does not run them again, nor an OnFailure pod whose
-		// containers all succeeded, so it is over. Init containers count,
-		// as in the kubelet: a Never pod does not initialize twice.
+		// pod none of whose containers may restart does not run them
+		// again, nor a pod whose containers all completed for good, so it
+		// is over. Init containers count, as in the kubelet: a Never pod
+		// does not initialize twice.
 		s.setStatus(pod, p, "", true, nil)
 		return true, nil
 	}
@@ -54,8 +55,8 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	if fields := unappliedPodIsolation(pod); fields != nil {
-		return false, s.refuseIsolation(pod, p, sb, fields)
+	if reason := s.podRefusal(pod); reason != nil {
+		return false, s.refusePod(pod, p, sb, reason)
 	}
 	vols, err := s.volumes(ctx, pod)
 	if err != nil {
@@ -72,7 +73,7 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 			return false, err
 		}
 	}
-	ps := &podSync{pod: pod, rt: p, sbID: sbID, sbConfig: sbConfig, waits: map[string]apistatus.Waiting{}, vols: vols}
+	ps := &podSync{pod: pod, rt: p, sbID: sbID, sbConfig: sbConfig, waits: map[string]apistatus.Waiting{}, vols: vols, newSandbox: sb == nil}
 	errs, err := s.syncContainers(ctx, ps)
 	if err != nil {
 		return false, err
@@ -97,15 +98,21 @@ type podSync struct {
 	ips []string
 	// vols are the pod's volumes, set up on the node (volume.SetUp).
 	vols map[string]volume.Volume
+	// newSandbox: the sandbox was created in this sync.
+	newSandbox bool
 }
 
-// syncContainers starts the init containers whose turn it is and, once the
-// pod is initialized, syncs its regular containers. It returns the
-// containers' errors, or ctx's error alone once it is cancelled.
+// syncContainers starts the ephemeral containers not started yet, the
+// init containers whose turn it is and, once the pod is initialized, syncs
+// its regular containers. It returns the containers' errors, or ctx's
+// error alone once it is cancelled.
 func (s *Syncer) syncContainers(ctx context.Context, ps *podSync) ([]error, error) {
-	plan := planInit(ps.pod, ps.rt, ps.sbID)
+	errs := s.startEphemeral(ctx, ps, ps.newSandbox)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	plan := holdForStartup(ps.pod, ps.rt, ps.sbID, planInit(ps.pod, ps.rt, ps.sbID), s.started)
 	plan.start = append(plan.start, s.unhealthySidecars(ps)...)
-	var errs []error
 	for _, c := range plan.start {
 		cur, _ := ps.rt.Latest(ps.sbID, c.Name)
 		if err := s.runContainer(ctx, ps, c, cur, true); err != nil {
@@ -142,13 +149,22 @@ func (s *Syncer) ensureSandbox(ctx context.Context, pod *v1.Pod, p *cri.PodRunti
 	if err != nil {
 		return nil, "", err
 	}
+	// The runtime class is resolved first: a pod whose class is missing
+	// keeps what it has (the kubelet fails the sandbox's creation alike).
+	handler, err := s.runtimeHandler(ctx, pod)
+	if err != nil {
+		return nil, "", err
+	}
 	if err := s.killContainers(ctx, pod, p, p.NotExited(), podGracePeriod(pod)); err != nil {
 		return nil, "", err
 	}
 	if err := ensureDir(cfg.LogDirectory); err != nil {
 		return nil, "", err
 	}
-	id, err := s.rt.RunPodSandbox(ctx, cfg, "")
+	if err := s.setDNS(pod, cfg); err != nil {
+		return nil, "", err
+	}
+	id, err := s.rt.RunPodSandbox(ctx, cfg, handler)
 	if err != nil {
 		return nil, "", fmt.Errorf("run sandbox of pod %s: %w", pod.UID, err)
 	}
@@ -159,10 +175,11 @@ func (s *Syncer) ensureSandbox(ctx context.Context, pod *v1.Pod, p *cri.PodRunti
 }
 
 // syncContainer starts regular container c if it has no instance in the
-// sandbox, or restarts it after an exit if the restart policy says so.
+// sandbox, or restarts it after an exit if its restart policy and rules
+// say so (else the pod's policy).
 func (s *Syncer) syncContainer(ctx context.Context, ps *podSync, c *v1.Container) error {
-	cur, _ := ps.rt.LatestFor(ps.pod.Spec.RestartPolicy, ps.sbID, c.Name)
-	return s.runContainer(ctx, ps, c, cur, cur != nil && shouldRestart(ps.pod.Spec.RestartPolicy, cur.ExitCode))
+	cur, _ := ps.rt.LatestFor(&ps.pod.Spec, ps.sbID, c)
+	return s.runContainer(ctx, ps, c, cur, cur != nil && cri.ContainerShouldRestart(&ps.pod.Spec, c, cur.ExitCode))
 }
 
 // runContainer makes container c run in the sandbox, given cur, its newest
@@ -196,12 +213,6 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 			return err
 		}
 	}
-	if fields := unappliedContainerIsolation(pod, c); fields != nil {
-		err := fmt.Errorf("container %q of pod %s/%s: %w", c.Name, pod.Namespace, pod.Name, isolationError(fields))
-		ps.waits[c.Name] = apistatus.Waiting{Reason: "CreateContainerConfigError", Message: err.Error()}
-		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
-		return err
-	}
 	if err := s.ensureImage(ctx, pod, c, ps.sbConfig, ps.waits); err != nil {
 		return err
 	}
@@ -214,8 +225,14 @@ func (s *Syncer) runContainer(ctx context.Context, ps *podSync, c *v1.Container,
 		return err
 	}
 	cfg.Linux.Resources = qos.ContainerResources(pod, c, s.opts.MachineMemory)
-	if err = s.setEnv(ctx, ps, c, cfg); err == nil {
+	if err = s.containerSecurity(ctx, pod, c, cfg); err == nil {
+		err = s.setEnv(ctx, ps, c, cfg)
+	}
+	if err == nil {
 		cfg.Mounts, err = s.podFileMounts(ctx, ps, c, attempt)
+	}
+	if err == nil {
+		err = targetNamespace(ps, c, cfg)
 	}
 	if err != nil {
 		ps.waits[c.Name] = apistatus.Waiting{Reason: "CreateContainerConfigError", Message: err.Error()}
@@ -320,13 +337,17 @@ func (s *Syncer) postStart(ctx context.Context, ps *podSync, c *v1.Container, id
 	return errors.Join(err, kerr)
 }
 
-// shouldRestart applies the restart policy to an exited container.
-func shouldRestart(policy v1.RestartPolicy, exitCode int32) bool {
-	switch policy {
-	case v1.RestartPolicyNever:
+// runsOnce reports whether the pod runs its containers at most once: its
+// restartPolicy is Never and no container may restart by a policy or rule
+// of its own (the kubelet's runOnce in SyncPod).
+func runsOnce(pod *v1.Pod) bool {
+	if pod.Spec.RestartPolicy != v1.RestartPolicyNever {
 		return false
-	case v1.RestartPolicyOnFailure:
-		return exitCode != 0
+	}
+	for i := range pod.Spec.Containers {
+		if cri.ContainerRestartable(&pod.Spec, &pod.Spec.Containers[i]) {
+			return false
+		}
 	}
 	return true
 }

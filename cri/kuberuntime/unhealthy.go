@@ -31,6 +31,18 @@ func running(p *cri.PodRuntime, sbID string) []prober.Running {
 	return out
 }
 
+// started reports whether running container c, instance cur, is started:
+// it has no startup probe, or its startup probe succeeded. Without a
+// prober no probe runs, so every container counts as started.
+func (s *Syncer) started(c *v1.Container, cur *runtimeapi.ContainerStatus) bool {
+	results := s.opts.Probes.Results()
+	if c.StartupProbe == nil || results == nil {
+		return true
+	}
+	r, ok := results.Get(prober.Startup, cur.Id)
+	return ok && r == prober.Success
+}
+
 // unhealthy reports whether a startup or liveness probe's recorded failure
 // condemns the running container id.
 func (s *Syncer) unhealthy(id string) bool {
@@ -84,10 +96,11 @@ func (s *Syncer) killUnhealthy(ctx context.Context, ps *podSync, c *v1.Container
 }
 
 // restartsUnhealthy reports whether container c is restarted after a kill
-// for a failed probe: a sidecar always, another container unless the
-// pod's restart policy is Never (the kill's exit code is not 0).
+// for a failed probe: a sidecar always, another container unless its own
+// restartPolicy, else the pod's, is Never (the kill's exit code is not 0;
+// the rules are not asked, as in the kubelet).
 func restartsUnhealthy(pod *v1.Pod, c *v1.Container) bool {
-	return cri.IsSidecar(c) || pod.Spec.RestartPolicy != v1.RestartPolicyNever
+	return cri.IsSidecar(c) || cri.RestartsAfterKill(&pod.Spec, c)
 }
 
 // unhealthySidecars are the pod's running sidecars whose startup or

@@ -93,7 +93,7 @@ func runHTTPHook(ctx context.Context, rt cri.Runtime, c *v1.Container, sbID stri
 	if err != nil {
 		return err
 	}
-	_, err = httpGet(ctx, c, host, g, "kube-lifecycle/podlife")
+	_, _, err = httpGet(ctx, c, host, g, "kube-lifecycle/podlife")
 	return err
 }
 
@@ -111,19 +111,19 @@ func actionHost(ctx context.Context, rt cri.Runtime, host, sbID string) (string,
 
 // httpGet sends the GET of an httpGet action of container c to host, with
 // the action's headers (a Host header sets the request's host), reads at
-// most 10 KiB of the answer and returns its status code.
-func httpGet(ctx context.Context, c *v1.Container, host string, g *v1.HTTPGetAction, userAgent string) (int, error) {
+// most 10 KiB of the answer and returns its status code and that body.
+func httpGet(ctx context.Context, c *v1.Container, host string, g *v1.HTTPGetAction, userAgent string) (code int, body string, err error) {
 	port, err := resolvePort(g.Port, c)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	u, err := hookURL(g, host, port)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	req.Header.Set("User-Agent", userAgent)
 	req.Header.Set("Accept", "*/*")
@@ -136,11 +136,16 @@ func httpGet(ctx context.Context, c *v1.Container, host string, g *v1.HTTPGetAct
 	}
 	resp, err := hookHTTPClient.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 10<<10))
-	return resp.StatusCode, resp.Body.Close()
+	// The kubelet reads at most 10 KiB of the body, which a probe's
+	// warning event shows.
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxBodyLength))
+	return resp.StatusCode, string(b), resp.Body.Close()
 }
+
+// maxBodyLength bounds what an httpGet action reads of an answer's body.
+const maxBodyLength = 10 << 10
 
 // hookURL is the URL of an httpGet action: scheme (HTTP when unset), host,
 // port and path.

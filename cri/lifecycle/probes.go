@@ -23,7 +23,8 @@ import (
 
 // Probes run as the kubelet's prober runs them: exec through the runtime's
 // ExecSync (exit 0 is success), httpGet from the node to the pod's IP (or
-// the probe's host; a 2xx or 3xx answer is success), tcpSocket (a connect
+// the probe's host; a 2xx answer is success, and a 3xx one, a redirect
+// to another host that is not followed, success with a warning), tcpSocket (a connect
 // is success), grpc (the standard grpc.health.v1 Check answering SERVING).
 // A probe that gets no answer in timeoutSeconds failed. The network ones
 // share the lifecycle hooks' helpers (lifecycle.go).
@@ -53,8 +54,8 @@ func (r probeRunner) Probe(ctx context.Context, t prober.Target, p *v1.Probe) (p
 		}
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		code, err := httpGet(ctx, t.Container, host, p.HTTPGet, probeUserAgent)
-		return httpResult(code, err)
+		code, body, err := httpGet(ctx, t.Container, host, p.HTTPGet, probeUserAgent)
+		return httpResult(code, body, err)
 	case p.TCPSocket != nil:
 		host, err := actionHost(ctx, r.rt, p.TCPSocket.Host, t.SandboxID)
 		if err != nil {
@@ -103,14 +104,20 @@ func (r probeRunner) exec(ctx context.Context, t prober.Target, cmd []string, ti
 		strings.Join(cmd, " "), t.Container.Name, t.Pod.Namespace, t.Pod.Name, err)
 }
 
-// httpResult judges an httpGet probe's answer as the kubelet does: a 2xx or
-// 3xx status code is success, any other code, or no answer, failure.
-func httpResult(code int, err error) (prober.Result, string, error) {
+// httpResult judges an httpGet probe's answer as the kubelet's http prober
+// does: a 2xx status code is success with the body as output; a 3xx one
+// (the client follows redirects on the same host only, so this is one to
+// another host, or the 10th) success with a warning, which the prober
+// reports in a ProbeWarning event with the kubelet's message; any other
+// code, or no answer, failure.
+func httpResult(code int, body string, err error) (prober.Result, string, error) {
 	switch {
 	case err != nil:
 		return prober.Failure, err.Error(), nil
-	case code >= 200 && code < 400:
-		return prober.Success, "", nil
+	case code >= 200 && code < 300:
+		return prober.Success, body, nil
+	case code >= 300 && code < 400:
+		return prober.Warning, "Probe terminated redirects, Response body: " + body, nil
 	}
 	return prober.Failure, fmt.Sprintf("HTTP probe failed with statuscode: %d", code), nil
 }

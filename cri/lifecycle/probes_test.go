@@ -49,6 +49,12 @@ func TestProbeRunner(t *testing.T) {
 		case "/redirect":
 			http.Redirect(w, r, "http://192.0.2.1/elsewhere", http.StatusFound)
 			return
+		case "/local":
+			http.Redirect(w, r, "/201", http.StatusFound)
+			return
+		case "/body":
+			_, _ = w.Write([]byte("all good"))
+			return
 		case "/slow":
 			time.Sleep(3 * time.Second)
 		}
@@ -107,8 +113,11 @@ func TestProbeRunner(t *testing.T) {
 		{name: "exec not run", handler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"broken"}}}, wantErr: true},
 		{name: "http 200 to the pod IP", handler: httpProbe("/200", "", intstr.FromInt32(int32(port))), want: prober.Success},
 		{name: "http 204 on a named port", handler: httpProbe("/204", "127.0.0.1", named), want: prober.Success},
-		{name: "http 302 to another host", handler: httpProbe("/redirect", "127.0.0.1", named), want: prober.Success},
-		{name: "http 399", handler: httpProbe("/399", "127.0.0.1", named), want: prober.Success},
+		{name: "http 200 with a body", handler: httpProbe("/body", "127.0.0.1", named), want: prober.Success, wantOut: "all good"},
+		{name: "http 302 to another host: a warning", handler: httpProbe("/redirect", "127.0.0.1", named), want: prober.Warning,
+			wantOut: "Probe terminated redirects, Response body: <a href=\"http://192.0.2.1/elsewhere\">Found</a>.\n\n"},
+		{name: "http 302 on the same host is followed", handler: httpProbe("/local", "127.0.0.1", named), want: prober.Success},
+		{name: "http 399", handler: httpProbe("/399", "127.0.0.1", named), want: prober.Warning, wantOut: "Probe terminated redirects, Response body: "},
 		{name: "http 404", handler: httpProbe("/404", "127.0.0.1", named), want: prober.Failure, wantOut: "HTTP probe failed with statuscode: 404"},
 		{name: "http 500", handler: httpProbe("/500", "127.0.0.1", named), want: prober.Failure, wantOut: "HTTP probe failed with statuscode: 500"},
 		{name: "http 400", handler: httpProbe("/400", "127.0.0.1", named), want: prober.Failure},

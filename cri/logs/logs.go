@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -114,16 +115,22 @@ func Lookup(ctx context.Context, rt cri.Runtime, logRoot string, pod *v1.Pod, co
 // logContainerName is container, checked against pod's spec, or the pod's
 // only container when it is "". The error lists the choices, as kubectl's.
 func logContainerName(pod *v1.Pod, container string) (string, error) {
-	var names, inits []string
+	var names, inits, ephemeral []string
 	for _, c := range pod.Spec.Containers {
 		names = append(names, c.Name)
 	}
 	for _, c := range pod.Spec.InitContainers {
 		inits = append(inits, c.Name)
 	}
+	for _, c := range pod.Spec.EphemeralContainers {
+		ephemeral = append(ephemeral, c.Name)
+	}
 	choices := "[" + strings.Join(names, " ") + "]"
 	if len(inits) > 0 {
 		choices += " or one of the init containers: [" + strings.Join(inits, " ") + "]"
+	}
+	if len(ephemeral) > 0 {
+		choices += " or one of the ephemeral containers: [" + strings.Join(ephemeral, " ") + "]"
 	}
 	if container == "" {
 		if len(names) == 1 && len(inits) == 0 {
@@ -131,7 +138,7 @@ func logContainerName(pod *v1.Pod, container string) (string, error) {
 		}
 		return "", &LookupError{msg: fmt.Sprintf("a container name must be specified for pod %s/%s, choose one of: %s", pod.Namespace, pod.Name, choices)}
 	}
-	for _, n := range append(names, inits...) {
+	for _, n := range slices.Concat(names, inits, ephemeral) {
 		if n == container {
 			return n, nil
 		}

@@ -130,3 +130,35 @@ func TestPodLogDir(t *testing.T) {
 		})
 	}
 }
+
+// The container a log request names is checked against the pod's regular,
+// init and ephemeral containers; the refusal lists them as kubectl does.
+func TestLogContainerName(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}, Spec: v1.PodSpec{
+		Containers:          []v1.Container{{Name: "app"}},
+		InitContainers:      []v1.Container{{Name: "setup"}},
+		EphemeralContainers: []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "debugger"}}},
+	}}
+	for _, tc := range []struct {
+		name, container, want, wantErr string
+	}{
+		{name: "regular", container: "app", want: "app"},
+		{name: "init", container: "setup", want: "setup"},
+		{name: "ephemeral", container: "debugger", want: "debugger"},
+		{name: "unknown", container: "nope",
+			wantErr: `container "nope" is not valid for pod ns/web, choose one of: [app] or one of the init containers: [setup] or one of the ephemeral containers: [debugger]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := logContainerName(pod, tc.container)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Errorf("logContainerName = %q, %v; want error %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("logContainerName = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}

@@ -1,11 +1,14 @@
 package podfiles
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // The kubelet's managed hosts file: its fixed lines, then each pod IP with
@@ -35,11 +38,99 @@ func TestHostsFileContent(t *testing.T) {
 		}}, []string{"10.0.0.5"}, fixed + "10.0.0.5\tweb\n\n# Entries added by HostAliases.\n" +
 			"127.0.0.1\tfoo.local\tbar.local\n10.1.2.3\tfoo.remote\n"},
 		{"no IP", v1.PodSpec{}, nil, fixed},
+		{"hostnameOverride: the name, no domain", v1.PodSpec{Hostname: "db-0", Subdomain: "db", HostnameOverride: ptr.To("override.example.host")},
+			[]string{"10.0.0.5"}, fixed + "10.0.0.5\toverride.example.host\n"},
+		{"setHostnameAsFQDN changes no line", v1.PodSpec{Hostname: "db-0", Subdomain: "db", SetHostnameAsFQDN: ptr.To(true)}, []string{"10.0.0.5"},
+			fixed + "10.0.0.5\tdb-0.db.prod.svc.cluster.local\tdb-0\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "prod"}, Spec: tc.spec}
-			if got := string(hostsFileContent(pod, tc.ips)); got != tc.want {
+			got, err := hostsFileContent(pod, tc.ips)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
 				t.Errorf("hosts file:\n%s\nwant:\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// A pod on the node's network sees the node's hosts file under the
+// kubelet's header, with its hostAliases after it.
+func TestNodeHostsFileContent(t *testing.T) {
+	node := filepath.Join(t.TempDir(), "hosts")
+	if err := os.WriteFile(node, []byte("127.0.0.1\tlocalhost\n10.0.0.1\tnode-1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const header = "# Kubernetes-managed hosts file (host network).\n127.0.0.1\tlocalhost\n10.0.0.1\tnode-1\n"
+	for _, tc := range []struct {
+		name    string
+		aliases []v1.HostAlias
+		want    string
+	}{
+		{"no aliases", nil, header},
+		{"aliases", []v1.HostAlias{{IP: "123.45.67.89", Hostnames: []string{"foo", "bar"}}},
+			header + "\n# Entries added by HostAliases.\n123.45.67.89\tfoo\tbar\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "prod", UID: "u"}, Spec: v1.PodSpec{HostNetwork: true, HostAliases: tc.aliases}}
+			root := t.TempDir()
+			m, err := hostsMount(root, node, pod, []string{"10.0.0.1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(m.HostPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want || m.ContainerPath != EtcHostsPath {
+				t.Errorf("mount at %s, hosts file:\n%s\nwant:\n%s", m.ContainerPath, got, tc.want)
+			}
+		})
+	}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "prod", UID: "u"}, Spec: v1.PodSpec{HostNetwork: true}}
+	if _, err := hostsMount(t.TempDir(), filepath.Join(t.TempDir(), "none"), pod, nil); err == nil {
+		t.Error("a missing node hosts file gave no error")
+	}
+}
+
+// The kernel hostname and the hosts file's names, as the kubelet's
+// GeneratePodHostNameAndDomain and GetNodenameForKernel make them.
+func TestKernelHostname(t *testing.T) {
+	long := strings.Repeat("h", 50)
+	for _, tc := range []struct {
+		name    string
+		spec    v1.PodSpec
+		want    string
+		wantErr string
+	}{
+		{name: "the pod name", want: "web"},
+		{name: "spec.hostname", spec: v1.PodSpec{Hostname: "front"}, want: "front"},
+		{name: "a subdomain alone changes nothing", spec: v1.PodSpec{Subdomain: "db"}, want: "web"},
+		{name: "setHostnameAsFQDN", spec: v1.PodSpec{Hostname: "db-0", Subdomain: "db", SetHostnameAsFQDN: ptr.To(true)},
+			want: "db-0.db.prod.svc.cluster.local"},
+		{name: "setHostnameAsFQDN without a subdomain", spec: v1.PodSpec{SetHostnameAsFQDN: ptr.To(true)}, want: "web"},
+		{name: "an FQDN over 64 characters", spec: v1.PodSpec{Hostname: long, Subdomain: "db", SetHostnameAsFQDN: ptr.To(true)},
+			wantErr: "is too long (64 characters is the max"},
+		{name: "hostnameOverride wins over hostname and subdomain", spec: v1.PodSpec{Hostname: "custom-host", Subdomain: "db", HostnameOverride: ptr.To("override-host")},
+			want: "override-host"},
+		{name: "hostnameOverride may hold dots", spec: v1.PodSpec{HostnameOverride: ptr.To("override.example.host")}, want: "override.example.host"},
+		{name: "hostnameOverride cut to 63", spec: v1.PodSpec{HostnameOverride: ptr.To(strings.Repeat("o", 62) + ".x")}, want: strings.Repeat("o", 62)},
+		{name: "an invalid hostnameOverride", spec: v1.PodSpec{HostnameOverride: ptr.To("Not-RFC1123")}, wantErr: `pod HostnameOverride "Not-RFC1123" is not a valid DNS subdomain`},
+		{name: "an invalid hostname", spec: v1.PodSpec{Hostname: "a.b"}, wantErr: `pod Hostname "a.b" is not a valid DNS label`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "prod"}, Spec: tc.spec}
+			got, err := KernelHostname(pod)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("KernelHostname = %q, %v; want an error with %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("KernelHostname = %q, %v; want %q", got, err, tc.want)
 			}
 		})
 	}
@@ -49,7 +140,11 @@ func TestHostsFileContent(t *testing.T) {
 // sandbox's hostname is.
 func TestHostsFileLongName(t *testing.T) {
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("a", 70), Namespace: "ns"}}
-	if got, want := string(hostsFileContent(pod, []string{"10.0.0.5"})), "10.0.0.5\t"+strings.Repeat("a", 63)+"\n"; !strings.HasSuffix(got, want) {
+	content, err := hostsFileContent(pod, []string{"10.0.0.5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(content), "10.0.0.5\t"+strings.Repeat("a", 63)+"\n"; !strings.HasSuffix(got, want) {
 		t.Errorf("hosts file:\n%s\nwant it to end with %q", got, want)
 	}
 }

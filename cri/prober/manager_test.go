@@ -258,3 +258,90 @@ func TestIdleProbesCostNoGoroutine(t *testing.T) {
 		t.Errorf("%d goroutines before 100 idle probes, %d after", before, after)
 	}
 }
+
+// A run that succeeds with a warning (an httpGet probe's redirect to
+// another host) counts as a success, whatever the probe's kind, and each
+// such run gets a ProbeWarning event with the kubelet's message.
+func TestWarningIsSuccessWithAnEvent(t *testing.T) {
+	for _, kind := range []Kind{Liveness, Readiness, Startup} {
+		t.Run(kind.String(), func(t *testing.T) {
+			f := newFixture(t)
+			f.runner.set("probe", Warning)
+			c := v1.Container{Name: "app"}
+			p := execProbe("probe", v1.Probe{PeriodSeconds: 1, FailureThreshold: 1})
+			switch kind {
+			case Liveness:
+				c.LivenessProbe = p
+			case Readiness:
+				c.ReadinessProbe = p
+			case Startup:
+				c.StartupProbe = p
+			}
+			pod := probePod(c)
+			f.m.UpdatePod(pod, []Running{{Name: "app", ID: "c1", StartedAt: epoch}})
+			waiters := 1
+			if kind == Startup {
+				waiters = 0 // done once it succeeded
+			}
+			f.step(0, 1, waiters)
+			if r, ok := f.m.Results().Get(kind, "c1"); !ok || r != Success {
+				t.Errorf("%s result %v, %v; want Success", kind, r, ok)
+			}
+			f.eventually("the update", func() bool { return len(f.updates.get()) == 1 })
+			if u := f.updates.get()[0]; u.Result != Success {
+				t.Errorf("update %+v, want a success", u)
+			}
+			want := "Warning ProbeWarning: " + kind.String() + " probe warning: scripted probe"
+			if got := f.events.get(); len(got) != 1 || got[0] != want {
+				t.Errorf("events %q, want [%q]", got, want)
+			}
+		})
+	}
+}
+
+// A sidecar's readiness probe runs at once when its startup probe
+// succeeds, not a readiness period later (the e2e "Probing restartable
+// init container should be ready immediately after startupProbe
+// succeeds"), and the startup success is reported, so that the agent syncs
+// the pod and starts the next container.
+func TestSidecarReadyRightAfterStartup(t *testing.T) {
+	f := newFixture(t)
+	f.runner.set("start", Failure)
+	always := v1.ContainerRestartPolicyAlways
+	side := v1.Container{Name: "side", Image: "img", RestartPolicy: &always,
+		StartupProbe:   execProbe("start", v1.Probe{PeriodSeconds: 5, FailureThreshold: 120}),
+		ReadinessProbe: execProbe("ready", v1.Probe{PeriodSeconds: 30}),
+	}
+	pod := probePod(v1.Container{Name: "main"})
+	pod.Spec.InitContainers = []v1.Container{side}
+	f.m.UpdatePod(pod, []Running{{Name: "side", ID: "s1", StartedAt: epoch}})
+	f.step(0, 1, 1)
+	f.step(5*time.Second, 2, 1)
+	f.runner.set("start", Success)
+	f.step(5*time.Second, 3, 1) // startup succeeds: readiness is due at once
+	f.step(0, 4, 1)             // and runs; next due in 30 s
+	if n := f.runner.count("ready"); n != 1 {
+		t.Fatalf("readiness ran %d times right after the startup success, want 1", n)
+	}
+	f.eventually("the startup and readiness updates", func() bool { return len(f.updates.get()) == 2 })
+	if u := f.updates.get()[0]; u.Kind != Startup || u.Result != Success || u.ContainerName != "side" {
+		t.Errorf("first update %+v, want the sidecar's startup success", u)
+	}
+	started := true
+	st := v1.PodStatus{Phase: v1.PodRunning,
+		Conditions: []v1.PodCondition{{Type: v1.ContainersReady}, {Type: v1.PodReady}},
+		InitContainerStatuses: []v1.ContainerStatus{{Name: "side", ContainerID: "cri://s1", Started: &started,
+			State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(epoch)}}}},
+		ContainerStatuses: []v1.ContainerStatus{{Name: "main", ContainerID: "cri://m1", Ready: true, Started: &started,
+			State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(epoch)}}}},
+	}
+	f.m.Apply(pod, &st)
+	if cs := st.InitContainerStatuses[0]; !*cs.Started || !cs.Ready {
+		t.Errorf("sidecar started %v, ready %v; want both", *cs.Started, cs.Ready)
+	}
+	for _, c := range st.Conditions {
+		if c.Status != v1.ConditionTrue {
+			t.Errorf("condition %s = %s, want True", c.Type, c.Status)
+		}
+	}
+}

@@ -32,12 +32,16 @@ func (k Kind) String() string {
 // Result is a probe's outcome.
 type Result int
 
-// The probe results. A Runner returns Success or Failure; Unknown is a
-// result not known yet.
+// The probe results. A Runner returns Success, Warning or Failure; Unknown
+// is a result not known yet. Warning is a success the kubelet warns about
+// (an httpGet probe's redirect to another host, not followed): it is
+// recorded as Success, and the run's output goes into a ProbeWarning
+// event.
 const (
 	Unknown Result = iota
 	Success
 	Failure
+	Warning
 )
 
 func (r Result) String() string {
@@ -46,6 +50,8 @@ func (r Result) String() string {
 		return "Success"
 	case Failure:
 		return "Failure"
+	case Warning:
+		return "Warning"
 	}
 	return "Unknown"
 }
@@ -60,8 +66,8 @@ type Target struct {
 	SandboxID string
 }
 
-// Runner runs one probe once. It returns Success or Failure with the
-// probe's output (for the Unhealthy event), or an error when the probe
+// Runner runs one probe once. It returns Success, Warning or Failure with
+// the probe's output (for the Unhealthy or ProbeWarning event), or an error when the probe
 // could not be run at all (the runtime failed, a port name is unknown):
 // such a run is not counted, as in the kubelet. p has the API's defaults
 // applied; the runner bounds the probe by p.TimeoutSeconds.

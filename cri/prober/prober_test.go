@@ -2,6 +2,7 @@ package prober
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -138,18 +139,37 @@ func (u *updates) get() []Update {
 	return append([]Update(nil), u.list...)
 }
 
+// events records the manager's events as "type reason: message".
+type events struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (e *events) Eventf(_ *v1.Pod, eventType, reason, messageFmt string, args ...any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.list = append(e.list, eventType+" "+reason+": "+fmt.Sprintf(messageFmt, args...))
+}
+
+func (e *events) get() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.list...)
+}
+
 type fixture struct {
 	t       *testing.T
 	clock   *testingclock.FakeClock
 	runner  *scripted
 	updates *updates
+	events  *events
 	m       *Manager
 	metrics *prometheus.Registry
 }
 
 func newFixture(t *testing.T) *fixture {
-	f := &fixture{t: t, clock: testingclock.NewFakeClock(epoch), runner: newScripted(), updates: &updates{}, metrics: prometheus.NewRegistry()}
-	f.m = NewManager(Config{Runner: f.runner, Clock: f.clock, OnChange: f.updates.add, Registerer: f.metrics})
+	f := &fixture{t: t, clock: testingclock.NewFakeClock(epoch), runner: newScripted(), updates: &updates{}, events: &events{}, metrics: prometheus.NewRegistry()}
+	f.m = NewManager(Config{Runner: f.runner, Clock: f.clock, OnChange: f.updates.add, Events: f.events, Registerer: f.metrics})
 	t.Cleanup(f.m.Stop)
 	return f
 }

@@ -63,6 +63,11 @@ func (w *worker) run(ctx context.Context, cancel context.CancelFunc) {
 	if ctx.Err() != nil {
 		return // stopped meanwhile
 	}
+	if res == Warning && err == nil {
+		t := w.cp.target
+		w.m.cfg.Events.Eventf(t.Pod, v1.EventTypeWarning, "ProbeWarning", "%s probe warning: %s", w.kind, out)
+		res = Success
+	}
 	w.mu.Lock()
 	if !w.stopped { // a stopped worker's series are gone: keep them gone
 		w.m.total.observe(w, res, err)

@@ -141,10 +141,13 @@ func (i *HookImages) PullImage(ctx context.Context, spec *runtimeapi.ImageSpec, 
 
 // ---- pods ------------------------------------------------------------------
 
-// Ctr is a container spec with an image and a pull policy.
+// Ctr is a container spec with an image and a pull policy, and its own
+// restart policy and rules (ContainerRestartRules) when Restart is set.
 type Ctr struct {
 	Name, Image string
 	Pull        v1.PullPolicy
+	Restart     v1.ContainerRestartPolicy
+	Rules       []v1.ContainerRestartRule
 }
 
 // MakePod returns a pod named name (UID "uid-"+name) with the containers
@@ -161,7 +164,11 @@ func MakePod(name string, policy v1.RestartPolicy, containers ...Ctr) *v1.Pod {
 		if c.Pull == "" {
 			c.Pull = v1.PullIfNotPresent
 		}
-		pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: c.Name, Image: c.Image, ImagePullPolicy: c.Pull})
+		spec := v1.Container{Name: c.Name, Image: c.Image, ImagePullPolicy: c.Pull, RestartPolicyRules: c.Rules}
+		if c.Restart != "" {
+			spec.RestartPolicy = new(c.Restart)
+		}
+		pod.Spec.Containers = append(pod.Spec.Containers, spec)
 	}
 	return pod
 }
@@ -201,18 +208,33 @@ func ResourceEnv(name, container, res, divisor string) v1.EnvVar {
 	return v1.EnvVar{Name: name, ValueFrom: &v1.EnvVarSource{ResourceFieldRef: ref}}
 }
 
-// Init is an init container of a test pod: a sidecar when restartable.
+// RestartOn is a restart rule: action Restart on the exit codes given
+// (operator In).
+func RestartOn(codes ...int32) []v1.ContainerRestartRule {
+	return []v1.ContainerRestartRule{{
+		Action:    v1.ContainerRestartRuleActionRestart,
+		ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: codes},
+	}}
+}
+
+// Init is an init container of a test pod: a sidecar when restartable;
+// else Restart and Rules, when set, are its own restart policy and rules.
 type Init struct {
 	Name    string
 	Sidecar bool
+	Restart v1.ContainerRestartPolicy
+	Rules   []v1.ContainerRestartRule
 }
 
 // WithInits gives pod init containers, in order, with image "img".
 func WithInits(pod *v1.Pod, inits ...Init) *v1.Pod {
 	for _, ic := range inits {
 		c := v1.Container{Name: ic.Name, Image: "img", ImagePullPolicy: v1.PullIfNotPresent}
-		if ic.Sidecar {
+		switch {
+		case ic.Sidecar:
 			c.RestartPolicy = new(v1.ContainerRestartPolicyAlways)
+		case ic.Restart != "":
+			c.RestartPolicy, c.RestartPolicyRules = new(ic.Restart), ic.Rules
 		}
 		pod.Spec.InitContainers = append(pod.Spec.InitContainers, c)
 	}

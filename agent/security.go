@@ -1,0 +1,82 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/podlife/podlife/agent/admission"
+	"github.com/podlife/podlife/cri/kuberuntime"
+	"github.com/podlife/podlife/cri/securitycontext"
+)
+
+// securityOptions are the syncer's seccomp settings: Localhost profiles
+// under <rootDir>/seccomp, as the kubelet's under its root directory.
+func (c *Config) securityOptions() securitycontext.Options {
+	return securitycontext.Options{SeccompProfileRoot: filepath.Join(c.RootDir, "seccomp"), SeccompDefault: c.SeccompDefault}
+}
+
+// admissionChain is the agent's admission: node shutdown first, then in
+// the kubelet's order the sysctls (the safe ones for this kernel and the
+// allowed unsafe ones), supplementalGroupsPolicy Strict on this runtime
+// and the resources (its predicate), AppArmor profiles on this host.
+func (a *Agent) admissionChain(allocatable admission.Resources) (*admission.Chain, error) {
+	sysctls, err := admission.NewSysctlAdmitter(append(admission.SafeSysctls(kernelVersion()), a.cfg.AllowedUnsafeSysctls...))
+	if err != nil {
+		return nil, err
+	}
+	// podlife declares no node feature (NodeDeclaredFeatures): a pod that
+	// needs one (a RestartAllContainers restart rule...) is refused, last,
+	// as the kubelet orders its handlers.
+	features, err := admission.NewDeclaredFeatures(nil, agentVersion())
+	if err != nil {
+		return nil, err
+	}
+	return admission.NewChain(a.registry,
+		a.shutdown,
+		sysctls,
+		admission.PodOS(runtime.GOOS),
+		admission.PodFields(),
+		admission.NewGroupsPolicyAdmitter(a.conn.features),
+		admission.NewResourceAdmitter(allocatable),
+		admission.NodeAffinity(a.admissionNode),
+		admission.NewAppArmorAdmitter(appArmorEnabled()),
+		features,
+	), nil
+}
+
+// runtimeClasses is the syncer's RuntimeClass lookup: nil standalone.
+func (a *Agent) runtimeClasses() kuberuntime.RuntimeClassGetter {
+	if a.cluster == nil {
+		return nil
+	}
+	return a.cluster.runtimeClasses
+}
+
+// kernelVersion is the running kernel's version, nil when unknown (the
+// kubelet reads the same file).
+func kernelVersion() *version.Version {
+	data, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return nil
+	}
+	v, err := version.ParseGeneric(strings.TrimSpace(string(data)))
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
+// appArmorEnabled reports whether the host enforces AppArmor profiles, as
+// the kubelet reads it: the securityfs directory exists and the module's
+// enabled parameter is Y.
+func appArmorEnabled() bool {
+	if _, err := os.Stat("/sys/kernel/security/apparmor"); err != nil {
+		return false
+	}
+	buf, err := os.ReadFile("/sys/module/apparmor/parameters/enabled")
+	return err == nil && len(buf) > 1 && buf[0] == 'Y'
+}
