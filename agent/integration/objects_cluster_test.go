@@ -25,6 +25,7 @@ import (
 // container got and the Secret's file once, then the ConfigMap's file
 // every 200 ms, so the node sees what the container sees.
 const objectsScript = `echo "USER=$USER MODE=$MODE CM_level=$CM_level S_user=$S_user OPT=${OPT-unset}" > /out/env
+id -u > /out/uid
 cat /etc/secret/pw > /out/pw
 ls /etc/absent > /out/absent
 while true; do cat /etc/config/mode > /out/mode.tmp; mv /out/mode.tmp /out/mode; sleep 0.2; done`
@@ -34,8 +35,10 @@ while true; do cat /etc/config/mode > /out/mode.tmp; mv /out/mode.tmp /out/mode;
 // with a prefix) reads them in its container; an optional missing
 // ConfigMap is an empty volume (only the atomic writer's hidden ..data)
 // and an optional missing key an unset
-// variable; the Secret's volume is a tmpfs with the pod's defaultMode; an
-// update of the ConfigMap reaches the running container's file
+// variable. The container runs as user 1000 with fsGroup 1234: the
+// Secret's volume is a tmpfs whose file has defaultMode 0400 plus the
+// group's read bit, group 1234, so the container reads it through the
+// group. An update of the ConfigMap reaches the running container's file
 // within about the sync period plus the cache's TTL (both 2 s here). A
 // second pod naming a key the Secret does not have waits in
 // CreateContainerConfigError with the kubelet's message.
@@ -82,6 +85,8 @@ func TestContainerdClusterSecretsAndConfigMaps(t *testing.T) {
 		{Name: "absent", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "absent"}, Optional: &yes}}},
 		{Name: "out", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
 	}
+	user, group := int64(1000), int64(1234)
+	pod.Spec.SecurityContext = &v1.PodSecurityContext{RunAsUser: &user, FSGroup: &group}
 	pod = n.create(pod)
 	e.RemoveAtEnd(string(pod.UID))
 	n.waitPhase("objects", v1.PodRunning)
@@ -98,8 +103,8 @@ func TestContainerdClusterSecretsAndConfigMaps(t *testing.T) {
 	if got, want := read("env"), "USER=admin MODE=fast CM_level=3 S_user=admin OPT=unset"; got != want {
 		t.Errorf("the container's env: %q; want %q", got, want)
 	}
-	if got := read("pw"); got != "s3cr3t" {
-		t.Errorf("the container's /etc/secret/pw: %q; want s3cr3t", got)
+	if got := read("pw"); got != "s3cr3t" || read("uid") != "1000" {
+		t.Errorf("the container, as user %q, read /etc/secret/pw: %q; want user 1000 reading s3cr3t", read("uid"), got)
 	}
 	if got := read("absent"); got != "" {
 		t.Errorf("the optional missing ConfigMap's volume holds %q; want it empty", got)
@@ -109,8 +114,8 @@ func TestContainerdClusterSecretsAndConfigMaps(t *testing.T) {
 	if err := syscall.Statfs(secretDir, &st); err != nil || st.Type != 0x01021994 { // TMPFS_MAGIC
 		t.Errorf("the secret volume on the node: statfs type %#x (%v); want a tmpfs", st.Type, err)
 	}
-	if fi, err := os.Stat(filepath.Join(secretDir, "pw")); err != nil || fi.Mode().Perm() != 0o400 {
-		t.Errorf("the secret file on the node: %v, %v; want mode 0400 (defaultMode)", fi, err)
+	if fi, err := os.Stat(filepath.Join(secretDir, "pw")); err != nil || fi.Mode().Perm() != 0o440 || fi.Sys().(*syscall.Stat_t).Gid != 1234 {
+		t.Errorf("the secret file on the node: %v, %v; want mode 0440 (defaultMode 0400, the fsGroup's read bit), group 1234", fi, err)
 	}
 	t.Logf("the container read env %q, the Secret's file, the ConfigMap's mode %q", read("env"), read("mode"))
 
