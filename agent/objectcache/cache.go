@@ -8,7 +8,7 @@
 // synced about once a sync period; keeping what was read for that long
 // spares the API server a read per pod and sync, and a changed object
 // still reaches the pod's files within about two periods. One generic
-// Cache serves both kinds.
+// Cache serves both kinds, and agent/runtimeclass's RuntimeClasses.
 package objectcache
 
 import (
@@ -53,14 +53,15 @@ type entry[T any] struct {
 	used time.Time
 }
 
-// NewCache returns a cache of resource's objects that reads through get;
-// immutable tells an object that cannot change. clk nil is the real
+// NewCache returns a cache of resource's objects (a cluster-scoped one's
+// namespace is "") that reads through get; immutable tells an object that
+// cannot change. clk nil is the real
 // clock.
-func NewCache[T metav1.Object](resource string, get func(context.Context, string, string, metav1.GetOptions) (T, error), immutable func(T) bool, clk clock.PassiveClock, ttl time.Duration) *Cache[T] {
+func NewCache[T metav1.Object](resource schema.GroupResource, get func(context.Context, string, string, metav1.GetOptions) (T, error), immutable func(T) bool, clk clock.PassiveClock, ttl time.Duration) *Cache[T] {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &Cache[T]{get: get, immutable: immutable, resource: v1.Resource(resource), clock: clk, ttl: ttl, entries: map[types.NamespacedName]entry[T]{}}
+	return &Cache[T]{get: get, immutable: immutable, resource: resource, clock: clk, ttl: ttl, entries: map[types.NamespacedName]entry[T]{}}
 }
 
 // Get returns namespace/name, as read at most the TTL ago (or ever, if it
@@ -138,8 +139,8 @@ func New(client interface {
 		return client.Secrets(ns).Get(ctx, name, opts)
 	}
 	return &Objects{
-		configMaps: NewCache("configmap", getConfigMap, func(cm *v1.ConfigMap) bool { return cm.Immutable != nil && *cm.Immutable }, clk, ttl),
-		secrets:    NewCache("secret", getSecret, func(s *v1.Secret) bool { return s.Immutable != nil && *s.Immutable }, clk, ttl),
+		configMaps: NewCache(v1.Resource("configmap"), getConfigMap, func(cm *v1.ConfigMap) bool { return cm.Immutable != nil && *cm.Immutable }, clk, ttl),
+		secrets:    NewCache(v1.Resource("secret"), getSecret, func(s *v1.Secret) bool { return s.Immutable != nil && *s.Immutable }, clk, ttl),
 	}
 }
 
