@@ -20,9 +20,9 @@ import (
 	"github.com/podlife/podlife/agent/admission"
 	"github.com/podlife/podlife/agent/apisource"
 	"github.com/podlife/podlife/agent/certificate"
-	"github.com/podlife/podlife/agent/configmap"
 	"github.com/podlife/podlife/agent/mirror"
 	"github.com/podlife/podlife/agent/node"
+	"github.com/podlife/podlife/agent/objectcache"
 	"github.com/podlife/podlife/agent/podstatus"
 	"github.com/podlife/podlife/agent/runtimeclass"
 	"github.com/podlife/podlife/agent/token"
@@ -44,10 +44,11 @@ type cluster struct {
 	node *node.Manager
 	// mirrors keeps a mirror pod in the API for each static pod.
 	mirrors *mirror.Manager
-	// tokens and configMaps are what projected volumes show: the pods'
-	// service account tokens and the ConfigMaps they reference.
-	tokens     *token.Manager
-	configMaps *configmap.Cache
+	// tokens and objects are what volumes and env show: the pods'
+	// service account tokens and the Secrets and ConfigMaps they
+	// reference.
+	tokens  *token.Manager
+	objects *objectcache.Objects
 	// runtimeClasses resolves the pods' runtimeClassName to the
 	// sandboxes' runtime handlers.
 	runtimeClasses *runtimeclass.Cache
@@ -121,22 +122,22 @@ func (a *Agent) connectCluster(ctx context.Context, machine v1.ResourceList, all
 		node:    nm,
 		mirrors: mirror.New(mirror.Config{Client: client, NodeName: cfg.NodeName, Node: nm.Node, Logger: a.log}),
 		tokens:  token.New(client.CoreV1(), a.clock, a.log),
-		// A pod is synced about once a sync period: a ConfigMap read is
-		// kept that long.
-		configMaps: configmap.New(client.CoreV1(), a.clock, cfg.SyncFrequency.Duration),
+		// A pod is synced about once a sync period: a Secret or a
+		// ConfigMap read is kept that long.
+		objects: objectcache.New(client.CoreV1(), a.clock, cfg.SyncFrequency.Duration),
 		// Read when a sandbox is made; a changed class reaches the
 		// next sandboxes within a sync period.
 		runtimeClasses: runtimeclass.New(client.NodeV1(), a.clock, cfg.SyncFrequency.Duration),
 	}, nil
 }
 
-// volumeAPI is what the pods' projected volumes read from the API server:
+// volumeAPI is what the pods' volumes and env read from the API server:
 // nothing without one.
 func (a *Agent) volumeAPI() volume.API {
 	if a.cluster == nil {
 		return volume.API{}
 	}
-	return volume.API{Tokens: a.cluster.tokens, ConfigMaps: a.cluster.configMaps}
+	return volume.API{Tokens: a.cluster.tokens, ConfigMaps: a.cluster.objects, Secrets: a.cluster.objects}
 }
 
 // agentVersion is the Node's kubeletVersion: the Kubernetes version whose

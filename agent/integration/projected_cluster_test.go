@@ -21,8 +21,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podlife/podlife/agent"
-	"github.com/podlife/podlife/agent/configmap"
 	"github.com/podlife/podlife/agent/internal/agenttest"
+	"github.com/podlife/podlife/agent/objectcache"
 	"github.com/podlife/podlife/agent/token"
 )
 
@@ -216,7 +216,7 @@ func TestClusterProjectedVolumeRefusals(t *testing.T) {
 		}
 	}
 	nodeClient := m.c.NodeClient(t, m.node)
-	cms := configmap.New(nodeClient.CoreV1(), nil, time.Minute)
+	cms := objectcache.New(nodeClient.CoreV1(), nil, time.Minute)
 	for _, cm := range []struct{ ns, name string }{{other, "private"}, {m.ns, "unreferenced"}} {
 		_, err := cms.ConfigMap(ctx, cm.ns, cm.name)
 		t.Logf("the node reads ConfigMap %s/%s: %v", cm.ns, cm.name, err)
@@ -241,7 +241,7 @@ func TestClusterProjectedVolumeRefusals(t *testing.T) {
 		v1.VolumeProjection{ConfigMap: &v1.ConfigMapProjection{LocalObjectReference: v1.LocalObjectReference{Name: "app-config"}}})
 	m.create(waiting)
 	m.waitPhase("steady", v1.PodRunning)
-	want := `volume "kube-api-access-test": spec.volumes[0].projected.sources[3].configMap: configmaps "app-config" not found`
+	want := `volume "kube-api-access-test": spec.volumes[0].projected.sources[3].configMap: configmap "app-config" not found`
 	var message string
 	m.waitAPI("a FailedMount event for the pod whose ConfigMap is missing", func(ctx context.Context) (bool, error) {
 		evs, err := m.c.Admin.CoreV1().Events(m.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=waiting,reason=FailedMount"})

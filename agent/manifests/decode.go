@@ -32,6 +32,9 @@ func Decode(path string, data []byte, nodeName string) (*v1.Pod, error) {
 	if errs := validate(pod, nodeName); len(errs) > 0 {
 		return nil, fileErr(path, invalid(errs))
 	}
+	if kind := apiObjectReference(pod); kind != "" {
+		return nil, fileErr(path, fmt.Errorf("static pods may not reference %s", kind))
+	}
 	if pod.UID == "" {
 		// Hashed before defaulting, as the kubelet does, so the UID depends
 		// on what the file says and not on how this version defaults it.

@@ -3,47 +3,38 @@
 // with the node's identity, which the Node authorizer lets read them
 // (kubelet: pkg/kubelet/runtimeclass, whose manager watches them through
 // an informer). A RuntimeClass is read once per sandbox a pod creates, so
-// a cache with a TTL spares the API server without a watch; a changed
-// class reaches new sandboxes within the TTL.
+// agent/objectcache's TTL cache spares the API server without a watch; a
+// changed class reaches new sandboxes within the TTL.
 package runtimeclass
 
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
+	nodev1api "k8s.io/api/node/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	nodev1 "k8s.io/client-go/kubernetes/typed/node/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/podlife/podlife/agent/objectcache"
 )
 
-// Cache reads RuntimeClasses through the API and keeps each handler for
-// its TTL. A failed read (not found, the API server away) is not kept:
-// the next sandbox reads again. Its methods may run concurrently.
+// Cache reads RuntimeClasses through the API and keeps each for its TTL,
+// as objectcache.Cache does. Its methods may run concurrently.
 type Cache struct {
-	client nodev1.RuntimeClassesGetter
-	clock  clock.PassiveClock
-	ttl    time.Duration
-
-	mu      sync.Mutex
-	entries map[string]entry
+	classes *objectcache.Cache[*nodev1api.RuntimeClass]
 }
 
-type entry struct {
-	handler string
-	read    time.Time
-}
-
-// New returns a cache that reads through client and keeps a handler for
+// New returns a cache that reads through client and keeps a class for
 // ttl; clk nil is the real clock.
 func New(client nodev1.RuntimeClassesGetter, clk clock.PassiveClock, ttl time.Duration) *Cache {
-	if clk == nil {
-		clk = clock.RealClock{}
+	get := func(ctx context.Context, _, name string, opts metav1.GetOptions) (*nodev1api.RuntimeClass, error) {
+		return client.RuntimeClasses().Get(ctx, name, opts)
 	}
-	return &Cache{client: client, clock: clk, ttl: ttl, entries: map[string]entry{}}
+	mutable := func(*nodev1api.RuntimeClass) bool { return false }
+	return &Cache{classes: objectcache.NewCache(nodev1api.Resource("runtimeclass"), get, mutable, clk, ttl)}
 }
 
 // RuntimeHandler is the handler of RuntimeClass name, as read at most the
@@ -51,27 +42,12 @@ func New(client nodev1.RuntimeClassesGetter, clk clock.PassiveClock, ttl time.Du
 // lister gives (runtimeclass.node.k8s.io "name" not found); another
 // failure says the lookup failed, as the kubelet's does.
 func (c *Cache) RuntimeHandler(ctx context.Context, name string) (string, error) {
-	now := c.clock.Now()
-	c.mu.Lock()
-	for other, e := range c.entries {
-		if now.Sub(e.read) >= c.ttl {
-			delete(c.entries, other)
-		}
-	}
-	e, ok := c.entries[name]
-	c.mu.Unlock()
-	if ok {
-		return e.handler, nil
-	}
-	rc, err := c.client.RuntimeClasses().Get(ctx, name, metav1.GetOptions{})
+	rc, err := c.classes.Get(ctx, "", name)
 	if apierrors.IsNotFound(err) {
-		return "", apierrors.NewNotFound(schema.GroupResource{Group: "node.k8s.io", Resource: "runtimeclass"}, name)
+		return "", err
 	}
 	if err != nil {
 		return "", fmt.Errorf("failed to lookup RuntimeClass %s: %v", name, err)
 	}
-	c.mu.Lock()
-	c.entries[name] = entry{handler: rc.Handler, read: now}
-	c.mu.Unlock()
 	return rc.Handler, nil
 }

@@ -1,12 +1,15 @@
 // Package envvars makes a container's environment as the kubelet does
 // (kubelet: kuberuntime's makeEnvironmentVariables, pkg/fieldpath, and the
-// $(VAR) expansion of third_party/forked/golang/expansion): its variables in
-// spec order, $(VAR) references expanded, fieldRef and resourceFieldRef
-// resolved, and the same expansion of its command and args. The downward
-// API's values (downward.go) are shared with downwardAPI volumes.
+// $(VAR) expansion of third_party/forked/golang/expansion): its envFrom
+// variables, then its variables in spec order, $(VAR) references
+// expanded, fieldRef, resourceFieldRef, configMapKeyRef and secretKeyRef
+// resolved (objects.go), and the same expansion of its command and args.
+// The downward API's values (downward.go) are shared with downwardAPI
+// volumes.
 package envvars
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -25,30 +28,44 @@ type Input struct {
 	// Allocatable stands in for the limits a container does not set, in
 	// resourceFieldRef (the kubelet's defaultPodLimitsForDownwardAPI).
 	Allocatable v1.ResourceList
+	// ConfigMaps and Secrets read the objects envFrom, configMapKeyRef
+	// and secretKeyRef name, in the pod's namespace; nil (standalone
+	// mode) refuses them with ErrNoAPI.
+	ConfigMaps ConfigMapGetter
+	Secrets    SecretGetter
 }
 
 // ContainerEnv is the container's environment as the kubelet's
-// makeEnvironmentVariables makes it: each variable in spec order, a later
-// one of the same name replacing the earlier value, a plain value with the
-// $(VAR) references to the variables before it expanded, and valueFrom's
-// fieldRef and resourceFieldRef resolved. Config maps, secrets, files and
-// envFrom are not supported: an optional one is skipped, as the kubelet
-// skips a missing optional one; any other fails the container.
-func ContainerEnv(in Input) ([]*runtimeapi.KeyValue, error) {
+// makeEnvironmentVariables makes it: first the envFrom sources' variables,
+// then each variable in spec order, a later one of the same name
+// replacing the earlier value, a plain value with the $(VAR) references
+// to the variables before it expanded, and valueFrom resolved. A missing
+// optional ConfigMap, Secret or key leaves its variables out; a missing
+// required one fails the container with the kubelet's message (couldn't
+// find key K in ConfigMap ns/name), which the syncer reports as
+// CreateContainerConfigError. fileKeyRef is not supported: an optional
+// one is skipped, any other fails the container.
+func ContainerEnv(ctx context.Context, in Input) ([]*runtimeapi.KeyValue, error) {
 	pod, c := in.Pod, in.Container
-	for _, from := range c.EnvFrom {
-		if !envFromOptional(from) {
-			return nil, fmt.Errorf("container %q of pod %s/%s: envFrom %s is not supported", c.Name, pod.Namespace, pod.Name, envFromName(from))
-		}
-	}
+	objs := &objectReader{ctx: ctx, namespace: pod.Namespace, configMaps: in.ConfigMaps, secrets: in.Secrets,
+		cms: map[string]*v1.ConfigMap{}, ss: map[string]*v1.Secret{}}
 	vars := map[string]string{}
 	var order []string
+	set := func(name, value string) {
+		if _, seen := vars[name]; !seen {
+			order = append(order, name)
+		}
+		vars[name] = value
+	}
+	if err := objs.envFrom(c.EnvFrom, set); err != nil {
+		return nil, fmt.Errorf("container %q of pod %s/%s: envFrom: %w", c.Name, pod.Namespace, pod.Name, err)
+	}
 	for _, e := range c.Env {
 		var value string
 		if e.ValueFrom == nil {
 			value = expand(e.Value, vars)
 		} else {
-			v, skip, err := in.valueFrom(e.ValueFrom)
+			v, skip, err := in.valueFrom(e.ValueFrom, objs)
 			if err != nil {
 				return nil, fmt.Errorf("container %q of pod %s/%s: env %s: %w", c.Name, pod.Namespace, pod.Name, e.Name, err)
 			}
@@ -57,10 +74,7 @@ func ContainerEnv(in Input) ([]*runtimeapi.KeyValue, error) {
 			}
 			value = v
 		}
-		if _, seen := vars[e.Name]; !seen {
-			order = append(order, e.Name)
-		}
-		vars[e.Name] = value
+		set(e.Name, value)
 	}
 	envs := make([]*runtimeapi.KeyValue, 0, len(order))
 	for _, name := range order {
@@ -78,9 +92,9 @@ func Vars(envs []*runtimeapi.KeyValue) map[string]string {
 	return vars
 }
 
-// valueFrom resolves one valueFrom source; skip says an optional
-// unsupported source leaves the variable out.
-func (in Input) valueFrom(src *v1.EnvVarSource) (value string, skip bool, err error) {
+// valueFrom resolves one valueFrom source; skip says an optional source
+// that is missing, or not supported, leaves the variable out.
+func (in Input) valueFrom(src *v1.EnvVarSource, objs *objectReader) (value string, skip bool, err error) {
 	switch {
 	case src.FieldRef != nil:
 		v, err := in.fieldValue(src.FieldRef.FieldPath)
@@ -89,9 +103,9 @@ func (in Input) valueFrom(src *v1.EnvVarSource) (value string, skip bool, err er
 		v, err := ResourceFieldValue(in.Pod, in.Container, src.ResourceFieldRef, in.Allocatable)
 		return v, false, err
 	case src.ConfigMapKeyRef != nil:
-		return unsupported(src.ConfigMapKeyRef.Optional, "configMapKeyRef")
+		return objs.configMapKey(src.ConfigMapKeyRef)
 	case src.SecretKeyRef != nil:
-		return unsupported(src.SecretKeyRef.Optional, "secretKeyRef")
+		return objs.secretKey(src.SecretKeyRef)
 	case src.FileKeyRef != nil:
 		return unsupported(src.FileKeyRef.Optional, "fileKeyRef")
 	}
@@ -105,26 +119,6 @@ func unsupported(optional *bool, kind string) (string, bool, error) {
 		return "", true, nil
 	}
 	return "", false, fmt.Errorf("valueFrom.%s is not supported (only an optional one, which is skipped)", kind)
-}
-
-func envFromOptional(from v1.EnvFromSource) bool {
-	switch {
-	case from.ConfigMapRef != nil:
-		return from.ConfigMapRef.Optional != nil && *from.ConfigMapRef.Optional
-	case from.SecretRef != nil:
-		return from.SecretRef.Optional != nil && *from.SecretRef.Optional
-	}
-	return false
-}
-
-func envFromName(from v1.EnvFromSource) string {
-	switch {
-	case from.ConfigMapRef != nil:
-		return fmt.Sprintf("configMapRef %q", from.ConfigMapRef.Name)
-	case from.SecretRef != nil:
-		return fmt.Sprintf("secretRef %q", from.SecretRef.Name)
-	}
-	return "without a source"
 }
 
 // fieldValue is the value of a fieldRef's path, the ones the API allows in

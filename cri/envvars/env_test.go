@@ -1,6 +1,7 @@
 package envvars
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -32,8 +33,8 @@ func envPod(env ...v1.EnvVar) *v1.Pod {
 
 func resolveEnv(pod *v1.Pod) ([]*runtimeapi.KeyValue, error) {
 	q := resource.MustParse
-	return ContainerEnv(Input{
-		Pod: pod, Container: &pod.Spec.Containers[0],
+	return ContainerEnv(context.Background(), Input{
+		Pod: pod, Container: &pod.Spec.Containers[0], ConfigMaps: testObjects, Secrets: testObjects,
 		PodIPs: []string{"10.0.0.5", "fd00::5"}, HostIPs: []string{"192.168.1.2", "fd00::2"},
 		Allocatable: v1.ResourceList{v1.ResourceCPU: q("4"), v1.ResourceMemory: q("8Gi"), v1.ResourceEphemeralStorage: q("100Gi")},
 	})
@@ -73,8 +74,7 @@ func TestContainerEnvValues(t *testing.T) {
 		{"another container's limit", crifake.ResourceEnv("X", "other", "limits.cpu", "1m"), "1500"},
 		{"another container's limit rounded up", crifake.ResourceEnv("X", "other", "limits.cpu", ""), "2"},
 		{"this container by name", crifake.ResourceEnv("X", "app", "limits.memory", "1Mi"), "64"},
-		{"optional config map skipped", v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{Key: "k", Optional: yes}}}, "<none>"},
-		{"optional secret skipped", v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k", Optional: yes}}}, "<none>"},
+		{"optional file skipped", v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{Key: "k", Optional: yes}}}, "<none>"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			envs, err := resolveEnv(envPod(tc.env))
@@ -130,27 +130,14 @@ func TestContainerEnvExpansion(t *testing.T) {
 }
 
 func TestContainerEnvErrors(t *testing.T) {
-	no := new(false)
 	for _, tc := range []struct {
 		name string
 		edit func(*v1.Container)
 		want []string
 	}{
-		{"config map", func(c *v1.Container) {
-			c.Env = []v1.EnvVar{{Name: "CM", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{Key: "k"}}}}
-		}, []string{`container "app" of pod ns/web`, "env CM", "configMapKeyRef is not supported"}},
-		{"secret, optional false", func(c *v1.Container) {
-			c.Env = []v1.EnvVar{{Name: "S", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{Key: "k", Optional: no}}}}
-		}, []string{"env S", "secretKeyRef is not supported"}},
 		{"file", func(c *v1.Container) {
 			c.Env = []v1.EnvVar{{Name: "F", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{Key: "k"}}}}
 		}, []string{"env F", "fileKeyRef is not supported"}},
-		{"envFrom config map", func(c *v1.Container) {
-			c.EnvFrom = []v1.EnvFromSource{{ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}}}}
-		}, []string{`container "app" of pod ns/web`, `envFrom configMapRef "cfg" is not supported`}},
-		{"envFrom secret", func(c *v1.Container) {
-			c.EnvFrom = []v1.EnvFromSource{{SecretRef: &v1.SecretEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "s"}}}}
-		}, []string{`envFrom secretRef "s"`}},
 		{"unknown field", func(c *v1.Container) { c.Env = []v1.EnvVar{crifake.FieldEnv("U", "metadata.labels")} }, []string{"env U", `fieldRef "metadata.labels" is not supported`}},
 		{"unknown resource", func(c *v1.Container) { c.Env = []v1.EnvVar{crifake.ResourceEnv("R", "", "limits.example.com/gpu", "")} }, []string{"env R", `"limits.example.com/gpu" is not supported`}},
 		{"unknown container", func(c *v1.Container) { c.Env = []v1.EnvVar{crifake.ResourceEnv("R", "nope", "limits.cpu", "")} }, []string{"env R", `container "nope"`}},
@@ -168,14 +155,5 @@ func TestContainerEnvErrors(t *testing.T) {
 				}
 			}
 		})
-	}
-	yes := new(true)
-	pod := envPod(v1.EnvVar{Name: "A", Value: "1"})
-	pod.Spec.Containers[0].EnvFrom = []v1.EnvFromSource{
-		{ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}, Optional: yes}},
-		{SecretRef: &v1.SecretEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "s"}, Optional: yes}},
-	}
-	if envs, err := resolveEnv(pod); err != nil || len(envs) != 1 {
-		t.Errorf("optional envFrom: %v, %v; want them skipped", envs, err)
 	}
 }

@@ -9,7 +9,8 @@ import (
 	"github.com/podlife/podlife/cri/envvars"
 )
 
-// setEnv gives cfg the container's environment, and expands $(VAR) in its
+// setEnv gives cfg the container's environment, with the ConfigMaps and
+// Secrets it names read through the volumes' getters, and expands $(VAR) in its
 // command and args with it (the kubelet's ExpandContainerCommandAndArgs).
 // The pod's IPs are its sandbox's, asked only when a variable needs them
 // (a sandbox without a status runs containers all the same), or the
@@ -25,7 +26,11 @@ func (s *Syncer) setEnv(ctx context.Context, ps *podSync, c *v1.Container, cfg *
 			return err
 		}
 	}
-	envs, err := envvars.ContainerEnv(envvars.Input{Pod: ps.pod, Container: c, PodIPs: ips, HostIPs: s.opts.HostIPs, Allocatable: s.allocatable()})
+	api := s.opts.VolumeAPI
+	envs, err := envvars.ContainerEnv(ctx, envvars.Input{
+		Pod: ps.pod, Container: c, PodIPs: ips, HostIPs: s.opts.HostIPs, Allocatable: s.allocatable(),
+		ConfigMaps: api.ConfigMaps, Secrets: api.Secrets,
+	})
 	if err != nil {
 		return err
 	}

@@ -64,9 +64,9 @@ type Options struct {
 	MaxRestartBackoff time.Duration
 	// RemovalTimeout bounds each background removal; 0 is 1 min.
 	RemovalTimeout time.Duration
-	// VolumeAPI reads what projected volumes show from the API server: a
-	// service account's tokens and ConfigMaps. The zero value (standalone
-	// mode) refuses such sources.
+	// VolumeAPI reads what volumes and env show from the API server: a
+	// service account's tokens, Secrets and ConfigMaps. The zero value
+	// (standalone mode) refuses them.
 	VolumeAPI volume.API
 	// Security are the node's seccomp settings: the directory of
 	// Localhost profiles and whether RuntimeDefault is the default.

@@ -82,15 +82,15 @@ func TestVolumeMountList(t *testing.T) {
 func TestVolumeFailedMount(t *testing.T) {
 	t.Run("not supported", func(t *testing.T) {
 		h := newHarness(t, Options{PodsRoot: t.TempDir()}, "img")
-		pod := crifake.VolumePod([]v1.Volume{{Name: "creds", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "s"}}}},
-			v1.VolumeMount{Name: "creds", MountPath: "/creds"})
+		pod := crifake.VolumePod([]v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}}},
+			v1.VolumeMount{Name: "data", MountPath: "/data"})
 		for range 2 {
 			_, err := h.syncPod(pod)
-			if err == nil || !strings.Contains(err.Error(), `pod ns/web: volume "creds": volume type secret is not supported by podlife`) {
+			if err == nil || !strings.Contains(err.Error(), `pod ns/web: volume "data": volume type persistentVolumeClaim is not supported by podlife`) {
 				t.Fatalf("SyncPod: %v; want the volume type refused", err)
 			}
 		}
-		wantFailedMount(t, h, pod, `volume type secret is not supported by podlife`)
+		wantFailedMount(t, h, pod, `volume type persistentVolumeClaim is not supported by podlife`)
 	})
 	t.Run("without a pods root", func(t *testing.T) {
 		h := newHarness(t, Options{}, "img")
@@ -116,8 +116,9 @@ func TestVolumeFailedMount(t *testing.T) {
 		}
 	})
 	t.Run("projected token refused, then granted", func(t *testing.T) {
+		crifake.NeedRoot(t) // a projected volume is a tmpfs
 		tokens := &switchTokens{err: errors.New(`serviceaccounts "default" is forbidden`)}
-		h := newHarness(t, Options{PodsRoot: t.TempDir(), VolumeAPI: volume.API{Tokens: tokens}}, "img")
+		h := newHarness(t, Options{PodsRoot: crifake.MountRoot(t), VolumeAPI: volume.API{Tokens: tokens}}, "img")
 		pod := crifake.VolumePod([]v1.Volume{{Name: "api", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{
 			Sources: []v1.VolumeProjection{{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "token"}}}}}}},
 			v1.VolumeMount{Name: "api", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"})

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -19,20 +20,30 @@ import (
 // each of the volume's top-level names is a link through "..data". An
 // update writes a new timestamped directory and renames a new "..data"
 // link over the old one: a reader sees the old files or the new ones,
-// never a mix.
+// never a mix. A volume's own directory is 0755, as readable as the
+// kubelet's (the containers of the pod read it, whatever their user; the
+// mounts of these volumes are read-only, and the node's users cannot reach
+// it through the agent's root directory, 0700). With a fsGroup, each
+// write is followed by the ownership change (ownership.go).
 
 // dataDirName is the link to the current timestamped directory.
 const dataDirName = "..data"
 
-// volumeFile is a file of a volume: its content and mode.
+// volumeDirMode is the mode of a volume's own directory and of the
+// directories in it.
+const volumeDirMode = 0o755
+
+// volumeFile is a file of a volume: its content and mode, and its owner
+// when it is not the agent (a projected token's, ownership.fsUser).
 type volumeFile struct {
-	data []byte
-	mode int32
+	data  []byte
+	mode  int32
+	owner *int64
 }
 
 // writeAtomically makes dir hold exactly files (paths relative to dir),
-// unless it holds them already.
-func writeAtomically(dir string, files map[string]volumeFile) error {
+// owned as own says, unless it holds them already.
+func writeAtomically(dir string, files map[string]volumeFile, own ownership) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}
@@ -40,20 +51,25 @@ func writeAtomically(dir string, files map[string]volumeFile) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if old != "" && holds(filepath.Join(dir, old), files) {
+	if old != "" && holds(filepath.Join(dir, old), files, own) {
 		return nil
+	}
+	if old == "" {
+		if err := os.Chmod(dir, volumeDirMode); err != nil {
+			return err
+		}
 	}
 	ts, err := os.MkdirTemp(dir, time.Now().UTC().Format("..2006_01_02_15_04_05."))
 	if err != nil {
 		return err
 	}
-	if err := os.Chmod(ts, 0o755); err != nil {
+	if err := os.Chmod(ts, volumeDirMode); err != nil {
 		return err
 	}
 	for _, p := range slices.Sorted(maps.Keys(files)) {
 		f := files[p]
 		full := filepath.Join(ts, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(full), volumeDirMode); err != nil {
 			return err
 		}
 		if err := os.WriteFile(full, f.data, fs.FileMode(f.mode)); err != nil {
@@ -62,6 +78,18 @@ func writeAtomically(dir string, files map[string]volumeFile) error {
 		// WriteFile's mode is cut by the umask.
 		if err := os.Chmod(full, fs.FileMode(f.mode)); err != nil {
 			return err
+		}
+		if f.owner != nil {
+			if err := os.Lchown(full, int(*f.owner), -1); err != nil {
+				return err
+			}
+		}
+	}
+	// The whole volume, as the kubelet's setPerms does: the new files,
+	// and the volume's directory on its first write.
+	if own.fsGroup != nil {
+		if err := changeOwnership(dir, *own.fsGroup, true); err != nil {
+			return fmt.Errorf("fsGroup %d: %w", *own.fsGroup, err)
 		}
 	}
 	tmpLink := filepath.Join(dir, "..data_tmp")
@@ -83,8 +111,9 @@ func writeAtomically(dir string, files map[string]volumeFile) error {
 	return nil
 }
 
-// holds reports whether ts has exactly files, with their modes.
-func holds(ts string, files map[string]volumeFile) bool {
+// holds reports whether ts has exactly files, with the modes and owners
+// own gives them.
+func holds(ts string, files map[string]volumeFile, own ownership) bool {
 	n := 0
 	err := filepath.WalkDir(ts, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -93,7 +122,7 @@ func holds(ts string, files map[string]volumeFile) bool {
 		rel, _ := filepath.Rel(ts, p)
 		f, ok := files[rel]
 		info, ierr := d.Info()
-		if !ok || ierr != nil || info.Mode().Perm() != fs.FileMode(f.mode) {
+		if !ok || ierr != nil || !ownedAs(info, f, own) {
 			return fs.ErrInvalid
 		}
 		if data, err := os.ReadFile(p); err != nil || !bytes.Equal(data, f.data) {
@@ -103,6 +132,19 @@ func holds(ts string, files map[string]volumeFile) bool {
 		return nil
 	})
 	return err == nil && n == len(files)
+}
+
+// ownedAs reports whether the file of info has f's mode and owner, and
+// own's group and group bits.
+func ownedAs(info fs.FileInfo, f volumeFile, own ownership) bool {
+	mode := fs.FileMode(f.mode)
+	if own.fsGroup != nil {
+		mode |= readOnlyGroupBits
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return ok && info.Mode().Perm() == mode &&
+		(f.owner == nil || int64(st.Uid) == *f.owner) &&
+		(own.fsGroup == nil || int64(st.Gid) == *own.fsGroup)
 }
 
 // linkTopNames makes each top-level name of files a link through "..data"

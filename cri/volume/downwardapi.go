@@ -12,22 +12,15 @@ import (
 	"github.com/podlife/podlife/cri/envvars"
 )
 
+// A downwardAPI volume's files are written atomically at every sync, and
+// only when their content or mode changed: a later sync writes the pod's
+// new labels and annotations, and a container that has the volume mounted
+// sees the new files at once (not with subPath: that mount is of the
+// files of its time).
+
 // defaultDownwardAPIMode is the API's default mode of a downwardAPI
 // volume's files.
 const defaultDownwardAPIMode = 0o644
-
-// setUpDownwardAPI writes a downwardAPI volume's files into dir, atomically
-// and only when their content or mode changed: a later sync writes the
-// pod's new labels and annotations, and a container that has the volume
-// mounted sees the new files at once (not with subPath: that mount is of
-// the files of its time).
-func setUpDownwardAPI(dir string, pod *v1.Pod, src *v1.DownwardAPIVolumeSource, allocatable v1.ResourceList) error {
-	files, err := downwardAPIFiles(pod, src, allocatable)
-	if err != nil {
-		return err
-	}
-	return writeAtomically(dir, files)
-}
 
 // downwardAPIFiles are a downwardAPI volume's files: each item's content,
 // with the item's mode, or else the volume's defaultMode, or else 0644.

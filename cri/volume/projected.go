@@ -9,18 +9,19 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/podlife/podlife/kubetypes"
+	"github.com/podlife/podlife/cri/envvars"
 )
 
 // A projected volume (the kubelet's projected plugin) is one directory of
 // files from several sources: a service account token bound to the pod,
-// a ConfigMap's keys and the downward API's values. Every pod of a cluster
-// with the ServiceAccount admission plugin has one, kube-api-access-*:
-// the token, the kube-root-ca.crt ConfigMap's ca.crt and the namespace.
-// Its files are collected at every sync and written atomically, so a
-// refreshed token or a changed ConfigMap reaches a running container.
+// a Secret's or a ConfigMap's keys (objects.go) and the downward API's
+// values. Every pod of a cluster with the ServiceAccount admission plugin
+// has one, kube-api-access-*: the token, the kube-root-ca.crt ConfigMap's
+// ca.crt and the namespace. Its files are collected at every sync and
+// written atomically, so a refreshed token or a changed object reaches a
+// running container. Like the kubelet's, it is a tmpfs: its token and
+// Secrets are never written to the node's disk.
 
 // TokenGetter requests a service account's token, bound to a pod, from
 // the TokenRequest API and caches it until it must be refreshed (the
@@ -30,29 +31,21 @@ type TokenGetter interface {
 	ServiceAccountToken(ctx context.Context, namespace, name string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)
 }
 
-// ConfigMapGetter reads a ConfigMap with the node's identity, which the
-// Node authorizer lets read only what the node's pods reference (the
-// kubelet's configmap manager, agent/configmap). A ConfigMap that does not
-// exist is an error that apierrors.IsNotFound recognizes. The object
-// returned may be shared: it is read, never changed.
-type ConfigMapGetter interface {
-	ConfigMap(ctx context.Context, namespace, name string) (*v1.ConfigMap, error)
-}
-
 // API is what the volumes read from the API server. In standalone mode
-// both are nil, and the pods are static pods, which Check refuses to let
-// reference API objects anyway.
+// all are nil, and the pods are static pods, which may not reference API
+// objects anyway (agent/manifests refuses them, as the kubelet does).
 type API struct {
 	Tokens     TokenGetter
 	ConfigMaps ConfigMapGetter
+	Secrets    SecretGetter
 }
 
 const (
 	projectedPlugin = "kubernetes.io~projected"
-	// defaultProjectedMode is the API's default defaultMode of a projected
-	// volume: its files' mode, the token's included (the kubelet makes the
-	// token 0600 only with fsGroup or runAsUser, not supported yet).
-	defaultProjectedMode = 0o644
+	// ownedTokenMode is a token's mode when the pod has a fsGroup or a
+	// common runAsUser (the kubelet's rule: the fsGroup's change makes it
+	// 0640, and the user owns it).
+	ownedTokenMode = 0o600
 	// defaultTokenExpiration is the API's default expirationSeconds of a
 	// serviceAccountToken source, minTokenExpiration its validation's
 	// minimum.
@@ -60,67 +53,61 @@ const (
 	minTokenExpiration     = 600
 )
 
-// errNoAPI is a source that needs the API server on an agent without one.
-var errNoAPI = errors.New("the agent has no API server to read it from (standalone mode)")
-
 // sourceField is the field path of the j-th source of the i-th volume,
 // as the API's validation names it.
 func sourceField(i, j int) string {
 	return fmt.Sprintf("spec.volumes[%d].projected.sources[%d]", i, j)
 }
 
-// checkProjected refuses the sources podlife cannot project (secret,
-// clusterTrustBundle and podCertificate), API objects in a static pod
-// (the kubelet refuses them: a static pod is not bound through the API,
-// so the Node authorizer would refuse them too), and paths that leave the
-// volume. i is the volume's index.
-func checkProjected(pod *v1.Pod, i int, src *v1.ProjectedVolumeSource) error {
+// checkProjected refuses the sources podlife cannot project
+// (clusterTrustBundle and podCertificate), paths that leave the volume,
+// and file owners (defaultUser, user). i is the volume's index.
+func checkProjected(i int, src *v1.ProjectedVolumeSource) error {
 	if err := checkMode(src.DefaultMode); err != nil {
 		return fmt.Errorf("spec.volumes[%d].projected.defaultMode: %w", i, err)
+	}
+	if src.DefaultUser != nil {
+		return fmt.Errorf("spec.volumes[%d].projected.defaultUser: %w", i, errUserFields)
 	}
 	for j := range src.Sources {
 		s := &src.Sources[j]
 		field := sourceField(i, j)
-		var paths []string
+		var err error
 		switch {
-		case s.Secret != nil:
-			return fmt.Errorf("%s.secret: projected Secrets are not supported by podlife until Secrets are supported", field)
 		case s.ClusterTrustBundle != nil:
 			return fmt.Errorf("%s.clusterTrustBundle: projected cluster trust bundles are not supported by podlife", field)
 		case s.PodCertificate != nil:
 			return fmt.Errorf("%s.podCertificate: projected pod certificates are not supported by podlife", field)
 		case s.ServiceAccountToken != nil:
 			field += ".serviceAccountToken"
-			if exp := s.ServiceAccountToken.ExpirationSeconds; exp != nil && *exp < minTokenExpiration {
-				return fmt.Errorf("%s.expirationSeconds: %d is less than %d seconds", field, *exp, minTokenExpiration)
+			tok := s.ServiceAccountToken
+			switch {
+			case tok.ExpirationSeconds != nil && *tok.ExpirationSeconds < minTokenExpiration:
+				err = fmt.Errorf("%s.expirationSeconds: %d is less than %d seconds", field, *tok.ExpirationSeconds, minTokenExpiration)
+			case tok.User != nil:
+				err = fmt.Errorf("%s.user: %w", field, errUserFields)
+			case !filePath(tok.Path):
+				err = fmt.Errorf("%s.path: %q must be a relative path without \"..\" and no element starting with \"..\"", field, tok.Path)
 			}
-			paths = []string{s.ServiceAccountToken.Path}
+		case s.Secret != nil:
+			err = checkKeyItems(field+".secret", s.Secret.Items)
 		case s.ConfigMap != nil:
-			field += ".configMap"
-			for k, item := range s.ConfigMap.Items {
-				if err := checkMode(item.Mode); err != nil {
-					return fmt.Errorf("%s.items[%d].mode: %w", field, k, err)
-				}
-				paths = append(paths, item.Path)
-			}
+			err = checkKeyItems(field+".configMap", s.ConfigMap.Items)
 		case s.DownwardAPI != nil:
 			field += ".downwardAPI"
 			for k, item := range s.DownwardAPI.Items {
-				if err := checkMode(item.Mode); err != nil {
+				if err = checkMode(item.Mode); err != nil {
 					return fmt.Errorf("%s.items[%d].mode: %w", field, k, err)
 				}
-				paths = append(paths, item.Path)
+				if !filePath(item.Path) {
+					return fmt.Errorf("%s.items[%d].path: %q must be a relative path without \"..\" and no element starting with \"..\"", field, k, item.Path)
+				}
 			}
 		default:
 			return fmt.Errorf("%s: no source type is set", field)
 		}
-		if (s.ServiceAccountToken != nil || s.ConfigMap != nil) && kubetypes.IsStatic(pod) {
-			return fmt.Errorf("%s: a static pod may not reference API objects (service account tokens, ConfigMaps), as the kubelet refuses them", field)
-		}
-		for _, p := range paths {
-			if !filePath(p) {
-				return fmt.Errorf("%s: path %q must be a relative path without \"..\" and no element starting with \"..\"", field, p)
-			}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -138,7 +125,7 @@ func checkMode(mode *int32) error {
 // source's file wins a path both have, as in the kubelet). i is the
 // volume's index, for the field paths of errors.
 func projectedFiles(ctx context.Context, pod *v1.Pod, i int, src *v1.ProjectedVolumeSource, allocatable v1.ResourceList, api API) (map[string]volumeFile, error) {
-	mode := int32(defaultProjectedMode)
+	mode := int32(defaultObjectMode)
 	if src.DefaultMode != nil {
 		mode = *src.DefaultMode
 	}
@@ -152,9 +139,12 @@ func projectedFiles(ctx context.Context, pod *v1.Pod, i int, src *v1.ProjectedVo
 		case s.ServiceAccountToken != nil:
 			field += ".serviceAccountToken"
 			part, err = tokenFile(ctx, pod, s.ServiceAccountToken, mode, api.Tokens)
+		case s.Secret != nil:
+			field += ".secret"
+			part, err = objectFiles(ctx, pod, secretRef(s.Secret.Name, s.Secret.Items, s.Secret.Optional), mode, api)
 		case s.ConfigMap != nil:
 			field += ".configMap"
-			part, err = configMapFiles(ctx, pod, s.ConfigMap, mode, api.ConfigMaps)
+			part, err = objectFiles(ctx, pod, configMapRef(s.ConfigMap.Name, s.ConfigMap.Items, s.ConfigMap.Optional), mode, api)
 		case s.DownwardAPI != nil:
 			field += ".downwardAPI"
 			part, err = downwardAPIItemFiles(pod, s.DownwardAPI.Items, mode, allocatable)
@@ -172,10 +162,12 @@ func projectedFiles(ctx context.Context, pod *v1.Pod, i int, src *v1.ProjectedVo
 // tokenFile is the file of a serviceAccountToken source: a token of the
 // pod's service account for the source's audience (none: the API server's
 // own) and expiry, bound to the pod, so it stops being valid when the pod
-// is deleted.
+// is deleted. With a fsGroup or a runAsUser common to every container it
+// is 0600 (and the fsGroup's change makes it 0640), owned by that user, as
+// the kubelet writes it: the token is not for the pod's other users.
 func tokenFile(ctx context.Context, pod *v1.Pod, src *v1.ServiceAccountTokenProjection, mode int32, tokens TokenGetter) (map[string]volumeFile, error) {
 	if tokens == nil {
-		return nil, errNoAPI
+		return nil, envvars.ErrNoAPI
 	}
 	sa := pod.Spec.ServiceAccountName
 	if sa == "" {
@@ -199,56 +191,9 @@ func tokenFile(ctx context.Context, pod *v1.Pod, src *v1.ServiceAccountTokenProj
 	if err != nil {
 		return nil, err
 	}
-	return map[string]volumeFile{path.Clean(src.Path): {data: []byte(tr.Status.Token), mode: mode}}, nil
-}
-
-// configMapFiles are the files of a configMap source, as the kubelet's
-// configmap.MakePayload makes them: every key (data and binaryData) as a
-// file of its name, or only the items, each at its path with its mode. A
-// ConfigMap or an item's key that is not there is an error, unless the
-// source is optional: then it adds nothing.
-func configMapFiles(ctx context.Context, pod *v1.Pod, src *v1.ConfigMapProjection, mode int32, cms ConfigMapGetter) (map[string]volumeFile, error) {
-	if cms == nil {
-		return nil, errNoAPI
+	f := volumeFile{data: []byte(tr.Status.Token), mode: mode}
+	if own := podOwnership(pod); own.fsGroup != nil || own.fsUser != nil {
+		f.mode, f.owner = ownedTokenMode, own.fsUser
 	}
-	optional := src.Optional != nil && *src.Optional
-	cm, err := cms.ConfigMap(ctx, pod.Namespace, src.Name)
-	if err != nil {
-		if optional && apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	files := map[string]volumeFile{}
-	if len(src.Items) == 0 {
-		for k, v := range cm.Data {
-			files[k] = volumeFile{data: []byte(v), mode: mode}
-		}
-		for k, v := range cm.BinaryData {
-			files[k] = volumeFile{data: v, mode: mode}
-		}
-		for k := range files {
-			if !filePath(k) {
-				return nil, fmt.Errorf("configmap %q: key %q cannot be a file name", src.Name, k)
-			}
-		}
-		return files, nil
-	}
-	for _, item := range src.Items {
-		f := volumeFile{mode: mode}
-		if item.Mode != nil {
-			f.mode = *item.Mode
-		}
-		if s, ok := cm.Data[item.Key]; ok {
-			f.data = []byte(s)
-		} else if b, ok := cm.BinaryData[item.Key]; ok {
-			f.data = b
-		} else if optional {
-			continue
-		} else {
-			return nil, fmt.Errorf("configmap %q has no key %q", src.Name, item.Key)
-		}
-		files[path.Clean(item.Path)] = f
-	}
-	return files, nil
+	return map[string]volumeFile{path.Clean(src.Path): f}, nil
 }

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/podlife/podlife/internal/crifake"
-	"github.com/podlife/podlife/kubetypes"
 )
 
 // fakeTokens answers every request with token, or fails with err, and
@@ -115,7 +114,8 @@ func readVolume(t *testing.T, dir string) []string {
 // changed ConfigMap replace the files at the next SetUp, through a new
 // ..data directory; the old one goes.
 func TestProjectedServiceAccountVolume(t *testing.T) {
-	pods := t.TempDir()
+	crifake.NeedRoot(t)
+	pods := crifake.MountRoot(t)
 	pod := apiAccessPod(t)
 	if err := Check(pod); err != nil {
 		t.Fatal(err)
@@ -130,6 +130,12 @@ func TestProjectedServiceAccountVolume(t *testing.T) {
 	dir := filepath.Join(pods, "uid-web", "volumes", "kubernetes.io~projected", "kube-api-access-x7k2p")
 	if v := vols["kube-api-access-x7k2p"]; v.hostPath != dir || !v.readOnly {
 		t.Fatalf("volume %+v; want %s, read-only", v, dir)
+	}
+	if n := crifake.CountMounts(t, dir); n != 1 {
+		t.Errorf("%d mounts on the projected volume; want 1, a tmpfs", n)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("the volume's directory: %v, %v; want 0755", fi, err)
 	}
 	want := []string{"ca.crt 0644 CA-1", "namespace 0644 ns", "token 0644 tok-1"}
 	if got := readVolume(t, dir); fmt.Sprint(got) != fmt.Sprint(want) {
@@ -190,7 +196,7 @@ func TestProjectedConfigMapFiles(t *testing.T) {
 			[]string{"dir/x 0600 A", "y 0440 B"}, ""},
 		{"missing key", v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{{ConfigMap: &v1.ConfigMapProjection{
 			LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}, Items: []v1.KeyToPath{{Key: "nope", Path: "n"}}}}}},
-			nil, `spec.volumes[0].projected.sources[0].configMap: configmap "cfg" has no key "nope"`},
+			nil, `spec.volumes[0].projected.sources[0].configMap: configmap references non-existent config key: nope`},
 		{"missing key, optional", v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{{ConfigMap: &v1.ConfigMapProjection{
 			LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}, Optional: &yes, Items: []v1.KeyToPath{{Key: "nope", Path: "n"}, {Key: "a", Path: "a"}}}}}},
 			[]string{"a 0644 A"}, ""},
@@ -209,7 +215,8 @@ func TestProjectedConfigMapFiles(t *testing.T) {
 			[]string{"name 0644 web"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pods := t.TempDir()
+			crifake.NeedRoot(t)
+			pods := crifake.MountRoot(t)
 			pod := crifake.VolumePod([]v1.Volume{{Name: "p", VolumeSource: v1.VolumeSource{Projected: &tc.src}}})
 			if err := Check(pod); err != nil {
 				t.Fatal(err)
@@ -232,9 +239,9 @@ func TestProjectedConfigMapFiles(t *testing.T) {
 	}
 }
 
-// Check refuses, by field path, the sources podlife does not project and
-// API objects in a static pod; SetUp refuses them without an API server
-// and with no service account, and fails with the API's refusal.
+// Check refuses, by field path, the sources podlife does not project;
+// SetUp refuses API sources without an API server and a token with no
+// service account, and fails with the API's refusal.
 func TestProjectedRefusals(t *testing.T) {
 	short := int64(300)
 	projected := func(srcs ...v1.VolumeProjection) []v1.Volume {
@@ -242,32 +249,26 @@ func TestProjectedRefusals(t *testing.T) {
 	}
 	token := v1.VolumeProjection{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "token"}}
 	ns := v1.VolumeProjection{DownwardAPI: &v1.DownwardAPIProjection{Items: []v1.DownwardAPIVolumeFile{{Path: "ns", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}}}
-	static := func(pod *v1.Pod) *v1.Pod {
-		pod.Annotations = map[string]string{kubetypes.ConfigSourceAnnotation: kubetypes.SourceFile}
-		return pod
-	}
 	for _, tc := range []struct {
 		name string
 		pod  *v1.Pod
 		want string
 	}{
-		{"secret", crifake.VolumePod(projected(ns, v1.VolumeProjection{Secret: &v1.SecretProjection{}})),
-			`pod ns/web: volume "p": spec.volumes[1].projected.sources[1].secret: projected Secrets are not supported by podlife until Secrets are supported`},
 		{"clusterTrustBundle", crifake.VolumePod(projected(v1.VolumeProjection{ClusterTrustBundle: &v1.ClusterTrustBundleProjection{}})),
 			`spec.volumes[1].projected.sources[0].clusterTrustBundle: projected cluster trust bundles are not supported`},
 		{"podCertificate", crifake.VolumePod(projected(v1.VolumeProjection{PodCertificate: &v1.PodCertificateProjection{}})),
 			`spec.volumes[1].projected.sources[0].podCertificate: projected pod certificates are not supported`},
 		{"no source type", crifake.VolumePod(projected(v1.VolumeProjection{})), `spec.volumes[1].projected.sources[0]: no source type is set`},
-		{"static pod's token", static(crifake.VolumePod(projected(ns, token))),
-			`spec.volumes[1].projected.sources[1].serviceAccountToken: a static pod may not reference API objects`},
-		{"static pod's ConfigMap", static(crifake.VolumePod(projected(v1.VolumeProjection{ConfigMap: &v1.ConfigMapProjection{}}))),
-			`spec.volumes[1].projected.sources[0].configMap: a static pod may not reference API objects`},
 		{"short token", crifake.VolumePod(projected(v1.VolumeProjection{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "t", ExpirationSeconds: &short}})),
 			`serviceAccountToken.expirationSeconds: 300 is less than 600 seconds`},
 		{"path out of the volume", crifake.VolumePod(projected(v1.VolumeProjection{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "../t"}})),
-			`serviceAccountToken: path "../t" must be a relative path`},
+			`serviceAccountToken.path: "../t" must be a relative path`},
+		{"a token's user", crifake.VolumePod(projected(v1.VolumeProjection{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "t", User: new(int64(5))}})),
+			`serviceAccountToken.user: file owners (the alpha feature AtomicWriteVolumeUserFields) are not supported by podlife`},
+		{"a secret item's path", crifake.VolumePod(projected(v1.VolumeProjection{Secret: &v1.SecretProjection{Items: []v1.KeyToPath{{Key: "k", Path: "a/../../x"}}}})),
+			`sources[0].secret.items[0].path: "a/../../x" must be a relative path`},
 		{"path like the writer's", crifake.VolumePod(projected(v1.VolumeProjection{DownwardAPI: &v1.DownwardAPIProjection{Items: []v1.DownwardAPIVolumeFile{{Path: "..data"}}}})),
-			`downwardAPI: path "..data" must be a relative path without ".." and no element starting with ".."`},
+			`downwardAPI.items[0].path: "..data" must be a relative path without ".." and no element starting with ".."`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := Check(tc.pod); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -275,11 +276,6 @@ func TestProjectedRefusals(t *testing.T) {
 			}
 		})
 	}
-	// A static pod's downward API source works anywhere.
-	if err := Check(static(crifake.VolumePod(projected(ns)))); err != nil {
-		t.Errorf("a static pod's projected downwardAPI: %v", err)
-	}
-
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "serviceaccounts"}, "default", errors.New("no relationship found"))
 	withSA := func(pod *v1.Pod) *v1.Pod { pod.Spec.ServiceAccountName = "default"; return pod }
 	for _, tc := range []struct {
@@ -292,6 +288,8 @@ func TestProjectedRefusals(t *testing.T) {
 			`spec.volumes[1].projected.sources[0].serviceAccountToken: the agent has no API server to read it from (standalone mode)`},
 		{"no API server for a ConfigMap", crifake.VolumePod(projected(v1.VolumeProjection{ConfigMap: &v1.ConfigMapProjection{}})), API{},
 			`sources[0].configMap: the agent has no API server`},
+		{"no API server for a Secret", crifake.VolumePod(projected(v1.VolumeProjection{Secret: &v1.SecretProjection{}})), API{},
+			`sources[0].secret: the agent has no API server`},
 		{"no service account", crifake.VolumePod(projected(token)), API{Tokens: &fakeTokens{token: "t"}},
 			`the pod has no spec.serviceAccountName`},
 		{"refused", withSA(crifake.VolumePod(projected(ns, token))), API{Tokens: &fakeTokens{err: forbidden}},

@@ -1,19 +1,23 @@
 // Package volume sets up a pod's volumes on the node and makes the
 // runtime's mounts of them (kubelet: pkg/kubelet/volumemanager, the
-// emptyDir, hostPath, downwardAPI and projected volume plugins, and
-// subpath): it refuses what podlife cannot mount, makes an emptyDir (a
-// tmpfs with medium Memory), checks a hostPath against its type, writes a
-// downwardAPI volume's files and a projected volume's (a service account
-// token, a ConfigMap's keys, downward API values) atomically, bind-mounts
-// a subPath opened beneath its volume, and removes the pod's directory
-// once nothing is mounted in it. What it reads from the API server comes
-// through the getters of API, which the agent implements (agent/token,
-// agent/configmap): this package talks to no API server itself.
+// emptyDir, hostPath, downwardAPI, secret, configmap and projected volume
+// plugins, SetVolumeOwnership of pkg/volume, and subpath): it refuses
+// what podlife cannot mount, makes an emptyDir (a tmpfs with medium
+// Memory), checks a hostPath against its type, writes the files of a
+// downwardAPI, secret (on a tmpfs), configMap or projected volume (a
+// service account token, Secrets' and ConfigMaps' keys, downward API
+// values) atomically, gives them the pod's fsGroup, bind-mounts a subPath
+// opened beneath its volume, and removes the pod's directory once nothing
+// is mounted in it. What it reads from the API server comes through the
+// getters of API, which the agent implements (agent/token,
+// agent/objectcache): this package talks to no API server itself.
 package volume
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -33,7 +37,9 @@ import (
 //
 //	<pod dir>/volumes/kubernetes.io~empty-dir/<name>      an emptyDir (a tmpfs with medium Memory)
 //	<pod dir>/volumes/kubernetes.io~downward-api/<name>   a downwardAPI volume's files
-//	<pod dir>/volumes/kubernetes.io~projected/<name>      a projected volume's files (projected.go)
+//	<pod dir>/volumes/kubernetes.io~projected/<name>      a projected volume's files, on a tmpfs (projected.go)
+//	<pod dir>/volumes/kubernetes.io~secret/<name>         a secret volume's files, on a tmpfs (objects.go)
+//	<pod dir>/volumes/kubernetes.io~configmap/<name>      a configMap volume's files (objects.go)
 //	<pod dir>/volume-subpaths/<name>/<container>/<index>  a subPath mount's bind mount (subpath.go)
 //
 // A hostPath volume is the node's path itself. Every other volume type
@@ -101,13 +107,23 @@ func checkVolumeSource(pod *v1.Pod, i int, v *v1.Volume) error {
 			return fmt.Errorf("pod %s/%s: volume %q: hostPath %q must be an absolute path without \"..\"", pod.Namespace, pod.Name, v.Name, p)
 		}
 	case v.DownwardAPI != nil:
-		for _, item := range v.DownwardAPI.Items {
+		if v.DownwardAPI.DefaultUser != nil {
+			return fmt.Errorf("pod %s/%s: volume %q: spec.volumes[%d].downwardAPI.defaultUser: %w", pod.Namespace, pod.Name, v.Name, i, errUserFields)
+		}
+		for k, item := range v.DownwardAPI.Items {
 			if !localPath(item.Path) {
 				return fmt.Errorf("pod %s/%s: volume %q: downwardAPI item path %q must be a relative path without \"..\"", pod.Namespace, pod.Name, v.Name, item.Path)
 			}
+			if item.User != nil {
+				return fmt.Errorf("pod %s/%s: volume %q: spec.volumes[%d].downwardAPI.items[%d].user: %w", pod.Namespace, pod.Name, v.Name, i, k, errUserFields)
+			}
 		}
 	case v.Projected != nil:
-		if err := checkProjected(pod, i, v.Projected); err != nil {
+		if err := checkProjected(i, v.Projected); err != nil {
+			return fmt.Errorf("pod %s/%s: volume %q: %w", pod.Namespace, pod.Name, v.Name, err)
+		}
+	case v.Secret != nil, v.ConfigMap != nil:
+		if err := checkObjectVolume(i, v); err != nil {
 			return fmt.Errorf("pod %s/%s: volume %q: %w", pod.Namespace, pod.Name, v.Name, err)
 		}
 	default:
@@ -197,23 +213,21 @@ func allContainers(pod *v1.Pod) []*v1.Container {
 // SetUp makes the pod's volumes on the node, in its directory under
 // podsRoot, as often as the pod is synced: an emptyDir is made once (and
 // mounted, with medium Memory), a hostPath is checked against its type,
-// and the files of a downwardAPI or projected volume follow the pod's
-// labels and annotations, its service account token (refreshed by api's
-// token getter) and the ConfigMaps it shows. allocatable is the node's,
-// for a Memory emptyDir's size and the limits a container does not set.
-// It returns the volumes by name. Without podsRoot (the embedded runtime,
-// which mounts nothing) no file is written, but the projected volumes'
-// sources are still read: a token or a ConfigMap the API server refuses
-// fails the sync there as it does on a real runtime.
+// and the files of a downwardAPI, secret, configMap or projected volume
+// follow the pod's labels and annotations, its service account token
+// (refreshed by api's token getter) and the Secrets and ConfigMaps it
+// shows; the pod's fsGroup owns them all but a hostPath (ownership.go).
+// allocatable is the node's, for a Memory emptyDir's size and the limits
+// a container does not set. It returns the volumes by name. Without
+// podsRoot (the embedded runtime, which mounts nothing) no file is
+// written, but what the volumes show is still read: a token or an object
+// the API server refuses fails the sync there as it does on a real
+// runtime.
 func SetUp(ctx context.Context, podsRoot string, pod *v1.Pod, allocatable v1.ResourceList, api API) (map[string]Volume, error) {
 	if podsRoot == "" {
 		for i := range pod.Spec.Volumes {
-			v := &pod.Spec.Volumes[i]
-			if v.Projected == nil {
-				continue
-			}
-			if _, err := projectedFiles(ctx, pod, i, v.Projected, allocatable, api); err != nil {
-				return nil, fmt.Errorf("pod %s/%s: volume %q: %w", pod.Namespace, pod.Name, v.Name, err)
+			if _, _, err := volumeFiles(ctx, pod, i, allocatable, api); err != nil {
+				return nil, fmt.Errorf("pod %s/%s: volume %q: %w", pod.Namespace, pod.Name, pod.Spec.Volumes[i].Name, err)
 			}
 		}
 		return nil, nil
@@ -222,6 +236,7 @@ func SetUp(ctx context.Context, podsRoot string, pod *v1.Pod, allocatable v1.Res
 	if err != nil {
 		return nil, err
 	}
+	own := podOwnership(pod)
 	vols := map[string]Volume{}
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
@@ -230,18 +245,16 @@ func SetUp(ctx context.Context, podsRoot string, pod *v1.Pod, allocatable v1.Res
 		switch {
 		case v.EmptyDir != nil:
 			pv.hostPath = filepath.Join(dir, "volumes", emptyDirPlugin, v.Name)
-			err = setUpEmptyDir(pv.hostPath, v.EmptyDir, allocatable[v1.ResourceMemory])
+			err = setUpEmptyDir(pv.hostPath, v.EmptyDir, allocatable[v1.ResourceMemory], own)
 		case v.HostPath != nil:
 			pv.hostPath = v.HostPath.Path
 			err = checkHostPath(v.HostPath)
-		case v.DownwardAPI != nil:
-			pv.hostPath, pv.readOnly = filepath.Join(dir, "volumes", downwardAPIPlugin, v.Name), true
-			err = setUpDownwardAPI(pv.hostPath, pod, v.DownwardAPI, allocatable)
-		case v.Projected != nil:
-			pv.hostPath, pv.readOnly = filepath.Join(dir, "volumes", projectedPlugin, v.Name), true
+		default:
+			var plugin string
 			var files map[string]volumeFile
-			if files, err = projectedFiles(ctx, pod, i, v.Projected, allocatable, api); err == nil {
-				err = writeAtomically(pv.hostPath, files)
+			if plugin, files, err = volumeFiles(ctx, pod, i, allocatable, api); err == nil {
+				pv.hostPath, pv.readOnly = filepath.Join(dir, "volumes", plugin, v.Name), true
+				err = writeVolume(pv.hostPath, plugin, files, own)
 			}
 		}
 		if err != nil {
@@ -252,13 +265,52 @@ func SetUp(ctx context.Context, podsRoot string, pod *v1.Pod, allocatable v1.Res
 	return vols, nil
 }
 
+// volumeFiles are the files of the i-th volume, one the agent writes
+// (downwardAPI, secret, configMap, projected), and its plugin's directory
+// name.
+func volumeFiles(ctx context.Context, pod *v1.Pod, i int, allocatable v1.ResourceList, api API) (string, map[string]volumeFile, error) {
+	v := &pod.Spec.Volumes[i]
+	switch {
+	case v.DownwardAPI != nil:
+		files, err := downwardAPIFiles(pod, v.DownwardAPI, allocatable)
+		return downwardAPIPlugin, files, err
+	case v.Projected != nil:
+		files, err := projectedFiles(ctx, pod, i, v.Projected, allocatable, api)
+		return projectedPlugin, files, err
+	case v.Secret != nil:
+		files, err := objectVolumeFiles(ctx, pod, v, api)
+		return secretPlugin, files, err
+	case v.ConfigMap != nil:
+		files, err := objectVolumeFiles(ctx, pod, v, api)
+		return configMapPlugin, files, err
+	}
+	return "", nil, nil
+}
+
+// writeVolume writes files into dir atomically; a secret or projected
+// volume (Secrets, tokens) is a tmpfs, as the kubelet makes it, of the
+// kernel's default size: a Secret is at most 1 MiB.
+func writeVolume(dir, plugin string, files map[string]volumeFile, own ownership) error {
+	if plugin == secretPlugin || plugin == projectedPlugin {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return err
+		}
+		if err := mount.Tmpfs(dir, 0); err != nil {
+			return err
+		}
+	}
+	return writeAtomically(dir, files, own)
+}
+
 // setUpEmptyDir makes an emptyDir's directory, mode 0777 as the kubelet
 // makes it, and with medium Memory mounts a tmpfs on it once, of
 // sizeLimit's size or else the node's allocatable memory (the kubelet's,
 // without its pod memory limit). A disk emptyDir's sizeLimit is not
 // enforced: the kubelet evicts the pod that exceeds it, and podlife has no
-// eviction.
-func setUpEmptyDir(dir string, src *v1.EmptyDirVolumeSource, allocatable resource.Quantity) error {
+// eviction. The pod's fsGroup gets it when it is made, once.
+func setUpEmptyDir(dir string, src *v1.EmptyDirVolumeSource, allocatable resource.Quantity, own ownership) error {
+	_, err := os.Lstat(dir)
+	made := errors.Is(err, fs.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}
@@ -271,7 +323,18 @@ func setUpEmptyDir(dir string, src *v1.EmptyDirVolumeSource, allocatable resourc
 			return err
 		}
 	}
-	return os.Chmod(dir, 0o777)
+	if !made {
+		return nil
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		return err
+	}
+	if own.fsGroup != nil {
+		if err := changeOwnership(dir, *own.fsGroup, false); err != nil {
+			return fmt.Errorf("fsGroup %d: %w", *own.fsGroup, err)
+		}
+	}
+	return nil
 }
 
 // RemovePodDir removes the pod's directory under podsRoot, if any, once

@@ -17,8 +17,8 @@ import (
 )
 
 // Check refuses, naming pod, container and volume, what podlife
-// cannot mount, and every volume type but emptyDir, hostPath, downwardAPI and
-// projected.
+// cannot mount, and every volume type but emptyDir, hostPath, downwardAPI,
+// secret, configMap and projected.
 func TestCheckVolumes(t *testing.T) {
 	hostToContainer := v1.MountPropagationHostToContainer
 	none := v1.MountPropagationNone
@@ -34,7 +34,22 @@ func TestCheckVolumes(t *testing.T) {
 	}{
 		{"supported", crifake.VolumePod([]v1.Volume{crifake.EmptyDir("a"), crifake.HostPathVolume("h", "/var/log", v1.HostPathDirectory)},
 			v1.VolumeMount{Name: "a", MountPath: "/a", SubPath: "x/y", MountPropagation: &none}, v1.VolumeMount{Name: "h", MountPath: "/h", ReadOnly: true}), ""},
-		{"secret", crifake.VolumePod([]v1.Volume{secret}), `pod ns/web: volume "creds": volume type secret is not supported by podlife`},
+		{"secret", crifake.VolumePod([]v1.Volume{secret}), ""},
+		{"secret: no name", crifake.VolumePod([]v1.Volume{{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{}}}}),
+			`pod ns/web: volume "s": spec.volumes[0].secret: no object is named`},
+		{"secret: defaultMode", crifake.VolumePod([]v1.Volume{{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "s", DefaultMode: new(int32(0o1777))}}}}),
+			`spec.volumes[0].secret.defaultMode: 01777 is not a file mode`},
+		{"secret: defaultUser", crifake.VolumePod([]v1.Volume{{Name: "s", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "s", DefaultUser: new(int64(1))}}}}),
+			`spec.volumes[0].secret.defaultUser: file owners (the alpha feature AtomicWriteVolumeUserFields) are not supported by podlife`},
+		{"configMap: an item out of the volume", crifake.VolumePod([]v1.Volume{{Name: "c", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
+			LocalObjectReference: v1.LocalObjectReference{Name: "c"}, Items: []v1.KeyToPath{{Key: "k", Path: "ok"}, {Key: "k", Path: "../x"}}}}}}),
+			`spec.volumes[0].configMap.items[1].path: "../x" must be a relative path`},
+		{"configMap: an item's mode", crifake.VolumePod([]v1.Volume{{Name: "c", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
+			LocalObjectReference: v1.LocalObjectReference{Name: "c"}, Items: []v1.KeyToPath{{Key: "k", Path: "k", Mode: new(int32(-1))}}}}}}),
+			`spec.volumes[0].configMap.items[0].mode: -01 is not a file mode`},
+		{"downwardAPI: an item's user", crifake.VolumePod([]v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{
+			Items: []v1.DownwardAPIVolumeFile{{Path: "n", User: new(int64(1))}}}}}}),
+			`spec.volumes[0].downwardAPI.items[0].user: file owners`},
 		{"persistentVolumeClaim", crifake.VolumePod([]v1.Volume{pvc}), `volume "data": volume type persistentVolumeClaim is not supported by podlife`},
 		{"no type", crifake.VolumePod([]v1.Volume{{Name: "x"}}), `volume "x" has no volume type`},
 		{"HugePages medium", crifake.VolumePod([]v1.Volume{huge}), `volume "huge": emptyDir medium "HugePages" is not supported`},
@@ -373,8 +388,8 @@ func TestDownwardAPIFiles(t *testing.T) {
 // old files and names.
 func TestWriteAtomically(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "vol")
-	first := map[string]volumeFile{"labels": {[]byte("a=1"), 0o644}, "meta/name": {[]byte("web"), 0o600}}
-	if err := writeAtomically(dir, first); err != nil {
+	first := map[string]volumeFile{"labels": {data: []byte("a=1"), mode: 0o644}, "meta/name": {data: []byte("web"), mode: 0o600}}
+	if err := writeAtomically(dir, first, ownership{}); err != nil {
 		t.Fatal(err)
 	}
 	read := func(p string) string {
@@ -388,13 +403,13 @@ func TestWriteAtomically(t *testing.T) {
 	if read("labels") != "a=1" || read("meta/name") != "web" || !strings.HasPrefix(data, "..20") {
 		t.Fatalf("files %q %q, ..data -> %q", read("labels"), read("meta/name"), data)
 	}
-	if err := writeAtomically(dir, first); err != nil {
+	if err := writeAtomically(dir, first, ownership{}); err != nil {
 		t.Fatal(err)
 	}
 	if again, _ := os.Readlink(filepath.Join(dir, "..data")); again != data {
 		t.Errorf("unchanged files rewritten: ..data %s then %s", data, again)
 	}
-	if err := writeAtomically(dir, map[string]volumeFile{"labels": {[]byte("a=2"), 0o644}}); err != nil {
+	if err := writeAtomically(dir, map[string]volumeFile{"labels": {data: []byte("a=2"), mode: 0o644}}, ownership{}); err != nil {
 		t.Fatal(err)
 	}
 	if read("labels") != "a=2" {

@@ -183,6 +183,9 @@ func Start(t testing.TB, opts ...Option) *Harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(root) })
+	// An agent on a runtime endpoint mounts its pods' volumes under root
+	// (a projected volume is a tmpfs): they go before root does.
+	unmountOnCleanup(t, root)
 	h := &Harness{T: t, Root: root, Manifests: filepath.Join(root, "manifests"), Logs: &testlog.Buffer{}, Rec: newRecorder(), ran: make(chan error, 1)}
 	if err := os.Mkdir(h.Manifests, 0o755); err != nil {
 		t.Fatal(err)
