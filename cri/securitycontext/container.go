@@ -73,6 +73,9 @@ func Container(pod *v1.Pod, c *v1.Container, img ImageUser, opts Options) (*runt
 	if sc.Seccomp, err = Seccomp(pod, c, opts); err != nil {
 		return nil, err
 	}
+	// Both AppArmor fields, as the kubelet sets them: a runtime older than
+	// the structured field (containerd 1.6) reads only the deprecated one.
+	//lint:ignore SA1019 kept for runtimes that know only apparmor_profile
 	if sc.Apparmor, sc.ApparmorProfile, err = appArmor(pod, c); err != nil {
 		return nil, err
 	}

@@ -72,8 +72,10 @@ func TestContainer(t *testing.T) {
 			if !slices.Contains(sc.MaskedPaths, "/proc/kcore") || !slices.Equal(sc.ReadonlyPaths, defaultReadonlyPaths) {
 				t.Errorf("masked %v readonly %v", sc.MaskedPaths, sc.ReadonlyPaths)
 			}
-			if sc.Seccomp.ProfileType != runtimeapi.SecurityProfile_Unconfined || sc.Apparmor != nil || sc.ApparmorProfile != "" {
-				t.Errorf("seccomp %v apparmor %v %q", sc.Seccomp, sc.Apparmor, sc.ApparmorProfile)
+			//lint:ignore SA1019 the deprecated field is set for old runtimes
+			oldAppArmor := sc.ApparmorProfile
+			if sc.Seccomp.ProfileType != runtimeapi.SecurityProfile_Unconfined || sc.Apparmor != nil || oldAppArmor != "" {
+				t.Errorf("seccomp %v apparmor %v %q", sc.Seccomp, sc.Apparmor, oldAppArmor)
 			}
 		}},
 		{"image user name", nil, nil, ImageUser{Username: "nobody"}, opts, func(t *testing.T, sc *runtimeapi.LinuxContainerSecurityContext) {

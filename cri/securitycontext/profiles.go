@@ -26,6 +26,7 @@ func Seccomp(pod *v1.Pod, c *v1.Container, opts Options) (*runtimeapi.SecurityPr
 		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault}, nil
 	case p != nil && p.Type == v1.SeccompProfileTypeLocalhost:
 		if p.LocalhostProfile == nil || *p.LocalhostProfile == "" {
+			//lint:ignore ST1005 the kubelet's message, word for word
 			return nil, errors.New("localhostProfile must be set if seccompProfile type is Localhost.")
 		}
 		// API validation keeps the name relative and without "..";
