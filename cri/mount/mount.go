@@ -20,15 +20,17 @@ import (
 
 // Tmpfs mounts a tmpfs of size bytes (0: the kernel's default, half
 // the memory) on dir, unless dir is a mount point already (a previous
-// sync mounted it).
+// sync mounted it). Its root has the kernel's mode, 1777, as the
+// kubelet's tmpfs volumes have: a subPath made beneath it inherits the
+// sticky bit from there.
 func Tmpfs(dir string, size int64) error {
 	mounted, err := isMountPoint(dir)
 	if err != nil || mounted {
 		return err
 	}
-	opts := "mode=0777"
+	var opts string
 	if size > 0 {
-		opts += ",size=" + strconv.FormatInt(size, 10)
+		opts = "size=" + strconv.FormatInt(size, 10)
 	}
 	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 		return fmt.Errorf("mount a tmpfs on %s: %w", dir, err)

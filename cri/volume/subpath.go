@@ -102,8 +102,11 @@ func openBeneath(volumePath, subPath string) (int, error) {
 			if err == nil {
 				// Mkdirat's mode is cut by the umask; the directory is
 				// changed through what was opened beneath the volume,
-				// not by its name, which could be a link by now.
-				if err = os.Chmod("/proc/self/fd/"+strconv.Itoa(next), os.FileMode(st.Mode&0o777)); err != nil {
+				// not by its name, which could be a link by now. It
+				// gets the volume root's mode whole, setgid (fsGroup)
+				// and sticky (a tmpfs) included, as the kubelet's
+				// SafeMakeDir gives it.
+				if err = unix.Chmod("/proc/self/fd/"+strconv.Itoa(next), st.Mode&0o7777); err != nil {
 					unix.Close(next)
 				}
 			}

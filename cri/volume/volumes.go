@@ -314,6 +314,14 @@ func setUpEmptyDir(dir string, src *v1.EmptyDirVolumeSource, allocatable resourc
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}
+	// The directory is 0777 before a tmpfs is mounted on it, as the
+	// kubelet's setupDir and setupTmpfs go: the tmpfs's root keeps its own
+	// mode (1777).
+	if made {
+		if err := os.Chmod(dir, 0o777); err != nil {
+			return err
+		}
+	}
 	if src.Medium == v1.StorageMediumMemory {
 		size := allocatable
 		if l := src.SizeLimit; l != nil && l.Sign() > 0 && (size.IsZero() || l.Cmp(size) < 0) {
@@ -325,9 +333,6 @@ func setUpEmptyDir(dir string, src *v1.EmptyDirVolumeSource, allocatable resourc
 	}
 	if !made {
 		return nil
-	}
-	if err := os.Chmod(dir, 0o777); err != nil {
-		return err
 	}
 	if own.fsGroup != nil {
 		if err := changeOwnership(dir, *own.fsGroup, false); err != nil {

@@ -3,10 +3,12 @@ package volume
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -262,7 +264,7 @@ func TestSubPathMount(t *testing.T) {
 }
 
 // A Memory emptyDir is a tmpfs of sizeLimit's size, mounted once, mode
-// 0777, and unmounted when the pod's directory is removed; a disk one is
+// 1777, and unmounted when the pod's directory is removed; a disk one is
 // a directory, 0777.
 func TestEmptyDirTmpfs(t *testing.T) {
 	crifake.NeedRoot(t)
@@ -294,9 +296,11 @@ func TestEmptyDirTmpfs(t *testing.T) {
 			t.Errorf("%s: %d mounts after two syncs, want 1", name, n)
 		}
 	}
-	for _, name := range []string{"mem", "disk"} {
-		if fi, err := os.Stat(vols[name].hostPath); err != nil || fi.Mode().Perm() != 0o777 {
-			t.Errorf("%s: %v, %v; want mode 0777", name, fi, err)
+	// A tmpfs's root keeps the kernel's 1777, as the kubelet's do; a disk
+	// emptyDir is 0777.
+	for name, want := range map[string]fs.FileMode{"mem": 0o777 | fs.ModeSticky, "big": 0o777 | fs.ModeSticky, "disk": 0o777} {
+		if fi, err := os.Stat(vols[name].hostPath); err != nil || fi.Mode()&(fs.ModePerm|fs.ModeSticky|fs.ModeSetgid) != want {
+			t.Errorf("%s: %v, %v; want mode %v", name, fi, err, want)
 		}
 	}
 	if err := RemovePodDir(pods, pod.UID); err != nil {
@@ -423,5 +427,45 @@ func TestWriteAtomically(t *testing.T) {
 	}
 	if fi, err := os.Lstat(filepath.Join(dir, "labels")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("labels is %v, %v; want a link through ..data", fi, err)
+	}
+}
+
+// A subPath made beneath a Memory emptyDir of a pod with an fsGroup gets
+// the volume root's mode whole: the fsGroup's setgid and the tmpfs's
+// sticky bit, group fsGroup (the upstream conformance spec "nonexistent
+// volume subPath should have the correct mode and owner using FSGroup"
+// reads dgtrwxrwxrwx).
+func TestSubPathBeneathFSGroupTmpfs(t *testing.T) {
+	crifake.NeedRoot(t)
+	pods := crifake.MountRoot(t)
+	fsGroup := int64(123)
+	pod := crifake.VolumePod([]v1.Volume{
+		{Name: "mem", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory}}},
+	})
+	pod.Spec.SecurityContext = &v1.PodSecurityContext{FSGroup: &fsGroup}
+	vols, err := SetUp(context.Background(), pods, pod, nil, API{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := RemovePodDir(pods, pod.UID); err != nil {
+			t.Error(err)
+		}
+	}()
+	fd, err := openBeneath(vols["mem"].hostPath, "test-sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(fd)
+	fi, err := os.Stat(filepath.Join(vols["mem"].hostPath, "test-sub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0o777 | fs.ModeDir | fs.ModeSetgid | fs.ModeSticky
+	if fi.Mode() != want {
+		t.Errorf("made subPath: mode %v; want %v", fi.Mode(), want)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Gid != uint32(fsGroup) {
+		t.Errorf("made subPath: group %d; want the fsGroup %d", st.Gid, fsGroup)
 	}
 }
