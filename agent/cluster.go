@@ -194,6 +194,7 @@ func (a *Agent) newStatusManager() (*podstatus.Manager, error) {
 	cfg := podstatus.Config{Clock: a.clock, Logger: a.log, Registerer: a.registry, Probes: a.probes}
 	if a.cluster != nil {
 		cfg.Client, cfg.Pods, cfg.Engine = a.cluster.client, a.cluster.source, engineQueries{a}
+		cfg.HostIPs = node.HostIPs(a.cluster.node.Addresses())
 	}
 	return podstatus.New(cfg)
 }

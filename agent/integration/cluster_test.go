@@ -23,6 +23,7 @@ import (
 
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/internal/agenttest"
+	agentnode "github.com/podlife/podlife/agent/node"
 	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/internal/clustertest"
 )
@@ -241,6 +242,12 @@ spec:
 	}
 	if pod.Status.PodIP == "" || len(pod.Status.PodIPs) == 0 || pod.Status.StartTime == nil {
 		t.Errorf("podIP %q, podIPs %v, startTime %v: want all set", pod.Status.PodIP, pod.Status.PodIPs, pod.Status.StartTime)
+	}
+	// The node's InternalIP, as the kubelet writes it.
+	if node, err := m.c.Admin.CoreV1().Nodes().Get(context.Background(), m.node, metav1.GetOptions{}); err != nil {
+		t.Error(err)
+	} else if ips := agentnode.HostIPs(node.Status.Addresses); len(ips) == 0 || pod.Status.HostIP != ips[0] || len(pod.Status.HostIPs) != len(ips) {
+		t.Errorf("hostIP %q, hostIPs %v; want the Node's %v", pod.Status.HostIP, pod.Status.HostIPs, ips)
 	}
 	if cs := pod.Status.ContainerStatuses; len(cs) != 1 || cs[0].State.Running == nil || !cs[0].Ready {
 		t.Errorf("container statuses %+v, want main running and ready", cs)

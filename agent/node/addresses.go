@@ -65,3 +65,23 @@ func firstGlobalUnicast(addrs []net.Addr) (net.IP, error) {
 	}
 	return v6, nil
 }
+
+// HostIPs are the IPs a pod's status.hostIP and hostIPs give for a node
+// of these addresses, as the kubelet picks them from its Node: the first
+// InternalIP of each family, else the first ExternalIP, the first family
+// found first.
+func HostIPs(addresses []v1.NodeAddress) []string {
+	var ips []string
+	seen := map[bool]bool{} // by IPv4
+	for _, kind := range []v1.NodeAddressType{v1.NodeInternalIP, v1.NodeExternalIP} {
+		for _, a := range addresses {
+			ip := net.ParseIP(a.Address)
+			if a.Type != kind || ip == nil || seen[ip.To4() != nil] {
+				continue
+			}
+			seen[ip.To4() != nil] = true
+			ips = append(ips, ip.String())
+		}
+	}
+	return ips
+}

@@ -3,6 +3,7 @@ package podstatus
 import (
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,6 +53,10 @@ type Config struct {
 	// ready, the pod's Ready) to every status recorded, and again at each
 	// change of a result (ProbesChanged).
 	Probes ProbeResults
+	// HostIPs are the node's IPs (node.HostIPs), every status's hostIP
+	// and hostIPs, as the kubelet with an API server writes them; none
+	// leaves them unset.
+	HostIPs []string
 }
 
 // ProbeResults applies the current probe results to a pod's status;
@@ -71,6 +76,7 @@ type Manager struct {
 	metrics    *metrics
 	syncPeriod time.Duration
 	probes     ProbeResults
+	hostIPs    []v1.HostIP
 
 	mu      sync.RWMutex
 	entries map[types.UID]*entry
@@ -105,6 +111,9 @@ func New(cfg Config) (*Manager, error) {
 		syncPeriod: cfg.SyncPeriod, probes: cfg.Probes,
 		entries: map[types.UID]*entry{},
 	}
+	for _, ip := range cfg.HostIPs {
+		m.hostIPs = append(m.hostIPs, v1.HostIP{IP: ip})
+	}
 	if m.clock == nil {
 		m.clock = clock.RealClock{}
 	}
@@ -131,6 +140,9 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 		}
 	}
 	st := *status.DeepCopy()
+	if len(m.hostIPs) > 0 {
+		st.HostIP, st.HostIPs = m.hostIPs[0].IP, slices.Clone(m.hostIPs)
+	}
 	if m.probes != nil {
 		m.probes.Apply(pod, &st)
 	}

@@ -2,6 +2,7 @@ package podstatus
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -72,5 +73,29 @@ func TestLocalStore(t *testing.T) {
 func TestNewNeedsEngineAndPodsWithClient(t *testing.T) {
 	if _, err := New(Config{Client: &kubernetes.Clientset{}}); err == nil {
 		t.Fatal("New accepted a Client without Engine and APIPods")
+	}
+}
+
+// TestHostIPs: every status recorded carries the node's IPs as hostIP and
+// hostIPs (the upstream conformance spec "Pods should get a host IP").
+func TestHostIPs(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		hostIPs []string
+		wantIP  string
+		wantIPs []v1.HostIP
+	}{
+		{"dual stack", []string{"192.0.2.2", "2001:db8::2"}, "192.0.2.2", []v1.HostIP{{IP: "192.0.2.2"}, {IP: "2001:db8::2"}}},
+		{"none configured: left unset", nil, "", nil},
+	} {
+		m, err := New(Config{HostIPs: tc.hostIPs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.SetPodStatus(localPod("a", nil), v1.PodStatus{Phase: v1.PodPending})
+		st, _ := m.Get("a")
+		if st.HostIP != tc.wantIP || !slices.Equal(st.HostIPs, tc.wantIPs) {
+			t.Errorf("%s: hostIP %q hostIPs %v; want %q %v", tc.name, st.HostIP, st.HostIPs, tc.wantIP, tc.wantIPs)
+		}
 	}
 }
