@@ -66,11 +66,12 @@ usage() {
 # The selection, as ginkgo labels (the framework's WithNodeConformance,
 # WithSerial, ..., WithFeature add both a label and the [Tag] in the name).
 SELECTION='NodeConformance && !Serial && !Disruptive && !Flaky && !Slow && !/^Feature:/'
-# The CI part: specs that podlife passes with what it does today (a pod
-# whose security context podlife does not apply yet is refused, the kubelet
-# API of logs and exec is not served, Secret and ConfigMap volumes are
-# missing; that leaves few), each measured passing in a full run. Each is a
-# regular expression on a spec's name.
+# The CI part: a few quick specs of each area podlife serves (termination
+# messages, the lease, probes, security contexts, sysctls, Secrets and
+# ConfigMaps in volumes and env, fsGroup, the pod's OS, readiness gates,
+# restart rules, ephemeral containers, the hostname, the kubelet API's logs
+# and exec), each measured passing in a full run, a few seconds each. Each
+# is a regular expression on a spec's name.
 CI_FOCUS_SPECS=(
   'Container Runtime blackbox test on terminated container should report termination message as empty when pod succeeds and TerminationMessagePolicy FallbackToLogsOnError is set'
   'Container Runtime blackbox test on terminated container should report termination message from log output if TerminationMessagePolicy FallbackToLogsOnError is set'
@@ -80,6 +81,21 @@ CI_FOCUS_SPECS=(
   'Probing container with readiness probe that fails should never be ready and never restart'
   'Probing restartable init container should not be ready with an exec readiness probe timeout'
   'Security Context When creating a container with runAsNonRoot should not run without a specified user ID'
+  'Security Context When creating a container with runAsUser should run the container with uid 65534'
+  'Security Context when creating containers with AllowPrivilegeEscalation should not allow privilege escalation when false'
+  'should support sysctls with slashes as separator'
+  'Secrets should be consumable from pods in volume with mappings and Item Mode set'
+  'ConfigMap should be consumable via environment variable'
+  'Projected configMap should be consumable from pods in volume as non-root with FSGroup'
+  'nonexistent volume subPath should have the correct mode and owner using FSGroup'
+  'should reject pod when the node OS'
+  'Pods should support pod readiness gates'
+  'Container Restart Rules should restart container on rule match'
+  'Ephemeral Containers will start an ephemeral container in an existing pod'
+  'a pod with only hostnameOverride field will have hostnameOverride as hostname'
+  'Kubelet when scheduling a busybox command in a pod should print the output to logs'
+  'Pods should support remote command execution over websockets'
+  'Pods should get a host IP'
 )
 CI_TIMEOUT=15m
 
