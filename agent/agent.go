@@ -162,8 +162,8 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		Statuses: a.statuses, Events: a.events, Clock: a.clock, Logger: a.log,
 		RuntimeName: conn.name, LogRoot: podLogRoot(cfg), PodsRoot: podLogRoot(cfg), Probes: a.probes,
 		Allocatable: downwardAllocatable(allocatable, cfg.RootDir), HostIPs: hostIPs(), MachineMemory: machine.Memory().Value(),
-		VolumeAPI: a.volumeAPI(),
-		Security:  cfg.securityOptions(), RuntimeFeatures: conn.features, RuntimeClasses: a.runtimeClasses(),
+		VolumeAPI: a.volumeAPI(), Services: a.serviceLister(),
+		Security: cfg.securityOptions(), RuntimeFeatures: conn.features, RuntimeClasses: a.runtimeClasses(),
 	})
 	if root := podLogRoot(cfg); root != "" {
 		maxSize, _ := cfg.containerLogMaxSize()

@@ -25,7 +25,9 @@ import (
 	"github.com/podlife/podlife/agent/objectcache"
 	"github.com/podlife/podlife/agent/podstatus"
 	"github.com/podlife/podlife/agent/runtimeclass"
+	"github.com/podlife/podlife/agent/services"
 	"github.com/podlife/podlife/agent/token"
+	"github.com/podlife/podlife/cri/envvars"
 	"github.com/podlife/podlife/cri/volume"
 	"github.com/podlife/podlife/kubetypes"
 )
@@ -52,6 +54,9 @@ type cluster struct {
 	// runtimeClasses resolves the pods' runtimeClassName to the
 	// sandboxes' runtime handlers.
 	runtimeClasses *runtimeclass.Cache
+	// services are the cluster's Services, whose variables the
+	// containers' env gets.
+	services *services.Cache
 	// certs rotates the client certificate (BootstrapKubeconfig set), and
 	// serving requests the serving certificate (RotateServerCertificates);
 	// nil when not.
@@ -128,6 +133,7 @@ func (a *Agent) connectCluster(ctx context.Context, machine v1.ResourceList, all
 		// Read when a sandbox is made; a changed class reaches the
 		// next sandboxes within a sync period.
 		runtimeClasses: runtimeclass.New(client.NodeV1(), a.clock, cfg.SyncFrequency.Duration),
+		services:       services.New(client),
 	}, nil
 }
 
@@ -138,6 +144,15 @@ func (a *Agent) volumeAPI() volume.API {
 		return volume.API{}
 	}
 	return volume.API{Tokens: a.cluster.tokens, ConfigMaps: a.cluster.objects, Secrets: a.cluster.objects}
+}
+
+// serviceLister is the Services the containers' env links: none
+// without an API server, as a kubelet without one.
+func (a *Agent) serviceLister() envvars.ServiceLister {
+	if a.cluster == nil {
+		return nil
+	}
+	return a.cluster.services
 }
 
 // agentVersion is the Node's kubeletVersion: the Kubernetes version whose
@@ -179,6 +194,7 @@ func (a *Agent) runCluster(ctx context.Context, wg *sync.WaitGroup) {
 		}
 	})
 	wg.Go(func() { c.node.Run(ctx) })
+	wg.Go(func() { c.services.Run(ctx) })
 	if c.certs != nil {
 		wg.Go(func() { c.certs.Run(ctx) })
 	}

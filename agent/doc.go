@@ -40,6 +40,8 @@
 //   - mirror: the mirror pods of the static pods (cluster mode).
 //   - node: the Node object and its Lease (cluster mode).
 //   - podstatus: the status manager, which keeps and writes pod statuses.
+//   - services: the cluster's Services, watched for the Service
+//     variables of the containers' env (cluster mode).
 //   - server: the read-only TCP endpoint and the control socket.
 //   - shutdown: graceful node shutdown, band by band.
 //   - token: the pods' service account tokens, requested through the

@@ -5,7 +5,8 @@
 // expanded, fieldRef, resourceFieldRef, configMapKeyRef and secretKeyRef
 // resolved (objects.go), and the same expansion of its command and args.
 // The downward API's values (downward.go) are shared with downwardAPI
-// volumes.
+// volumes. The Services' variables (services.go: the kubelet's
+// getServiceEnvVarMap and pkg/kubelet/envvars) follow the container's own.
 package envvars
 
 import (
@@ -33,6 +34,9 @@ type Input struct {
 	// mode) refuses them with ErrNoAPI.
 	ConfigMaps ConfigMapGetter
 	Secrets    SecretGetter
+	// Services are the cluster's Services, whose variables the container
+	// gets (services.go); nil (standalone mode) is none.
+	Services ServiceLister
 }
 
 // ContainerEnv is the container's environment as the kubelet's
@@ -44,18 +48,31 @@ type Input struct {
 // required one fails the container with the kubelet's message (couldn't
 // find key K in ConfigMap ns/name), which the syncer reports as
 // CreateContainerConfigError. fileKeyRef is not supported: an optional
-// one is skipped, any other fails the container.
+// one is skipped, any other fails the container. The Services' variables
+// (services.go) come last, each one the container does not define
+// itself, and a value's $(VAR) may name them.
 func ContainerEnv(ctx context.Context, in Input) ([]*runtimeapi.KeyValue, error) {
 	pod, c := in.Pod, in.Container
+	services, err := serviceEnv(pod, in.Services)
+	if err != nil {
+		return nil, fmt.Errorf("container %q of pod %s/%s: %w", c.Name, pod.Namespace, pod.Name, err)
+	}
 	objs := &objectReader{ctx: ctx, namespace: pod.Namespace, configMaps: in.ConfigMaps, secrets: in.Secrets,
 		cms: map[string]*v1.ConfigMap{}, ss: map[string]*v1.Secret{}}
 	vars := map[string]string{}
+	// expansion is what $(VAR) sees: the container's variables so far
+	// over the Services' (the kubelet's MappingFuncFor(tmpEnv, serviceEnv)).
+	expansion := make(map[string]string, len(services))
+	for _, e := range services {
+		expansion[e.Name] = e.Value
+	}
 	var order []string
 	set := func(name, value string) {
 		if _, seen := vars[name]; !seen {
 			order = append(order, name)
 		}
 		vars[name] = value
+		expansion[name] = value
 	}
 	if err := objs.envFrom(c.EnvFrom, set); err != nil {
 		return nil, fmt.Errorf("container %q of pod %s/%s: envFrom: %w", c.Name, pod.Namespace, pod.Name, err)
@@ -63,7 +80,7 @@ func ContainerEnv(ctx context.Context, in Input) ([]*runtimeapi.KeyValue, error)
 	for _, e := range c.Env {
 		var value string
 		if e.ValueFrom == nil {
-			value = expand(e.Value, vars)
+			value = expand(e.Value, expansion)
 		} else {
 			v, skip, err := in.valueFrom(e.ValueFrom, objs)
 			if err != nil {
@@ -76,9 +93,14 @@ func ContainerEnv(ctx context.Context, in Input) ([]*runtimeapi.KeyValue, error)
 		}
 		set(e.Name, value)
 	}
-	envs := make([]*runtimeapi.KeyValue, 0, len(order))
+	envs := make([]*runtimeapi.KeyValue, 0, len(order)+len(services))
 	for _, name := range order {
 		envs = append(envs, &runtimeapi.KeyValue{Key: name, Value: []byte(vars[name])})
+	}
+	for _, e := range services {
+		if _, own := vars[e.Name]; !own {
+			envs = append(envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
+		}
 	}
 	return envs, nil
 }

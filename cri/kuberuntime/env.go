@@ -10,7 +10,8 @@ import (
 )
 
 // setEnv gives cfg the container's environment, with the ConfigMaps and
-// Secrets it names read through the volumes' getters, and expands $(VAR) in its
+// Secrets it names read through the volumes' getters and the Services'
+// variables from Options.Services, and expands $(VAR) in its
 // command and args with it (the kubelet's ExpandContainerCommandAndArgs).
 // The pod's IPs are its sandbox's, asked only when a variable needs them
 // (a sandbox without a status runs containers all the same), or the
@@ -29,7 +30,7 @@ func (s *Syncer) setEnv(ctx context.Context, ps *podSync, c *v1.Container, cfg *
 	api := s.opts.VolumeAPI
 	envs, err := envvars.ContainerEnv(ctx, envvars.Input{
 		Pod: ps.pod, Container: c, PodIPs: ips, HostIPs: s.opts.HostIPs, Allocatable: s.allocatable(),
-		ConfigMaps: api.ConfigMaps, Secrets: api.Secrets,
+		ConfigMaps: api.ConfigMaps, Secrets: api.Secrets, Services: s.opts.Services,
 	})
 	if err != nil {
 		return err

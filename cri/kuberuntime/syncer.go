@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/envvars"
 	"github.com/podlife/podlife/cri/prober"
 	"github.com/podlife/podlife/cri/securitycontext"
 	"github.com/podlife/podlife/cri/volume"
@@ -68,6 +69,10 @@ type Options struct {
 	// service account's tokens, Secrets and ConfigMaps. The zero value
 	// (standalone mode) refuses them.
 	VolumeAPI volume.API
+	// Services are the cluster's Services, whose variables every
+	// container's env gets (the kubelet's service lister); nil
+	// (standalone mode, no API server) is none.
+	Services envvars.ServiceLister
 	// Security are the node's seccomp settings: the directory of
 	// Localhost profiles and whether RuntimeDefault is the default.
 	Security securitycontext.Options

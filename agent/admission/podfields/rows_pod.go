@@ -39,7 +39,7 @@ var podSpecRows = []Row{
 	honoured("dnsConfig", "nameservers, searches and options merged into the sandbox's resolv.conf, cut to the resolver's limits (cri/dns)"),
 	honoured("readinessGates", "the pod is Ready only once their conditions are True (agent status manager)"),
 	honoured("runtimeClassName", "the sandbox's runtime handler from the RuntimeClass read in cluster mode (an unknown one fails the sandbox, FailedCreatePodSandBox); refused standalone, with no API server to read it (cri/kuberuntime)"),
-	honoured("enableServiceLinks", "static pods: there are no Services to link, as for a kubelet without an API server; in cluster mode the Services' variables are not injected yet (a known gap: a missing variable, no weaker isolation)"),
+	honoured("enableServiceLinks", "in cluster mode each container's env gets the variables of the Services of the pod's namespace (unless false) and of default/kubernetes (always), from the agent's Service informer, as the kubelet's; standalone there are no Services, as for a kubelet without an API server (cri/envvars, agent/services)"),
 	meaningless("preemptionPolicy", schedulers),
 	honoured("overhead", "added to the pod's requests at admission (agent/admission); podlife makes no pod cgroup to size with it"),
 	meaningless("topologySpreadConstraints", schedulers),
