@@ -96,6 +96,7 @@ CI_FOCUS_SPECS=(
   'Kubelet when scheduling a busybox command in a pod should print the output to logs'
   'Pods should support remote command execution over websockets'
   'Pods should get a host IP'
+  'Pods should contain environment variables for services'
 )
 CI_TIMEOUT=15m
 
