@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -282,5 +283,43 @@ func TestPodMessagesCappedInStatus(t *testing.T) {
 		if got := cs.State.Terminated; got == nil || got.Message != strings.Repeat(cs.Name, 3072) {
 			t.Errorf("%s: state %+v; want 3 KiB of its message", cs.Name, cs.State)
 		}
+	}
+}
+
+// The hosts file a container appended to (it is mounted read-write) is not
+// read back when the next container is created: that creation neither
+// fails nor allocates the file's size, and the new container gets the
+// managed content again, as the kubelet's rewrite gives it.
+func TestHostsFileAppendedToIsNotReadBack(t *testing.T) {
+	root := t.TempDir()
+	h := newHarness(t, Options{PodsRoot: root}, "img")
+	mounts := recordMounts(h)
+	pod := filesPod("web", v1.RestartPolicyAlways)
+	h.mustSync(pod)
+	hosts := filepath.Join(root, "uid-web", "etc-hosts")
+	managed, err := os.ReadFile(hosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const huge = 256 << 20 // sparse: no disk, but a whole read allocates it
+	if err := os.Truncate(hosts, huge); err != nil {
+		t.Fatal(err)
+	}
+	h.exit(crifake.ContainerID(pod, 0, "app", 0), 1)
+	h.clock.Step(time.Minute)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	h.mustSync(pod)
+	runtime.ReadMemStats(&after)
+	if got := mounts()["app/1"]; len(got) != 2 || got[0].HostPath != hosts {
+		t.Fatalf("mounts of the restarted app: %v; want the hosts file", got)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc >= huge/4 {
+		t.Errorf("the restart allocated %d bytes, a quarter of the hosts file's size or more: it was read back", alloc)
+	} else {
+		t.Logf("the restart's sync allocated %d bytes with a %d-byte hosts file", alloc, huge)
+	}
+	if got, err := os.ReadFile(hosts); err != nil || string(got) != string(managed) {
+		t.Errorf("hosts file after the restart: %d bytes, %v; want the managed %d bytes", len(got), err, len(managed))
 	}
 }

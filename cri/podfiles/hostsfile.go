@@ -2,12 +2,11 @@ package podfiles
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -114,22 +113,58 @@ func hostsMount(podsRoot, nodeHosts string, pod *v1.Pod, ips []string) (*runtime
 	return &runtimeapi.Mount{ContainerPath: EtcHostsPath, HostPath: path}, nil
 }
 
-// writeIfChanged writes content to path (mode 0644, its directory made)
-// unless it holds that already. It writes in place, not by a rename: the
-// running containers of the pod have the file itself bind-mounted, and a
-// rewrite they could catch half done is avoided when nothing changed.
+// writeIfChanged makes the file at path (mode 0644, its directory made)
+// hold exactly content. The file is mounted read-write into the pod's
+// containers, so anything may be in it: it is never read back whole (a
+// container appending gigabytes to its /etc/hosts must not make the agent
+// read them). Only when its size is content's is it compared, by a read of
+// that many bytes; else it is rewritten, as the kubelet rewrites it before
+// every container creation. The comparison is kept because the pod's
+// running containers have the file itself bind-mounted: a rewrite in place
+// (a rename would leave them the old file) truncates it first, and a
+// sibling container resolving a name meanwhile would find no entries;
+// skipping an unneeded rewrite avoids that on every restart of a
+// crash-looping container. The file is opened once, without following a
+// symbolic link, and must be a regular file: root writes it.
 func writeIfChanged(path string, content []byte) error {
-	old, err := os.ReadFile(path)
-	if err == nil && bytes.Equal(old, content) {
-		return nil
-	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(path, content, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		return err
+	}
+	err = rewriteUnlessHolds(f, content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// rewriteUnlessHolds makes f hold content, reading at most len(content)
+// bytes of it.
+func rewriteUnlessHolds(f *os.File, content []byte) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (mode %s)", f.Name(), fi.Mode())
+	}
+	if fi.Size() == int64(len(content)) && fi.Mode().Perm() == 0o644 {
+		old := make([]byte, len(content))
+		if _, err := f.ReadAt(old, 0); err == nil && bytes.Equal(old, content) {
+			return nil
+		}
+	}
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(content, 0); err != nil {
+		return err
+	}
+	// As the kubelet: the mode whatever the umask, or a container's chmod.
+	return f.Chmod(0o644)
 }
 
 // HostnameAndDomain are the pod's hostname and DNS domain, as the

@@ -3,8 +3,11 @@ package podfiles
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -146,5 +149,105 @@ func TestHostsFileLongName(t *testing.T) {
 	}
 	if got, want := string(content), "10.0.0.5\t"+strings.Repeat("a", 63)+"\n"; !strings.HasSuffix(got, want) {
 		t.Errorf("hosts file:\n%s\nwant it to end with %q", got, want)
+	}
+}
+
+// allocatedBy is how many bytes of the heap f allocates (all goroutines'
+// allocations meanwhile count too: a bound on it is an upper bound).
+func allocatedBy(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// The pod's hosts file is written, never read back whole: a container may
+// append anything to it (it is mounted read-write), and whatever is there,
+// the next write reads at most the managed content's length and leaves
+// exactly that content, mode 0644. A file already holding it is left
+// alone (its sibling containers read it meanwhile). A link or a FIFO
+// planted in its place is refused, without following or blocking.
+func TestWriteIfChanged(t *testing.T) {
+	const content = "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n10.0.0.5\tweb\n"
+	const huge = 64 << 20
+	old := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		prepare   func(t *testing.T, path string)
+		untouched bool   // the file keeps its modification time
+		wantErr   string // the file is refused
+	}{
+		{name: "absent", prepare: func(*testing.T, string) {}},
+		{name: "the content already", prepare: func(t *testing.T, path string) { writeFile(t, path, content, 0o644) }, untouched: true},
+		{name: "the same size, other bytes", prepare: func(t *testing.T, path string) {
+			writeFile(t, path, strings.Replace(content, "web", "bad", 1), 0o644)
+		}},
+		{name: "appended 64 MiB", prepare: func(t *testing.T, path string) {
+			writeFile(t, path, content, 0o644)
+			if err := os.Truncate(path, huge); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "cut short", prepare: func(t *testing.T, path string) { writeFile(t, path, content[:10], 0o644) }},
+		{name: "mode changed by a container", prepare: func(t *testing.T, path string) { writeFile(t, path, content, 0o600) }},
+		{name: "a symbolic link", prepare: func(t *testing.T, path string) {
+			if err := os.Symlink(filepath.Join(filepath.Dir(path), "target"), path); err != nil {
+				t.Fatal(err)
+			}
+		}, wantErr: "too many levels of symbolic links"},
+		{name: "a FIFO", prepare: func(t *testing.T, path string) {
+			if err := syscall.Mkfifo(path, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, wantErr: "is not a regular file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "pod", hostsFileName)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			tc.prepare(t, path)
+			_ = os.Chtimes(path, old, old)
+			var err error
+			alloc := allocatedBy(func() { err = writeIfChanged(path, []byte(content)) })
+			t.Logf("writeIfChanged allocated %d bytes", alloc)
+			if alloc >= 1<<20 {
+				t.Errorf("writeIfChanged allocated %d bytes, want < 1 MiB: it read the file back", alloc)
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("writeIfChanged: %v, want an error with %q", err, tc.wantErr)
+				}
+				if _, err := os.Lstat(filepath.Join(filepath.Dir(path), "target")); err == nil {
+					t.Error("the link was followed: its target was created")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil || string(got) != content || fi.Mode().Perm() != 0o644 {
+				t.Errorf("hosts file: %d bytes, mode %s, %v; want the content, mode 0644", len(got), fi.Mode(), err)
+			}
+			if touched := !fi.ModTime().Equal(old); touched == tc.untouched {
+				t.Errorf("hosts file modified at %s: untouched should be %v", fi.ModTime(), tc.untouched)
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
 	}
 }
