@@ -21,7 +21,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/klog/v2"
 
 	"github.com/podlife/podlife/cri"
 )
@@ -59,10 +58,10 @@ func RunHook(ctx context.Context, rt cri.Runtime, pod *v1.Pod, c *v1.Container, 
 	case h.Exec != nil:
 		// The client would log a failed command at length (klog); the
 		// caller reports it.
-		out, _, err := rt.ExecSync(klog.NewContext(ctx, klog.Logger{}), containerID, h.Exec.Command, 0)
+		out, err := execSync(ctx, rt, containerID, h.Exec.Command, 0)
 		if err != nil {
 			return fmt.Errorf("exec lifecycle hook (%s) for container %q in pod %s/%s failed - error: %w, message: %q",
-				strings.Join(h.Exec.Command, " "), c.Name, pod.Namespace, pod.Name, err, string(out))
+				strings.Join(h.Exec.Command, " "), c.Name, pod.Namespace, pod.Name, err, out)
 		}
 		return nil
 	case h.HTTPGet != nil:

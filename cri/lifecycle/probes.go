@@ -14,7 +14,6 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	v1 "k8s.io/api/core/v1"
 	criclient "k8s.io/cri-client/pkg"
-	"k8s.io/klog/v2"
 	utilexec "k8s.io/utils/exec"
 
 	"github.com/podlife/podlife/cri"
@@ -88,9 +87,7 @@ func (r probeRunner) Probe(ctx context.Context, t prober.Target, p *v1.Probe) (p
 // exec runs the command in the container: exit 0 is success, another exit
 // code or the timeout failure; the output is stdout and stderr.
 func (r probeRunner) exec(ctx context.Context, t prober.Target, cmd []string, timeout time.Duration) (prober.Result, string, error) {
-	// The client would log every failing probe at length (klog).
-	stdout, stderr, err := r.rt.ExecSync(klog.NewContext(ctx, klog.Logger{}), t.ContainerID, cmd, timeout)
-	out := string(stdout) + string(stderr)
+	out, err := execSync(ctx, r.rt, t.ContainerID, cmd, timeout)
 	var exit utilexec.ExitError
 	switch {
 	case err == nil:

@@ -3,6 +3,7 @@ package prober
 import (
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -343,5 +344,21 @@ func TestSidecarReadyRightAfterStartup(t *testing.T) {
 		if c.Status != v1.ConditionTrue {
 			t.Errorf("condition %s = %s, want True", c.Type, c.Status)
 		}
+	}
+}
+
+// A probe's output goes into its Unhealthy event cut to the kubelet's 10
+// KiB, whatever a Runner returns.
+func TestUnhealthyEventOutputCut(t *testing.T) {
+	f := newFixture(t)
+	f.runner.set("probe", Failure)
+	f.runner.output = strings.Repeat("x", 8<<20)
+	pod := probePod(v1.Container{Name: "app", ReadinessProbe: execProbe("probe", v1.Probe{PeriodSeconds: 1, FailureThreshold: 1})})
+	f.m.UpdatePod(pod, []Running{{Name: "app", ID: "c1", StartedAt: epoch}})
+	f.step(0, 1, 1)
+	f.eventually("the event", func() bool { return len(f.events.get()) == 1 })
+	want := "Warning Unhealthy: Readiness probe failed: " + strings.Repeat("x", 10<<10)
+	if got := f.events.get()[0]; got != want {
+		t.Errorf("event of %d bytes, want %d bytes", len(got), len(want))
 	}
 }

@@ -2,6 +2,7 @@ package prober
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,6 +61,7 @@ func (w *worker) run(ctx context.Context, cancel context.CancelFunc) {
 	defer cancel()
 	began := w.m.cfg.Clock.Now()
 	res, out, err := w.m.cfg.Runner.Probe(ctx, w.cp.target, w.probe)
+	out = cutOutput(out)
 	if ctx.Err() != nil {
 		return // stopped meanwhile
 	}
@@ -133,4 +135,18 @@ func (w *worker) stop() {
 	if w.cancelRun != nil {
 		w.cancelRun()
 	}
+}
+
+// maxOutputLength bounds the output of a probe run that an event carries:
+// the kubelet's 10 KiB (pkg/probe's exec and http probers). A Runner cuts
+// it already (cri/lifecycle's does); this holds for any.
+const maxOutputLength = 10 << 10
+
+// cutOutput is out cut to maxOutputLength bytes, in a copy of its own when
+// cut: the run's whole output is not kept behind it.
+func cutOutput(out string) string {
+	if len(out) <= maxOutputLength {
+		return out
+	}
+	return strings.Clone(out[:maxOutputLength])
 }
