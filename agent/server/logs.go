@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"time"
 
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/clock"
 
 	"github.com/podlife/podlife/agent/api"
@@ -112,39 +114,43 @@ func (e *notFoundError) NotFound() bool { return true }
 // not run: GET /containerLogs answers it with 404 and msg.
 func NotFound(msg string) error { return &notFoundError{msg} }
 
-// maxTailLines and maxSinceSeconds bound what a request may ask: a larger
-// value means "all of it" and is clamped, so that no arithmetic on it
-// overflows (the log reader keeps about twice TailLines lines; sinceSeconds
-// becomes a time.Duration).
-const (
-	maxTailLines    = math.MaxInt32
-	maxSinceSeconds = math.MaxInt64 / int64(time.Second)
-)
+// maxSinceSeconds bounds sinceSeconds: a larger value means "all of it"
+// and is clamped, so that it makes a time.Duration without overflow.
+// tailLines needs no bound: the log reader counts lines, and keeps none.
+const maxSinceSeconds = math.MaxInt64 / int64(time.Second)
 
-// parseLogQuery reads the kubelet's /containerLogs query parameters. A
-// number too large for the field is a 400 naming it; a valid but huge
-// tailLines or sinceSeconds is clamped.
+// parseLogQuery reads the kubelet's /containerLogs query parameters and
+// validates them as the API server validates a PodLogOptions
+// (ValidatePodLogOptions, in its words): tailLines >= 0, limitBytes >= 1,
+// sinceSeconds >= 1, not both sinceSeconds and sinceTime, no stream (the
+// kubelet's PodLogsQuerySplitStreams gate is alpha, off). Every error
+// names its parameter; a number that is no int64 is refused, a huge
+// sinceSeconds clamped. tail is the kubelet's older name of tailLines
+// ("all": every line).
 func parseLogQuery(q url.Values, now time.Time) (logs.Options, bool, error) {
 	opts := logs.Options{TailLines: -1}
 	var previous bool
-	var errs []error
+	var errs field.ErrorList
 	boolean := func(name string, to *bool) {
 		if s := q.Get(name); s != "" {
 			v, err := strconv.ParseBool(s)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s=%q is not a boolean", name, s))
+				errs = append(errs, field.Invalid(field.NewPath(name), s, "must be a boolean"))
 			}
 			*to = v
 		}
 	}
-	integer := func(name string, to *int64, min int64) bool {
-		s := q.Get(name)
+	integer := func(name, s string, to *int64, min int64, msg string) bool {
 		if s == "" {
 			return false
 		}
 		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || v < min {
-			errs = append(errs, fmt.Errorf("%s=%q must be an integer of at least %d", name, s, min))
+		switch {
+		case err != nil:
+			errs = append(errs, field.Invalid(field.NewPath(name), s, fmt.Sprintf("must be an integer from %d to %d", min, int64(math.MaxInt64))))
+			return false
+		case v < min:
+			errs = append(errs, field.Invalid(field.NewPath(name), v, msg))
 			return false
 		}
 		*to = v
@@ -153,23 +159,32 @@ func parseLogQuery(q url.Values, now time.Time) (logs.Options, bool, error) {
 	boolean("follow", &opts.Follow)
 	boolean("previous", &previous)
 	boolean("timestamps", &opts.Timestamps)
-	integer("tailLines", &opts.TailLines, 0)
-	opts.TailLines = min(opts.TailLines, maxTailLines)
-	integer("limitBytes", &opts.LimitBytes, 1)
+	tail := q.Get("tailLines")
+	if old := q.Get("tail"); old != "" {
+		tail = old
+		if old == "all" {
+			tail = ""
+		}
+	}
+	integer("tailLines", tail, &opts.TailLines, 0, apivalidation.IsNegativeErrorMsg)
+	integer("limitBytes", q.Get("limitBytes"), &opts.LimitBytes, 1, "must be greater than 0")
 	var sinceSeconds int64
-	if integer("sinceSeconds", &sinceSeconds, 1) {
+	if integer("sinceSeconds", q.Get("sinceSeconds"), &sinceSeconds, 1, "must be greater than 0") {
 		opts.Since = now.Add(-time.Duration(min(sinceSeconds, maxSinceSeconds)) * time.Second)
 	}
 	if s := q.Get("sinceTime"); s != "" {
 		t, err := time.Parse(time.RFC3339, s)
 		switch {
 		case err != nil:
-			errs = append(errs, fmt.Errorf("sinceTime=%q is not an RFC 3339 time", s))
-		case q.Has("sinceSeconds"):
-			errs = append(errs, errors.New("at most one of sinceTime and sinceSeconds may be given"))
+			errs = append(errs, field.Invalid(field.NewPath("sinceTime"), s, "must be an RFC 3339 time"))
+		case q.Get("sinceSeconds") != "":
+			errs = append(errs, field.Forbidden(field.NewPath(""), "at most one of `sinceTime` or `sinceSeconds` may be specified"))
 		default:
 			opts.Since = t
 		}
 	}
-	return opts, previous, errors.Join(errs...)
+	if q.Has("stream") {
+		errs = append(errs, field.Forbidden(field.NewPath("stream"), "may not be specified: podlife serves stdout and stderr together, as the kubelet without its PodLogsQuerySplitStreams gate (alpha)"))
+	}
+	return opts, previous, errs.ToAggregate()
 }

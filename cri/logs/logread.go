@@ -1,12 +1,12 @@
 package logs
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,7 +20,9 @@ type Options struct {
 	// Follow keeps reading the log, across rotations, until the container
 	// exits.
 	Follow bool
-	// TailLines, when not negative, starts at that many lines from the end.
+	// TailLines, when not negative, starts at that many lines from the
+	// end (a line longer than maxJoinedLine counts once per piece); any
+	// int64 is fine.
 	TailLines int64
 	// Timestamps prefixes each line with its RFC 3339 time.
 	Timestamps bool
@@ -28,82 +30,6 @@ type Options struct {
 	Since time.Time
 	// LimitBytes, when positive, ends the output after that many bytes.
 	LimitBytes int64
-}
-
-// logRecord is one line of the CRI log format.
-type logRecord struct {
-	time    time.Time
-	stream  string
-	partial bool   // tag P: the next record of the stream continues the line
-	content []byte // without the newline
-}
-
-// parseCRIRecord parses one line of the CRI log format,
-// "<RFC 3339 time> <stdout|stderr> <tags> <content>". A line in another
-// format is none (the kubelet skips it too).
-func parseCRIRecord(line []byte) (logRecord, bool) {
-	ts, rest, ok := bytes.Cut(line, []byte(" "))
-	if !ok {
-		return logRecord{}, false
-	}
-	t, err := time.Parse(time.RFC3339Nano, string(ts))
-	if err != nil {
-		return logRecord{}, false
-	}
-	stream, rest, ok := bytes.Cut(rest, []byte(" "))
-	if !ok || (string(stream) != "stdout" && string(stream) != "stderr") {
-		return logRecord{}, false
-	}
-	tags, content, ok := bytes.Cut(rest, []byte(" "))
-	if !ok {
-		return logRecord{}, false
-	}
-	tag, _, _ := bytes.Cut(tags, []byte(":"))
-	return logRecord{time: t, stream: string(stream), partial: string(tag) == "P", content: content}, true
-}
-
-// logLine is a line of a container's output: its records joined, with the
-// time of its first.
-type logLine struct {
-	time    time.Time
-	content []byte // with its newline, unless the output ended inside the line
-}
-
-// lineJoiner joins the partial records of each stream into lines: the
-// runtime cuts a long line into records, and stdout and stderr records
-// interleave.
-type lineJoiner struct {
-	pending map[string]*logLine
-}
-
-// add takes the next record and returns the line it completes, if any.
-func (j *lineJoiner) add(r logRecord) (logLine, bool) {
-	p := j.pending[r.stream]
-	if p == nil {
-		p = &logLine{time: r.time}
-	}
-	p.content = append(p.content, r.content...)
-	if r.partial {
-		if j.pending == nil {
-			j.pending = map[string]*logLine{}
-		}
-		j.pending[r.stream] = p
-		return logLine{}, false
-	}
-	delete(j.pending, r.stream)
-	p.content = append(p.content, '\n')
-	return *p, true
-}
-
-// rest returns the lines the output ended inside of, oldest first.
-func (j *lineJoiner) rest() []logLine {
-	var out []logLine
-	for _, p := range j.pending {
-		out = append(out, *p)
-	}
-	slices.SortFunc(out, func(a, b logLine) int { return a.time.Compare(b.time) })
-	j.pending = nil
-	return out
 }
 
 // rotatedLogTime is the suffix the rotation adds to a rotated log's name
@@ -156,38 +82,22 @@ func openLog(path string) (*os.File, error) {
 // rotation, or its container's exit.
 const logFollowPoll = 200 * time.Millisecond
 
-// errLogLimit ends the output at LimitBytes.
-var errLogLimit = errors.New("log output limit reached")
-
-// logReader reads the CRI log files of one container instance and writes
-// its output as LogOptions say.
-type logReader struct {
-	opts   Options
-	w      io.Writer
-	left   int64 // bytes LimitBytes still allows
-	joiner lineJoiner
-	carry  []byte // a record not yet ended by its newline
-	// tail holds the last TailLines lines while the existing files are
-	// read; nil once they are written.
-	tail []logLine
-	// tailing is true while tail collects.
-	tailing bool
-}
-
 // Write writes the output of the container instance whose log is at
 // path, its rotated files first, as opts says. With opts.Follow it keeps
 // reading, across rotations, until running reports that the container has
-// exited (then it reads what is left) or ctx ends.
+// exited (then it reads what is left) or ctx ends. Its memory is bounded
+// whatever the log holds (logrecord.go): a line is joined up to
+// maxJoinedLine bytes, and a tail is found by counting the lines in a
+// first pass over the files, not by keeping them.
 func Write(ctx context.Context, path string, opts Options, w io.Writer, running func(context.Context) (bool, error)) error {
-	r := &logReader{opts: opts, w: w, left: opts.LimitBytes, tailing: opts.TailLines >= 0}
-	err := r.run(ctx, path, running)
+	err := run(ctx, path, opts, w, running)
 	if errors.Is(err, errLogLimit) {
 		return nil
 	}
 	return err
 }
 
-func (r *logReader) run(ctx context.Context, path string, running func(context.Context) (bool, error)) error {
+func run(ctx context.Context, path string, opts Options, w io.Writer, running func(context.Context) (bool, error)) error {
 	// The current file is opened before the rotated ones are listed: a
 	// rotation in between makes it one of them, read once, as itself.
 	cur, err := openLog(path)
@@ -195,29 +105,30 @@ func (r *logReader) run(ctx context.Context, path string, running func(context.C
 		return err
 	}
 	defer func() { cur.Close() }()
-	rotated, err := rotatedLogs(path)
-	if err != nil {
-		return err
-	}
 	curInfo, err := cur.Stat()
 	if err != nil {
 		return err
 	}
-	for _, p := range rotated {
-		if fi, err := os.Lstat(p); err == nil && os.SameFile(fi, curInfo) {
-			continue
-		}
-		if err := r.readFile(p); err != nil {
-			return err
-		}
-	}
-	if err := r.readAll(cur); err != nil {
+	rotated, err := rotatedLogs(path)
+	if err != nil {
 		return err
 	}
-	if err := r.endTail(); err != nil {
+	// The rotated files are opened at once, so that both passes of a
+	// tail read the same files whatever a rotation deletes meanwhile.
+	files, err := openRotated(rotated, curInfo)
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	if err != nil {
 		return err
 	}
-	if !r.opts.Follow {
+	r := newLogReader(opts, w)
+	if err := r.readExisting(append(files[:len(files):len(files)], cur)); err != nil {
+		return err
+	}
+	if !opts.Follow {
 		return r.end()
 	}
 	tick := time.NewTicker(logFollowPoll)
@@ -241,14 +152,14 @@ func (r *logReader) run(ctx context.Context, path string, running func(context.C
 			return err
 		}
 		if prev != nil {
-			err := r.readAll(prev)
+			_, err := r.readAll(prev)
 			prev.Close()
 			prev = nil
 			if err != nil {
 				return err
 			}
 		}
-		if err := r.readAll(cur); err != nil {
+		if _, err := r.readAll(cur); err != nil {
 			return err
 		}
 		if next, err := openLog(path); err == nil {
@@ -258,7 +169,7 @@ func (r *logReader) run(ctx context.Context, path string, running func(context.C
 				// but a write in flight then may still land in the old
 				// one, which is read once more at the next tick.
 				prev, cur, curInfo = cur, next, fi
-				if err := r.readAll(cur); err != nil {
+				if _, err := r.readAll(cur); err != nil {
 					return err
 				}
 			} else {
@@ -271,130 +182,59 @@ func (r *logReader) run(ctx context.Context, path string, running func(context.C
 	}
 }
 
-// readFile reads a whole rotated log; one the rotation deleted since it
-// was listed is none.
-func (r *logReader) readFile(path string) error {
-	f, err := openLog(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+// openRotated opens the rotated logs at paths, but the current one (cur)
+// if a rotation made it one of them; one the rotation deleted since it was
+// listed is none. It returns what it opened even with an error.
+func openRotated(paths []string, cur os.FileInfo) ([]*os.File, error) {
+	var files []*os.File
+	for _, p := range paths {
+		if fi, err := os.Lstat(p); err == nil && os.SameFile(fi, cur) {
+			continue
+		}
+		f, err := openLog(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return files, err
+		}
+		files = append(files, f)
 	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return r.readAll(f)
+	return files, nil
 }
 
-// readAll reads f from where it is to its end; a record the runtime has
-// not finished writing waits in carry.
-func (r *logReader) readAll(f *os.File) error {
-	buf := make([]byte, 32*1024)
-	for {
-		n, err := f.Read(buf)
-		data := buf[:n]
-		for len(data) > 0 {
-			i := bytes.IndexByte(data, '\n')
-			if i < 0 {
-				r.carry = append(r.carry, data...)
-				break
-			}
-			line := data[:i]
-			if len(r.carry) > 0 {
-				line = append(r.carry, line...)
-			}
-			if err := r.record(line); err != nil {
+// readExisting reads files, the log's existing files oldest first, each
+// from its start to its end, leaving the last one's offset at its end.
+// With a tail, a first pass counts the lines and a second, over the same
+// bytes, writes only the last TailLines: the two see the same lines, as
+// the reading is the same.
+func (r *logReader) readExisting(files []*os.File) error {
+	if r.opts.TailLines < 0 {
+		for _, f := range files {
+			if _, err := r.readAll(f); err != nil {
 				return err
 			}
-			r.carry = r.carry[:0]
-			data = data[i+1:]
 		}
-		if errors.Is(err, io.EOF) || (err == nil && n == 0) {
-			return nil
-		}
+		return nil
+	}
+	count := newLogReader(Options{}, nil)
+	count.skip = math.MaxInt64
+	sizes := make([]int64, len(files))
+	for i, f := range files {
+		n, err := count.readAll(f)
 		if err != nil {
 			return err
 		}
+		sizes[i] = n
 	}
-}
-
-func (r *logReader) record(line []byte) error {
-	rec, ok := parseCRIRecord(line)
-	if !ok {
-		return nil
-	}
-	// The joiner keeps content past this call: it gets its own copy.
-	rec.content = bytes.Clone(rec.content)
-	if l, ok := r.joiner.add(rec); ok {
-		return r.line(l)
-	}
-	return nil
-}
-
-// line writes l, or keeps it among the last TailLines.
-func (r *logReader) line(l logLine) error {
-	if r.tailing {
-		if r.opts.TailLines == 0 {
-			return nil
-		}
-		r.tail = append(r.tail, l)
-		if int64(len(r.tail)) >= 2*r.opts.TailLines+1024 {
-			r.tail = slices.Clone(r.tail[int64(len(r.tail))-r.opts.TailLines:])
-		}
-		return nil
-	}
-	return r.write(l)
-}
-
-// endTail writes the tail collected from the existing files.
-func (r *logReader) endTail() error {
-	if !r.tailing {
-		return nil
-	}
-	r.tailing = false
-	for _, l := range r.tail[max(int64(len(r.tail))-r.opts.TailLines, 0):] {
-		if err := r.write(l); err != nil {
-			return err
-		}
-	}
-	r.tail = nil
-	return nil
-}
-
-// end writes what the output ended inside of: a last record without its
-// newline, and the lines whose last record was partial.
-func (r *logReader) end() error {
-	if len(r.carry) > 0 {
-		if err := r.record(r.carry); err != nil {
-			return err
-		}
-		r.carry = nil
-	}
-	for _, l := range r.joiner.rest() {
-		if err := r.write(l); err != nil {
+	// TailLines may be as large as an int64 goes: the difference cannot
+	// overflow, both being positive.
+	r.skip = max(count.units-r.opts.TailLines, 0)
+	r.buf = count.buf
+	for i, f := range files {
+		if _, err := r.readAll(io.NewSectionReader(f, 0, sizes[i])); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func (r *logReader) write(l logLine) error {
-	if !r.opts.Since.IsZero() && l.time.Before(r.opts.Since) {
-		return nil
-	}
-	out := l.content
-	if r.opts.Timestamps {
-		out = append([]byte(l.time.Format(time.RFC3339Nano)+" "), out...)
-	}
-	if r.opts.LimitBytes > 0 {
-		if int64(len(out)) >= r.left {
-			_, err := r.w.Write(out[:r.left])
-			if err != nil {
-				return err
-			}
-			return errLogLimit
-		}
-		r.left -= int64(len(out))
-	}
-	_, err := r.w.Write(out)
-	return err
 }

@@ -205,10 +205,22 @@ func TestWriteLogFollow(t *testing.T) {
 }
 
 // A rotated file the rotation deleted between its listing and its
-// reading is skipped: the read goes on with the next.
-func TestReadRotatedFileGone(t *testing.T) {
-	r := &logReader{opts: Options{TailLines: -1}, w: &bytes.Buffer{}}
-	if err := r.readFile(filepath.Join(t.TempDir(), "0.log.20300102-030405")); err != nil {
-		t.Errorf("readFile of a deleted rotated log: %v, want none", err)
+// opening is skipped: the read goes on with the next.
+func TestOpenRotatedFileGone(t *testing.T) {
+	path := writeLogFiles(t, rec(2, "stdout", "F", "cur"), rec(1, "stdout", "F", "old"))
+	cur, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated, err := rotatedLogs(path)
+	if err != nil || len(rotated) != 1 {
+		t.Fatalf("rotated logs %v, %v; want one", rotated, err)
+	}
+	files, err := openRotated([]string{path + ".20300102-030359", rotated[0], path}, cur)
+	for _, f := range files {
+		f.Close()
+	}
+	if err != nil || len(files) != 1 || files[0].Name() != rotated[0] {
+		t.Errorf("openRotated: %d files, %v; want only the rotated file that exists, not the current one", len(files), err)
 	}
 }

@@ -3,7 +3,8 @@
 // pkg/kubelet/logs' ContainerLogManager): the directory of a pod's logs,
 // the log of a container instance (Lookup), its output read back from the
 // CRI log format as /containerLogs asks (tail, follow across rotations,
-// timestamps, since, a byte limit), the rotation of the running
+// timestamps, since, a byte limit; with bounded memory whatever the
+// lines' length, see logrecord.go), the rotation of the running
 // containers' logs by size, and the tail of a log that a failed
 // container's termination message falls back to.
 package logs

@@ -2,11 +2,11 @@ package logs
 
 import (
 	"bytes"
-	"os"
 )
 
-// logTailChunk is how much of a log ReadTail reads at a time, from its
-// end; maxLogTailRead bounds what it reads in all, whatever the records.
+// logTailChunk is how much of a log ReadTail reads first, from its end
+// (then as much as it has read, each time); maxLogTailRead bounds what it
+// reads in all, whatever the records.
 const (
 	logTailChunk   = 8 * 1024
 	maxLogTailRead = 1 << 20
@@ -26,7 +26,7 @@ const (
 // maxLogMessage bytes. It reads the file backwards, only as far as those
 // need.
 func ReadTail(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := openLog(path)
 	if err != nil {
 		return "", err
 	}
@@ -38,7 +38,9 @@ func ReadTail(path string) (string, error) {
 	var buf []byte
 	var records [][]byte
 	for off := fi.Size(); off > 0 && int64(len(buf)) < maxLogTailRead; {
-		n := min(logTailChunk, off)
+		// Each read doubles what is read, so that a log of long lines
+		// costs a few reads, not a copy of the whole per chunk.
+		n := min(max(logTailChunk, int64(len(buf))), off, maxLogTailRead-int64(len(buf)))
 		off -= n
 		chunk := make([]byte, n, n+int64(len(buf)))
 		if _, err := f.ReadAt(chunk, off); err != nil {
@@ -86,15 +88,19 @@ func contentLen(records [][]byte) int {
 }
 
 // parseCRILogLine returns the content of one line of the CRI log format
-// (see parseCRIRecord): with its newline back for a full record (tag F),
+// (see logrecord.go): with its newline back for a full record (tag F),
 // without for a partial one (P), whose line the next record continues.
 func parseCRILogLine(line []byte) ([]byte, bool) {
-	r, ok := parseCRIRecord(line)
+	h, content, ok := splitRecord(line)
+	if !ok {
+		return nil, false
+	}
+	r, ok := parseRecordHeader(h)
 	if !ok {
 		return nil, false
 	}
 	if r.partial {
-		return r.content, true
+		return content, true
 	}
-	return append(r.content[:len(r.content):len(r.content)], '\n'), true
+	return append(content[:len(content):len(content)], '\n'), true
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -57,5 +58,28 @@ func TestReadLogTail(t *testing.T) {
 	}
 	if _, err := ReadTail(filepath.Join(t.TempDir(), "missing.log")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("ReadTail of a missing log: %v, want ErrNotExist", err)
+	}
+}
+
+// The tail of a log whose last line is huge reads at most 1 MiB of it,
+// in a few reads: well under 8 MiB allocated (a structural bound: reading
+// it 8 KiB at a time, each read copying what was read before, allocated
+// 64 MiB).
+func TestReadLogTailHugeLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "0.log")
+	crifake.WriteFile(t, path, "2030-01-02T03:04:05Z stdout F "+strings.Repeat("y", 16<<20)+"\n")
+	var got string
+	var err error
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err = ReadTail(path)
+	runtime.ReadMemStats(&after)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("ReadTail of a 16 MiB line allocated %d bytes", alloc)
+	if err != nil || got != "" {
+		t.Errorf("ReadTail = %d bytes, %v; want none (no whole record in its last 1 MiB)", len(got), err)
+	}
+	if alloc >= 8<<20 {
+		t.Errorf("ReadTail of a 16 MiB line allocated %d bytes, want < 8 MiB", alloc)
 	}
 }
