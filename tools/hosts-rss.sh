@@ -10,9 +10,10 @@
 # with a new root directory and one static pod, restartPolicy Always, whose
 # container appends APPEND_BYTES (default 400000000) to its /etc/hosts and
 # exits 1; after SECONDS (default 120) it prints the container's runs (its
-# log files) and the agent's peak RSS (VmHWM of /proc/PID/status), then
-# shuts the node down (podlife shutdown), stops the agent and removes its
-# directory. The last line of stdout is "runs N VmHWM K kB".
+# log files) and the agent's peak RSS (VmHWM of /proc/PID/status), deletes
+# its pod's manifest, waits until the agent has stopped the pod, stops the
+# agent and removes its directory. Needs ctr (to see the pod's tasks). The
+# last line of stdout is "runs N VmHWM K kB".
 set -euo pipefail
 
 TOOL=hosts-rss
@@ -29,9 +30,26 @@ source "$tools/proc-lib.sh"
 dir="$(mktemp -d)"
 chmod 0700 "$dir"
 agent_pid=""
+sock="${endpoint#unix://}"
+# pod_tasks: the running tasks (sandbox, containers) of the pod.
+pod_tasks() {
+  local ids
+  ids="$(ctr -a "$sock" -n k8s.io containers ls -q 'labels."io.kubernetes.pod.name"~="^hosts-append-"')" || return 0
+  [[ -n "$ids" ]] || return 0
+  ctr -a "$sock" -n k8s.io tasks ls | awk -v ids="$ids" 'BEGIN {split(ids, a, "\n"); for (i in a) want[a[i]] = 1} $3 == "RUNNING" && ($1 in want) {print $1}'
+}
+# cleanup deletes the pod (its manifest) and waits until the agent has
+# stopped it, then stops the agent: the runtime is left without it, for
+# whatever runs next there.
 cleanup() {
   if [[ -n "$agent_pid" ]]; then
-    "$bin" shutdown --root-dir "$dir/root" --wait 1m >/dev/null 2>&1 || log "podlife shutdown failed; see $dir/agent.log"
+    rm -f "$dir/manifests/hosts.yaml"
+    local i
+    for ((i = 0; i < 120; i++)); do
+      [[ -z "$(pod_tasks)" ]] && break
+      sleep 0.5
+    done
+    [[ -z "$(pod_tasks)" ]] || log "the pod still runs in the runtime after 60s: $(pod_tasks | tr '\n' ' ')"
     stop_owned agent "$dir" "$agent_pid"
   fi
   rm -rf "$dir"
@@ -61,7 +79,7 @@ spec:
 YAML
 
 "$bin" run --root-dir "$dir/root" --pod-manifest-path "$dir/manifests" --runtime-endpoint "$endpoint" \
-  --address 127.0.0.1:0 --port 0 >"$dir/agent.log" 2>&1 &
+  --address 127.0.0.1:0 --port 0 --file-check-frequency 1s >"$dir/agent.log" 2>&1 &
 agent_pid=$!
 log "agent pid $agent_pid ($bin), root $dir/root; waiting ${seconds}s"
 sleep "$seconds"
