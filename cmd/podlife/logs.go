@@ -50,6 +50,12 @@ The embedded runtime writes no logs.`,
 			if timestamps {
 				q.Set("timestamps", "true")
 			}
+			if tail < -1 {
+				return fmt.Errorf("--tail %d: must be -1 (all) or a number of lines from 0", tail)
+			}
+			if limitBytes < 0 {
+				return fmt.Errorf("--limit-bytes %d: must be 0 (no limit) or a number of bytes from 1", limitBytes)
+			}
 			if tail >= 0 {
 				q.Set("tailLines", strconv.FormatInt(tail, 10))
 			}

@@ -75,6 +75,8 @@ func TestLogsCommandErrors(t *testing.T) {
 		{"no container of two", []string{"-n", "test", "two-node1"}, []string{"400", "a container name must be specified for pod test/two-node1, choose one of: [a b]"}},
 		{"the embedded runtime", []string{"-n", "test", "two-node1", "a"}, []string{"404", "the embedded runtime writes no container logs"}},
 		{"a negative since", []string{"-n", "test", "--since", "-1s", "two-node1", "a"}, []string{"--since -1s"}},
+		{"a tail below -1", []string{"-n", "test", "--tail", "-2", "two-node1", "a"}, []string{"--tail -2: must be -1 (all) or a number of lines from 0"}},
+		{"a negative limit", []string{"-n", "test", "--limit-bytes", "-1", "two-node1", "a"}, []string{"--limit-bytes -1: must be 0 (no limit)"}},
 		{"no agent", []string{"--socket", filepath.Join(root, "none.sock"), "two-node1"}, []string{"none.sock", "no such file"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -263,3 +263,23 @@ func TestContainerdPostStartFailureKills(t *testing.T) {
 		t.Errorf("app exited %d, want 0 (its TERM handler: killed by the agent)", st.ExitCode)
 	}
 }
+
+// A failing postStart hook that prints 1 MiB: its error (the log line, the
+// container's PostStartHookError message) holds the first 10 KiB of the
+// output, as the kubelet's exec prober keeps it, and the exit code.
+func TestContainerdPostStartOutputCut(t *testing.T) {
+	e := newCtrdSyncer(t)
+	c := busybox("app", ctrdTrap("exit 0"))
+	c.Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{
+		Command: []string{"sh", "-c", "head -c 1048576 /dev/zero | tr '\\0' y; exit 4"}}}}
+	pod := e.pod("poststart-chatty", 30, c)
+	_, err := e.s.SyncPod(t.Context(), 0, pod, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "exited with 4") {
+		t.Fatalf("SyncPod = %.300v, want the hook's exit code 4", err)
+	}
+	msg := err.Error()
+	kept := strings.Repeat("y", 10<<10)
+	if !strings.Contains(msg, `message: "`+kept+`"`) || len(msg) > 11<<10 {
+		t.Errorf("the hook's error is %d bytes, want it to end with the output's first 10 KiB", len(msg))
+	}
+}
