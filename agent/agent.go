@@ -25,6 +25,7 @@ import (
 	"github.com/podlife/podlife/cri/embedded"
 	"github.com/podlife/podlife/cri/kuberuntime"
 	"github.com/podlife/podlife/cri/logs"
+	"github.com/podlife/podlife/cri/mount"
 	"github.com/podlife/podlife/cri/podcache"
 	"github.com/podlife/podlife/cri/prober"
 	"github.com/podlife/podlife/fsm"
@@ -136,6 +137,14 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		return nil, err
 	}
 	a.conn = conn
+	switch m := conn.mounts; m.Visibility {
+	case mount.Unknown:
+		a.log.Warn("cannot check that the runtime sees the agent's mounts (volumes under the root directory); going on", "runtime", cfg.RuntimeEndpoint, "rootDir", cfg.RootDir, "why", m.Why)
+	case mount.Visible:
+		if cfg.RuntimeEndpoint != "" {
+			a.log.Debug("the runtime sees the agent's mounts", "runtime", cfg.RuntimeEndpoint, "pid", m.PID, "why", m.Why)
+		}
+	}
 	machine, machineErr := machineCapacity()
 	allocatable, err := cfg.allocatable(machine, machineErr)
 	if err != nil {

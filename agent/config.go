@@ -59,7 +59,10 @@ type Config struct {
 	// 0700) or refuses it (see prepareRootDir).
 	RootDir string `json:"rootDir,omitempty"`
 	// Address is the local read-only HTTP endpoint (/metrics, /healthz,
-	// /pods); control is on the unix socket api.ControlSocket(RootDir).
+	// /pods, /lifecycle), host:port; "" (the default) turns it off, as the
+	// kubelet's readOnlyPort 0: every local user may read it, and although
+	// it serves no env value, command or args, it shows every pod. Control
+	// and status are on the unix socket api.ControlSocket(RootDir).
 	Address string `json:"address,omitempty"`
 	// Port is the kubelet API's port (HTTPS, authenticated; see
 	// agent/kubeletserver); 0 turns it off. Standalone (no Kubeconfig) it
@@ -146,7 +149,6 @@ func DefaultConfig() Config {
 		NodeName:             host,
 		FileCheckFrequency:   metav1.Duration{Duration: time.Second},
 		RootDir:              api.DefaultRootDir(),
-		Address:              api.DefaultAddress,
 		Port:                 kubeletserver.DefaultPort,
 		BindAddress:          "0.0.0.0",
 		AuthorizationMode:    kubeletserver.ModeWebhook,
@@ -203,8 +205,10 @@ func (c *Config) Validate() error {
 	if c.NodeName == "" {
 		errs = append(errs, errors.New("nodeName is empty and the host name is unknown"))
 	}
-	if c.Address == "" {
-		errs = append(errs, errors.New("address is empty"))
+	if c.Address != "" {
+		if _, _, err := net.SplitHostPort(c.Address); err != nil {
+			errs = append(errs, fmt.Errorf("address must be host:port (e.g. 127.0.0.1:10255) or empty (off), got %q", c.Address))
+		}
 	}
 	if c.Port < 0 || c.Port > 65535 {
 		errs = append(errs, fmt.Errorf("port must be 0 (off) to 65535, got %d", c.Port))

@@ -51,7 +51,7 @@ func TestValidateNamesBadFields(t *testing.T) {
 			c.ShutdownGracePeriodByPodPriority = []agent.ShutdownGracePeriodByPodPriority{{Priority: 5, ShutdownGracePeriodSeconds: -1}}
 		}, []string{"shutdownGracePeriodByPodPriority", "priority 5"}},
 		{"no node name", func(c *agent.Config) { c.NodeName = "" }, []string{"nodeName"}},
-		{"no address", func(c *agent.Config) { c.Address = "" }, []string{"address"}},
+		{"address without port", func(c *agent.Config) { c.Address = "127.0.0.1" }, []string{"address must be host:port", `"127.0.0.1"`}},
 		{"no root directory", func(c *agent.Config) { c.RootDir = "" }, []string{"rootDir"}},
 		{"bootstrap without kubeconfig", func(c *agent.Config) { c.BootstrapKubeconfig = "/etc/podlife/bootstrap.kubeconfig" }, []string{"bootstrapKubeconfig", "need kubeconfig"}},
 		{"serving certificates without kubeconfig", func(c *agent.Config) { c.RotateServerCertificates = true }, []string{"rotateServerCertificates", "need kubeconfig"}},

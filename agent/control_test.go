@@ -266,6 +266,7 @@ func TestAttackerHelper(t *testing.T) {
 		"Origin": {"http://evil.example:" + port}, "Content-Type": {"application/x-www-form-urlencoded"},
 	})
 	send("tcp GET /pods with a rebinding host", http.MethodGet, "/pods", "evil.example:"+port, nil)
+	send("tcp GET /pods", http.MethodGet, "/pods", "", nil)
 	if c, err := net.Dial("unix", socket); err != nil {
 		got["socket connect"] = "error: " + err.Error()
 	} else {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/embedded"
+	"github.com/podlife/podlife/cri/mount"
 	"github.com/podlife/podlife/cri/securitycontext"
 )
 
@@ -37,6 +38,9 @@ type runtimeConn struct {
 	// features are what the runtime's Status said it supports when the
 	// agent connected (user namespaces, supplementalGroupsPolicy Strict).
 	features securitycontext.RuntimeFeatures
+	// mounts is whether the runtime sees the agent's mounts (the
+	// embedded runtime, in process, needs none: Visible).
+	mounts mount.Propagation
 }
 
 // connectRuntime dials endpoint, or starts the embedded runtime under
@@ -58,6 +62,13 @@ func connectRuntime(ctx context.Context, endpoint, rootDir string, maxCalls int)
 	}
 	if err == nil {
 		err = c.identify(ctx)
+	}
+	if err == nil && c.embedded == nil {
+		// A runtime that cannot see the volumes' mounts would run pods
+		// on empty directories: refused. One that cannot be checked is
+		// logged by New.
+		c.mounts = mount.RuntimeSeesMounts(endpoint, rootDir)
+		err = c.mounts.Err(endpoint, rootDir)
 	}
 	if err != nil {
 		c.close()

@@ -21,8 +21,10 @@ func (c *Config) securityOptions() securitycontext.Options {
 
 // admissionChain is the agent's admission: node shutdown first, then in
 // the kubelet's order the sysctls (the safe ones for this kernel and the
-// allowed unsafe ones), supplementalGroupsPolicy Strict on this runtime
-// and the resources (its predicate), AppArmor profiles on this host.
+// allowed unsafe ones), the fields podlife refuses and the volume file
+// paths the API server refuses, supplementalGroupsPolicy Strict on this
+// runtime and the resources (its predicate), AppArmor profiles on this
+// host.
 func (a *Agent) admissionChain(allocatable admission.Resources) (*admission.Chain, error) {
 	sysctls, err := admission.NewSysctlAdmitter(append(admission.SafeSysctls(kernelVersion()), a.cfg.AllowedUnsafeSysctls...))
 	if err != nil {
@@ -40,6 +42,7 @@ func (a *Agent) admissionChain(allocatable admission.Resources) (*admission.Chai
 		sysctls,
 		admission.PodOS(runtime.GOOS),
 		admission.PodFields(),
+		admission.VolumePaths(),
 		admission.NewGroupsPolicyAdmitter(a.conn.features),
 		admission.NewResourceAdmitter(allocatable),
 		admission.NodeAffinity(a.admissionNode),

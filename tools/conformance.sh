@@ -278,9 +278,10 @@ if [[ "$node" == podlife ]]; then
   (cd "$repo" && go build -o "$work/podlife" ./cmd/podlife)
   # The kubelet API on a free port, trusting the cluster CA: the API server
   # reaches it for logs, exec, attach and port-forward with its kubelet
-  # client certificate, and asks SubjectAccessReviews for other callers.
+  # client certificate, and asks SubjectAccessReviews for other callers. No
+  # read-only endpoint (off by default), as the kubelet's readOnlyPort 0.
   "$work/podlife" run --kubeconfig "$PODLIFE_NODE_KUBECONFIG" --node-name "$PODLIFE_NODE_NAME" \
-    --runtime-endpoint "$endpoint" --root-dir "$work/node" --address 127.0.0.1:0 \
+    --runtime-endpoint "$endpoint" --root-dir "$work/node" \
     --port "$(free_port)" --client-ca-file "$PODLIFE_CLUSTER_DIR/pki/ca.crt" \
     </dev/null >"$report/node.log" 2>&1 &
   node_pid=$!

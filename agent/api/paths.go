@@ -5,11 +5,9 @@ import (
 	"path/filepath"
 )
 
-// DefaultAddress is where the read-only TCP endpoint listens by default:
-// the kubelet's read-only port, on loopback.
-const DefaultAddress = "127.0.0.1:10255"
-
-// The routes of the read-only TCP endpoint (GET and HEAD only).
+// The routes of the read-only TCP endpoint (GET and HEAD only), off by
+// default (as the kubelet's read-only port 10255, which its configuration
+// file turns off); the control socket serves LifecyclePath too.
 const (
 	MetricsPath   = "/metrics"
 	HealthzPath   = "/healthz"
@@ -17,7 +15,7 @@ const (
 	LifecyclePath = "/lifecycle"
 )
 
-// The routes of the control socket.
+// The routes of the control socket (and GET LifecyclePath).
 const (
 	// ShutdownPath is POST /shutdown: a graceful node shutdown.
 	ShutdownPath = "/shutdown"

@@ -1,8 +1,8 @@
 // Package api is the node agent's wire types and addresses: what its
-// read-only endpoint's GET /lifecycle returns (Lifecycle, PodInfo,
-// ContainerInfo, NameHolder, ManifestError), the paths of its routes, and
-// where its endpoints are by default (DefaultAddress, DefaultRootDir,
-// ControlSocket). It is what a client of a running agent links (the
+// GET /lifecycle returns (Lifecycle, PodInfo, ContainerInfo, NameHolder,
+// ManifestError; on the control socket, and on the read-only endpoint when
+// it is on), the paths of its routes, and where its endpoints are by
+// default (DefaultRootDir, ControlSocket). It is what a client of a running agent links (the
 // podlife status, logs and shutdown commands, agent/client), without the
 // agent itself; it imports no other agent package. Its kubelet
 // counterpart is the kubelet's API types (pkg/kubelet/apis and the

@@ -1,5 +1,5 @@
 // Package client is what a command calls on a running node agent's control
-// socket (api.ControlSocket): ShutdownNode, WaitAgentExited and
+// socket (api.ControlSocket): Lifecycle, ShutdownNode, WaitAgentExited and
 // ContainerLogs, over HTTP on the unix socket. Like agent/api, which it
 // builds on, it links no part of the agent. Its kubelet counterpart is
 // pkg/kubelet/client, the API server's client of the kubelet.
@@ -7,6 +7,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,32 @@ func controlClient(path string) *http.Client {
 		},
 		DisableKeepAlives: true,
 	}}
+}
+
+// Lifecycle reads GET /lifecycle from the agent whose control socket is
+// at path: the decoded answer, and its JSON as it came.
+func Lifecycle(ctx context.Context, path string) (api.Lifecycle, []byte, error) {
+	var status api.Lifecycle
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://podlife"+api.LifecyclePath, nil)
+	if err != nil {
+		return status, nil, err
+	}
+	resp, err := controlClient(path).Do(req)
+	if err != nil {
+		return status, nil, fmt.Errorf("agent control socket %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return status, nil, fmt.Errorf("agent control socket %s: %w", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return status, nil, fmt.Errorf("agent control socket %s: %s: %s: %s", path, api.LifecyclePath, resp.Status, strings.TrimSpace(string(raw)))
+	}
+	if err := json.Unmarshal(raw, &status); err != nil {
+		return status, nil, fmt.Errorf("agent control socket %s: %s: %w", path, api.LifecyclePath, err)
+	}
+	return status, raw, nil
 }
 
 // ShutdownNode asks the agent whose control socket is at path for a

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/podlife/podlife/agent/server"
 )
 
 // DefaultPort is the kubelet's --port.
@@ -37,6 +39,9 @@ type Config struct {
 	Stats  StatsProvider
 	Logger *slog.Logger       // nil: no logs
 	Clock  clock.PassiveClock // nil: the real clock
+	// IdleTimeout closes a keep-alive connection with no request for
+	// that long; 0: server.DefaultIdleTimeout, the kubelet's.
+	IdleTimeout time.Duration
 }
 
 // Server is the kubelet API, listening; nothing is served until Start.
@@ -94,12 +99,14 @@ func (s *Server) Start() {
 	if s.auth.run != nil {
 		s.serving.Go(func() { s.auth.run(ctx) })
 	}
-	s.http = &http.Server{
-		Handler: s.Handler(), TLSConfig: s.tls, ReadHeaderTimeout: 10 * time.Second,
-		// Follows and streams end as the server shuts down, which would
-		// otherwise wait for them.
-		BaseContext: func(net.Listener) context.Context { return ctx },
-	}
+	// The kubelet's timeouts: idle keep-alive connections closed, a
+	// request's headers bounded, and every request, a follow or a stream
+	// too, ended after server.KubeletStreamTimeout.
+	s.http = server.NewHTTPServer(s.Handler(), s.cfg.IdleTimeout, server.Answers(server.KubeletStreamTimeout))
+	s.http.TLSConfig = s.tls
+	// Follows and streams end as the server shuts down, which would
+	// otherwise wait for them.
+	s.http.BaseContext = func(net.Listener) context.Context { return ctx }
 	s.http.RegisterOnShutdown(stop)
 	s.serving.Go(func() {
 		if err := s.http.ServeTLS(s.listener, "", ""); !errors.Is(err, http.ErrServerClosed) {

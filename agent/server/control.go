@@ -81,13 +81,15 @@ func removeStaleControlSocket(path string) error {
 	return nil
 }
 
-// controlHandler serves the control socket: POST /shutdown, GET
+// controlHandler serves the control socket: GET /lifecycle (podlife
+// status: the TCP endpoint is off by default), POST /shutdown, GET
 // /containerLogs (logs can hold secrets: only the agent's user and root
 // may read them), and whatever control verb comes next. Every request
 // goes through peerGuard.
 func (s *Server) controlHandler() http.Handler {
 	mux := http.NewServeMux()
 	s.containerLogRoutes(mux)
+	mux.HandleFunc("GET "+api.LifecyclePath, func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.host.Lifecycle()) })
 	mux.HandleFunc("POST "+api.ShutdownPath, func(w http.ResponseWriter, _ *http.Request) {
 		s.host.RequestShutdown()
 		w.WriteHeader(http.StatusAccepted)

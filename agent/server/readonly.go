@@ -28,7 +28,8 @@ func (s *Server) readOnlyHandler() http.Handler {
 //
 // GET /pods is the kubelet's: a v1.PodList of the pods of the manifests
 // (admitted or rejected), each with its spec and its latest status, so
-// that tools made for the kubelet read it. GET /lifecycle is podlife's own
+// that tools made for the kubelet read it; every local user may read it,
+// so it carries no env value, command or args (see redact.go). GET /lifecycle is podlife's own
 // view (api.Lifecycle): the engine's state of every pod it holds (orphans
 // and runtime-only pods too, which are in no manifest), and the manifests
 // it cannot use. It is an endpoint of its own rather than annotations on
@@ -39,7 +40,7 @@ func (s *Server) readRoutes(mux *http.ServeMux) {
 	registry := s.host.Registry()
 	mux.Handle("GET "+api.MetricsPath, promhttp.HandlerFor(registry, promhttp.HandlerOpts{Registry: registry}))
 	mux.HandleFunc("GET "+api.HealthzPath, s.serveHealthz)
-	mux.HandleFunc("GET "+api.PodsPath, func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.host.PodList()) })
+	mux.HandleFunc("GET "+api.PodsPath, func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, redactedPodList(s.host.PodList())) })
 	mux.HandleFunc("GET "+api.LifecyclePath, func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.host.Lifecycle()) })
 	mux.HandleFunc("GET "+api.ContainerLogsPath+"/", refuseContainerLogs(s.cfg.ControlSocket))
 }

@@ -1,8 +1,9 @@
-// Package server is the node agent's two HTTP servers: the read-only TCP
-// endpoint (GET /metrics, /healthz, /pods, /lifecycle; every request's
-// Host and method are checked first) and the control socket (a unix
-// socket, mode 0600, whose peers are checked by their credentials: POST
-// /shutdown and GET /containerLogs). The handlers ask the agent what they
+// Package server is the node agent's two HTTP servers: the control socket
+// (a unix socket, mode 0600, whose peers are checked by their credentials:
+// GET /lifecycle, POST /shutdown and GET /containerLogs) and, when turned
+// on, the read-only TCP endpoint (GET /metrics, /healthz, /pods with no
+// env value, command or args, /lifecycle; every request's Host and method
+// are checked first). Both close idle connections (see timeouts.go). The handlers ask the agent what they
 // serve through HostInterface; the agent constructs the servers with
 // itself as the host. Its kubelet counterpart is pkg/kubelet/server and its
 // HostInterface. The routes and what they return are agent/api's.
@@ -52,12 +53,16 @@ type HostInterface interface {
 // Config says where the servers listen.
 type Config struct {
 	// Address is the read-only TCP endpoint's address; its host name (if
-	// any) is one a request's Host header may give.
+	// any) is one a request's Host header may give. "": no TCP endpoint,
+	// as the kubelet's readOnlyPort 0.
 	Address string
 	// ControlSocket is the path of the control socket.
 	ControlSocket string
 	Logger        *slog.Logger       // nil: no logs
 	Clock         clock.PassiveClock // nil: the real clock (sinceSeconds of the container logs)
+	// IdleTimeout closes a keep-alive connection with no request for
+	// that long; 0: DefaultIdleTimeout.
+	IdleTimeout time.Duration
 }
 
 // Server is the two servers of an agent, listening; nothing is served
@@ -66,14 +71,15 @@ type Server struct {
 	host    HostInterface
 	cfg     Config
 	log     *slog.Logger
-	tcp     net.Listener
+	tcp     net.Listener // nil: the TCP endpoint is off
 	control *net.UnixListener
 
 	tcpServer, controlServer *http.Server
 	serving                  sync.WaitGroup
 }
 
-// Listen opens the TCP listener and the control socket.
+// Listen opens the control socket, and the TCP listener if cfg.Address
+// is set.
 func Listen(host HostInterface, cfg Config) (*Server, error) {
 	s := &Server{host: host, cfg: cfg, log: cfg.Logger}
 	if s.log == nil {
@@ -83,33 +89,46 @@ func Listen(host HostInterface, cfg Config) (*Server, error) {
 		s.cfg.Clock = clock.RealClock{}
 	}
 	var err error
-	if s.tcp, err = net.Listen("tcp", cfg.Address); err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", cfg.Address, err)
+	if cfg.Address != "" {
+		if s.tcp, err = net.Listen("tcp", cfg.Address); err != nil {
+			return nil, fmt.Errorf("listen on %s: %w", cfg.Address, err)
+		}
 	}
 	if s.control, err = listenControl(cfg.ControlSocket); err != nil {
-		_ = s.tcp.Close()
+		if s.tcp != nil {
+			_ = s.tcp.Close()
+		}
 		return nil, err
 	}
 	return s, nil
 }
 
-// Addr is the address the read-only TCP endpoint listens on.
-func (s *Server) Addr() string { return s.tcp.Addr().String() }
+// Addr is the address the read-only TCP endpoint listens on, "" when it
+// is off.
+func (s *Server) Addr() string {
+	if s.tcp == nil {
+		return ""
+	}
+	return s.tcp.Addr().String()
+}
 
-// Start serves both endpoints until Shutdown.
+// Start serves the endpoints until Shutdown.
 func (s *Server) Start() {
-	s.tcpServer = &http.Server{Handler: s.readOnlyHandler(), ReadHeaderTimeout: 5 * time.Second}
 	// A log follow in progress ends as the control server shuts down,
 	// which would otherwise wait for it.
 	requests, endRequests := context.WithCancel(context.Background())
-	s.controlServer = &http.Server{Handler: s.controlHandler(), ConnContext: withPeer, ReadHeaderTimeout: 5 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return requests }}
+	s.controlServer = NewHTTPServer(s.controlHandler(), s.cfg.IdleTimeout, Streams)
+	s.controlServer.ConnContext = withPeer
+	s.controlServer.BaseContext = func(net.Listener) context.Context { return requests }
 	s.controlServer.RegisterOnShutdown(endRequests)
-	s.serving.Go(func() {
-		if err := s.tcpServer.Serve(s.tcp); !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("HTTP endpoint failed", "err", err)
-		}
-	})
+	if s.tcp != nil {
+		s.tcpServer = NewHTTPServer(s.readOnlyHandler(), s.cfg.IdleTimeout, ShortAnswers)
+		s.serving.Go(func() {
+			if err := s.tcpServer.Serve(s.tcp); !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("HTTP endpoint failed", "err", err)
+			}
+		})
+	}
 	s.serving.Go(func() {
 		if err := s.controlServer.Serve(s.control); !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("control socket failed", "err", err)
@@ -120,10 +139,12 @@ func (s *Server) Start() {
 // Shutdown stops serving, waiting until ctx ends for the requests in
 // progress, and returns once both servers stopped.
 func (s *Server) Shutdown(ctx context.Context) {
-	if s.tcpServer == nil {
+	if s.controlServer == nil {
 		return
 	}
-	_ = s.tcpServer.Shutdown(ctx)
+	if s.tcpServer != nil {
+		_ = s.tcpServer.Shutdown(ctx)
+	}
 	_ = s.controlServer.Shutdown(ctx)
 	s.serving.Wait()
 }
@@ -131,6 +152,8 @@ func (s *Server) Shutdown(ctx context.Context) {
 // Close closes the listeners (and removes the socket file), whether or
 // not they were served.
 func (s *Server) Close() {
-	_ = s.tcp.Close()
+	if s.tcp != nil {
+		_ = s.tcp.Close()
+	}
 	_ = s.control.Close()
 }

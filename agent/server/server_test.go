@@ -1,10 +1,13 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -48,13 +51,20 @@ func (h *host) ShutdownPlan() string { return "node shutdown started" }
 // socket in a short directory (a socket path has at most 107 bytes).
 func serve(t *testing.T, h *host) (*server.Server, string) {
 	t.Helper()
+	return serveWith(t, h, server.Config{Address: "127.0.0.1:0"})
+}
+
+// serveWith is serve with cfg (its ControlSocket is set here).
+func serveWith(t *testing.T, h *host, cfg server.Config) (*server.Server, string) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "plsrv")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	socket := api.ControlSocket(dir)
-	s, err := server.Listen(h, server.Config{Address: "127.0.0.1:0", ControlSocket: socket})
+	cfg.ControlSocket = socket
+	s, err := server.Listen(h, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,5 +173,55 @@ func TestListenFailsOnABadSocketPath(t *testing.T) {
 	path := filepath.Join(t.TempDir(), strings.Repeat("d", 120), api.ControlSocketName)
 	if _, err := server.Listen(&host{registry: prometheus.NewRegistry()}, server.Config{Address: "127.0.0.1:0", ControlSocket: path}); err == nil {
 		t.Fatal("Listen accepted a socket path longer than 107 bytes")
+	}
+}
+
+// A keep-alive connection that sends no further request is closed by
+// the server after the idle timeout, on both endpoints.
+func TestIdleKeepAliveConnectionsAreClosed(t *testing.T) {
+	s, socket := serveWith(t, &host{registry: prometheus.NewRegistry()}, server.Config{Address: "127.0.0.1:0", IdleTimeout: 100 * time.Millisecond})
+	for _, tc := range []struct{ name, network, addr, host, path string }{
+		{"read-only endpoint", "tcp", s.Addr(), s.Addr(), api.HealthzPath},
+		{"control socket", "unix", socket, "podlife", api.LifecyclePath},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.Dial(tc.network, tc.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", tc.path, tc.host); err != nil {
+				t.Fatal(err)
+			}
+			r := bufio.NewReader(c)
+			resp, err := http.ReadResponse(r, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != http.StatusOK || resp.Close {
+				t.Fatalf("GET %s: %s, close %v, %v; want 200 on a connection kept alive", tc.path, resp.Status, resp.Close, err)
+			}
+			// Generous: the server closes it after 100 ms; only a
+			// server that never does waits this long.
+			if err := c.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := r.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+				t.Errorf("an idle keep-alive connection: read %d bytes, %v; want EOF (closed by the server)", n, err)
+			}
+		})
+	}
+}
+
+// The read-only endpoint is off without an address: the control socket
+// alone serves, /lifecycle too.
+func TestNoAddressNoTCPEndpoint(t *testing.T) {
+	s, socket := serveWith(t, &host{registry: prometheus.NewRegistry()}, server.Config{})
+	if s.Addr() != "" {
+		t.Errorf("Addr() = %q with no address, want \"\"", s.Addr())
+	}
+	l, _, err := client.Lifecycle(t.Context(), socket)
+	if err != nil || len(l.Pods) != 1 || l.Pods[0].Name != "web" {
+		t.Errorf("GET /lifecycle on the control socket: %+v %v", l, err)
 	}
 }

@@ -27,7 +27,9 @@ func runCommand() *cobra.Command {
 runtime at --runtime-endpoint (containerd, for example) through the pod lifecycle engine, the way
 a standalone kubelet does: it watches the directory, admits pods against allocatable CPU and
 memory, restarts containers as their restart policy says, kills runtime pods nobody knows, and
-serves /metrics, /healthz, /pods and /lifecycle, read-only, on --address. In a cluster
+answers podlife status, logs and shutdown on its control socket (podlife.sock in --root-dir). With
+--address (off by default, as the kubelet's read-only port) it also serves /metrics, /healthz, /pods
+(without env values, commands or args) and /lifecycle, read-only, to every local user. In a cluster
 (--kubeconfig) it also serves the kubelet API on --port (10250), HTTPS, authenticated and
 authorized as the kubelet's: logs, exec, attach, port-forward, /pods, /metrics, /stats.
 
@@ -69,7 +71,7 @@ func addConfigFlags(fs *pflag.FlagSet, c *agent.Config) {
 	fs.BoolVar(&c.RotateServerCertificates, "rotate-server-certificates", c.RotateServerCertificates, "request the serving certificate from the CSR API (signer kubernetes.io/kubelet-serving); an admin approves it with kubectl certificate approve")
 	fs.StringVar(&c.RuntimeEndpoint, "runtime-endpoint", c.RuntimeEndpoint, "CRI runtime socket, e.g. unix:///run/containerd/containerd.sock; empty: the embedded runtime")
 	fs.StringVar(&c.RootDir, "root-dir", c.RootDir, "the agent's own directory for its control socket, the embedded runtime's socket and pod logs (created 0700; refused if others may write it)")
-	fs.StringVar(&c.Address, "address", c.Address, "local read-only HTTP endpoint (/metrics, /healthz, /pods) for Host this address or localhost; control is on the socket in --root-dir")
+	fs.StringVar(&c.Address, "address", c.Address, "host:port of the read-only HTTP endpoint (/metrics, /healthz, /pods without env values, commands or args, /lifecycle), e.g. 127.0.0.1:10255, for Host this address or localhost; empty: off, as the kubelet's readOnlyPort 0. Status, logs and control are on the socket in --root-dir")
 	fs.IntVar(&c.Port, "port", c.Port, "the kubelet API's HTTPS port (logs, exec, attach, port-forward, /pods, /metrics, /stats); 0: off. Standalone (no --kubeconfig) it serves only with --authorization-mode AlwaysAllow and --client-ca-file (or --anonymous-auth: anyone who reaches the port), and stays off otherwise")
 	fs.StringVar(&c.BindAddress, "bind-address", c.BindAddress, "the IP the kubelet API listens on (the kubelet's --address; podlife's --address is the read-only endpoint)")
 	fs.StringVar(&c.TLSCertFile, "tls-cert-file", c.TLSCertFile, "the kubelet API's serving certificate (PEM); without it and --tls-private-key-file, a self-signed one is made in --cert-dir")

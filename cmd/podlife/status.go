@@ -16,24 +16,40 @@ import (
 	"github.com/podlife/podlife/internal/podtable"
 )
 
-// httpClient talks to the agent's local endpoint.
+// httpClient talks to the agent's read-only endpoint (status --address).
 var httpClient = &http.Client{Timeout: 10 * time.Second}
 
 func statusCommand() *cobra.Command {
 	var (
-		address string
-		asJSON  bool
+		rootDir, socket, address string
+		asJSON                   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Print the pods of a running agent as a table, and its manifest errors",
-		Long: `status reads the agent's /lifecycle endpoint and prints one line per pod: its engine state,
-phase, container restarts, and why it is not running (a static pod waiting for its full name names
-the pod holding it); then the manifest files, or the directory, the agent cannot use, with why.
-With --json it prints the endpoint's JSON as it came.`,
+		Long: `status reads the agent's /lifecycle and prints one line per pod: its engine state, phase,
+container restarts, and why it is not running (a static pod waiting for its full name names the
+pod holding it); then the manifest files, or the directory, the agent cannot use, with why. With
+--json it prints the JSON as it came.
+
+It asks the agent's control socket, podlife.sock in the agent's --root-dir (mode 0600: the agent's
+user and root). With --address it reads the read-only TCP endpoint instead, which is off unless
+the agent was started with --address.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			status, raw, err := fetchLifecycle(address)
+			var (
+				status api.Lifecycle
+				raw    []byte
+				err    error
+			)
+			if address != "" {
+				status, raw, err = fetchLifecycle(address)
+			} else {
+				if socket == "" {
+					socket = api.ControlSocket(rootDir)
+				}
+				status, raw, err = client.Lifecycle(cmd.Context(), socket)
+			}
 			if err != nil {
 				return err
 			}
@@ -44,15 +60,18 @@ With --json it prints the endpoint's JSON as it came.`,
 			return podtable.WriteStatus(cmd.OutOrStdout(), status)
 		},
 	}
-	cmd.Flags().StringVar(&address, "address", api.DefaultAddress, "the agent's HTTP endpoint")
+	cmd.Flags().StringVar(&rootDir, "root-dir", api.DefaultRootDir(), "the agent's root directory, which holds its control socket")
+	cmd.Flags().StringVar(&socket, "socket", "", "the agent's control socket (default: "+api.ControlSocketName+" in --root-dir)")
+	cmd.Flags().StringVar(&address, "address", "", "read the agent's read-only TCP endpoint at this host:port instead (on only if the agent was given --address)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the JSON of /lifecycle")
+	cmd.MarkFlagsMutuallyExclusive("root-dir", "socket", "address")
 	return cmd
 }
 
-// fetchLifecycle reads /lifecycle from the agent at address.
+// fetchLifecycle reads /lifecycle from the read-only endpoint at address.
 func fetchLifecycle(address string) (api.Lifecycle, []byte, error) {
 	var status api.Lifecycle
-	resp, err := httpClient.Get("http://" + address + "/lifecycle")
+	resp, err := httpClient.Get("http://" + address + api.LifecyclePath)
 	if err != nil {
 		return status, nil, fmt.Errorf("agent at %s: %w", address, err)
 	}

@@ -2,10 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/api"
 )
 
 // lifecycleJSON is an agent's /lifecycle: a pod restarted twice (once in
@@ -76,4 +83,72 @@ func at(lines []string, i int) string {
 		return lines[i]
 	}
 	return ""
+}
+
+// podlife status asks the control socket of an agent with the defaults,
+// which open no TCP endpoint; a socket nobody answers on is an error
+// naming it.
+func TestStatusOverControlSocket(t *testing.T) {
+	// Short: a unix socket path has at most 107 bytes.
+	root, err := os.MkdirTemp("", "pl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	manifests := filepath.Join(root, "manifests")
+	if err := os.Mkdir(manifests, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	broken := filepath.Join(manifests, "broken.yaml")
+	if err := os.WriteFile(broken, []byte("kind: Pod\nmetadata: [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := agent.DefaultConfig()
+	cfg.RootDir = root
+	cfg.StaticPodPath = manifests
+	a, err := agent.New(t.Context(), cfg, agent.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Addr() != "" {
+		t.Errorf("an agent with the defaults serves the read-only endpoint on %s", a.Addr())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- a.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+
+	for _, args := range [][]string{{"--root-dir", root}, {"--socket", api.ControlSocket(root), "--json"}} {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			out, err := runStatus(t, args...)
+			if err == nil && strings.Contains(out, broken) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("status %v: %v, and no line names %s:\n%s", args, err, broken, out)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	missing := filepath.Join(t.TempDir(), api.ControlSocketName)
+	if _, err := runStatus(t, "--socket", missing); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("status of no agent: %v, want an error naming %s", err, missing)
+	}
+}
+
+func runStatus(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := statusCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(t.Context())
+	return out.String(), err
 }

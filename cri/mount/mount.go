@@ -3,7 +3,9 @@
 // emptyDir's tmpfs, a subPath's bind mount, and their removal. Every mount
 // the syncer makes in a pod's directory is gone before the directory is
 // removed, or the removal would reach into what it mounts (a hostPath's
-// files).
+// files). RuntimeSeesMounts checks that the runtime sees these mounts
+// (propagation.go; the kubelet only documents that its root directory
+// must be shared).
 package mount
 
 import (

@@ -41,9 +41,53 @@ type volumeFile struct {
 	owner *int64
 }
 
+// The limits of a file's path in a volume, the kubelet's AtomicWriter's.
+const (
+	maxFileNameLength = 255
+	maxPathLength     = 4096
+)
+
+// checkFilePath refuses a path the atomic writer must not write, as the
+// kubelet's AtomicWriter does (validatePath): empty, absolute, too long,
+// with a ".." element (out of the volume), or whose first element starts
+// with ".." ("..data" would replace the writer's own link, a loop, and
+// leave a timestamped directory behind on every write). Admission refuses
+// such paths first (agent/admission VolumePaths); this holds whoever
+// calls.
+func checkFilePath(p string) error {
+	if p == "" {
+		return errors.New("invalid path: must not be empty")
+	}
+	if filepath.IsAbs(p) {
+		return fmt.Errorf("invalid path %q: must be a relative path", p)
+	}
+	if len(p) > maxPathLength {
+		return fmt.Errorf("invalid path: must be at most %d characters", maxPathLength)
+	}
+	elems := strings.Split(p, "/")
+	for _, e := range elems {
+		if e == ".." {
+			return fmt.Errorf("invalid path %q: must not contain '..'", p)
+		}
+		if len(e) > maxFileNameLength {
+			return fmt.Errorf("invalid path %q: a file name must be at most %d characters", p, maxFileNameLength)
+		}
+	}
+	if strings.HasPrefix(elems[0], "..") {
+		return fmt.Errorf("invalid path %q: must not start with '..'", p)
+	}
+	return nil
+}
+
 // writeAtomically makes dir hold exactly files (paths relative to dir),
-// owned as own says, unless it holds them already.
+// owned as own says, unless it holds them already. A path checkFilePath
+// refuses fails it before anything is written.
 func writeAtomically(dir string, files map[string]volumeFile, own ownership) error {
+	for p := range files {
+		if err := checkFilePath(p); err != nil {
+			return fmt.Errorf("volume %s: %w", dir, err)
+		}
+	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}

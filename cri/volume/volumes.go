@@ -111,8 +111,8 @@ func checkVolumeSource(pod *v1.Pod, i int, v *v1.Volume) error {
 			return fmt.Errorf("pod %s/%s: volume %q: spec.volumes[%d].downwardAPI.defaultUser: %w", pod.Namespace, pod.Name, v.Name, i, errUserFields)
 		}
 		for k, item := range v.DownwardAPI.Items {
-			if !localPath(item.Path) {
-				return fmt.Errorf("pod %s/%s: volume %q: downwardAPI item path %q must be a relative path without \"..\"", pod.Namespace, pod.Name, v.Name, item.Path)
+			if err := checkFilePath(item.Path); err != nil {
+				return fmt.Errorf("pod %s/%s: volume %q: spec.volumes[%d].downwardAPI.items[%d].path: %w", pod.Namespace, pod.Name, v.Name, i, k, err)
 			}
 			if item.User != nil {
 				return fmt.Errorf("pod %s/%s: volume %q: spec.volumes[%d].downwardAPI.items[%d].user: %w", pod.Namespace, pod.Name, v.Name, i, k, errUserFields)

@@ -59,7 +59,10 @@ func TestCheckVolumes(t *testing.T) {
 		{"name not a path element", crifake.VolumePod([]v1.Volume{crifake.EmptyDir("..")}), `volume name ".." cannot be part of a file path`},
 		{"relative hostPath", crifake.VolumePod([]v1.Volume{crifake.HostPathVolume("h", "var/log", "")}), `hostPath "var/log" must be an absolute path`},
 		{"hostPath with ..", crifake.VolumePod([]v1.Volume{crifake.HostPathVolume("h", "/var/../etc", "")}), `hostPath "/var/../etc" must be an absolute path without ".."`},
-		{"downwardAPI item out of the volume", crifake.VolumePod([]v1.Volume{downward}), `downwardAPI item path "../labels" must be a relative path`},
+		{"downwardAPI item out of the volume", crifake.VolumePod([]v1.Volume{downward}), `spec.volumes[0].downwardAPI.items[0].path: invalid path "../labels": must not contain '..'`},
+		{"downwardAPI item ..data", crifake.VolumePod([]v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{
+			Items: []v1.DownwardAPIVolumeFile{{Path: "name"}, {Path: "..data"}}}}}}),
+			`pod ns/web: volume "d": spec.volumes[0].downwardAPI.items[1].path: invalid path "..data": must not start with '..'`},
 		{"mount of no volume", crifake.VolumePod(nil, v1.VolumeMount{Name: "nope", MountPath: "/x"}),
 			`pod ns/web: container "app": volumeMount "nope" at "/x": the pod has no volume "nope"`},
 		{"relative mountPath", crifake.VolumePod([]v1.Volume{crifake.EmptyDir("a")}, v1.VolumeMount{Name: "a", MountPath: "x"}), `mountPath must be an absolute path`},
