@@ -49,11 +49,20 @@ type Options struct {
 	// Stats serves the kubelet API's /stats/summary and /metrics/resource;
 	// nil: the runtime's and the node's (cri/stats).
 	Stats kubeletserver.StatsProvider
+	// SystemBusAddress is the D-Bus address where systemd-logind is
+	// found; "": the system bus (DBUS_SYSTEM_BUS_ADDRESS, else
+	// /run/dbus/system_bus_socket).
+	SystemBusAddress string
+	// NoLogind leaves systemd-logind alone: no inhibitor lock, no node
+	// shutdown from PrepareForShutdown (tests that must not lock the
+	// machine's shutdown).
+	NoLogind bool
 }
 
 // Agent is a running node agent. Its goroutines start with Run.
 type Agent struct {
 	cfg      Config
+	opts     Options
 	log      *slog.Logger
 	clock    clock.WithTicker
 	registry *prometheus.Registry
@@ -115,7 +124,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 	}
 	bands, _ := cfg.shutdownBands()
 	a := &Agent{
-		cfg: cfg, log: opts.Logger, clock: opts.Clock, registry: opts.Registry,
+		cfg: cfg, opts: opts, log: opts.Logger, clock: opts.Clock, registry: opts.Registry,
 		shutdownRequested: make(chan struct{}), controlSocket: api.ControlSocket(cfg.RootDir),
 		pods: map[types.UID]*podEntry{}, working: map[types.UID]worker.PodWorkerSync{},
 		probeMetrics: prometheus.NewRegistry(),
@@ -271,6 +280,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.rotator != nil {
 		wg.Go(func() { a.runLogRotation(inner) })
 	}
+	a.watchLogind(inner, &wg)
 	a.log.Info("agent running", "node", a.cfg.NodeName, "runtime", a.conn.name, "endpoint", a.conn.endpoint,
 		"manifests", a.cfg.StaticPodPath, "kubeconfig", a.cfg.Kubeconfig, "address", a.Addr(), "control", a.controlSocket, "kubeletAPI", a.KubeletAPIAddr())
 

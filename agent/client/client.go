@@ -33,7 +33,8 @@ func controlClient(path string) *http.Client {
 }
 
 // ShutdownNode asks the agent whose control socket is at path for a
-// graceful node shutdown, as SIGTERM does, and returns its answer.
+// graceful node shutdown, as systemd-logind's PrepareForShutdown does, and
+// returns its answer.
 func ShutdownNode(ctx context.Context, path string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://podlife"+api.ShutdownPath, nil)
 	if err != nil {
