@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -239,4 +241,42 @@ func TestContainerdKillFinishedByNextAgent(t *testing.T) {
 		return len(running) == 0, fmt.Sprint(running)
 	})
 	e.WaitRuntimeGone(pod.UID)
+}
+
+// TestContainerdClusterPodDeletedWhileAgentDown: in a cluster, a pod
+// deleted through the API while its node's agent is down stays, with its
+// deletion timestamp, until the node confirms; the next agent finds it so
+// and stops it with the deletion's grace period, as the kubelet does
+// (pod.DeletionGracePeriodSeconds, not what remains of it): its container,
+// which needs 3 s after SIGTERM, exits 0; then the object is deleted.
+func TestContainerdClusterPodDeletedWhileAgentDown(t *testing.T) {
+	e := agenttest.NewCtrdEnv(t)
+	n := newClusterNode(t)
+	a := joinContainerd(e, n)
+	pod := n.create(n.busyboxPod("deleted-while-down", 600, ctrdLingerer("lingerer", 3)))
+	uid := string(pod.UID)
+	e.RemoveAtEnd(uid)
+	n.waitPhase("deleted-while-down", v1.PodRunning)
+	time.Sleep(300 * time.Millisecond) // the trap is set
+	if err := a.Stop(); err != nil {
+		t.Fatalf("agent A: Run = %v", err)
+	}
+	running := e.RunningContainers(uid)["lingerer"]
+	grace := int64(20)
+	if err := n.c.Admin.CoreV1().Pods(n.ns).Delete(context.Background(), "deleted-while-down", metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
+		t.Fatal(err)
+	}
+	b := joinContainerd(e, n)
+	w := e.Watch(uid, b.Obs.Poke(), "lingerer")
+	n.waitDeleted("deleted-while-down")
+	if !b.Obs.SawGrace(uid, grace) {
+		t.Errorf("agent B's engine was not given the deletion's %d s: %v", grace, b.Obs.Events(uid))
+	}
+	if st := w.ExitedOrGone("lingerer"); st != nil && st.GetExitCode() != 0 {
+		t.Errorf("the container %.12s exited %d, want 0: stopped within the deletion's %d s, it ends by itself 3 s after SIGTERM", running, st.GetExitCode(), grace)
+	}
+	if b.Obs.Reached(uid, fsm.Running) {
+		t.Errorf("agent B's engine ran a pod being deleted: %v", b.Obs.Events(uid))
+	}
+	e.WaitRuntimeGone(uid)
 }
