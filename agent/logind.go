@@ -13,21 +13,26 @@ import (
 // shutdown manager does, when shutdown grace periods are configured. With
 // no system bus or no logind the agent runs on without it (the kubelet
 // logs "Failed to start node shutdown manager" and runs on too); 'podlife
-// shutdown' still starts a node shutdown by hand. The watcher ends with
-// ctx, releasing the lock: wg waits for it.
+// shutdown' still starts a node shutdown by hand. It runs in a goroutine
+// of wg's, so that a bus that hangs does not hold up the agent; the
+// watcher ends with ctx, releasing the lock.
 func (a *Agent) watchLogind(ctx context.Context, wg *sync.WaitGroup) {
 	if !a.shutdown.Enabled() || a.opts.NoLogind {
 		return
 	}
-	w, err := logind.Start(ctx, logind.Config{
-		Address: a.opts.SystemBusAddress, GracePeriod: a.shutdownGracePeriod(),
-		Handler: logindHandler{a}, Logger: a.log,
+	wg.Go(func() {
+		w, err := logind.Start(ctx, logind.Config{
+			Address: a.opts.SystemBusAddress, GracePeriod: a.shutdownGracePeriod(),
+			Handler: logindHandler{a}, Logger: a.log,
+		})
+		if err != nil {
+			if ctx.Err() == nil {
+				a.log.Warn("graceful node shutdown through systemd-logind is unavailable: pods are stopped before a node shutdown only when 'podlife shutdown' asks", "err", err)
+			}
+			return
+		}
+		<-w.Done()
 	})
-	if err != nil {
-		a.log.Warn("graceful node shutdown through systemd-logind is unavailable: pods are stopped before a node shutdown only when 'podlife shutdown' asks", "err", err)
-		return
-	}
-	wg.Go(func() { <-w.Done() })
 }
 
 // shutdownGracePeriod is the whole time a node shutdown takes: the sum of

@@ -19,6 +19,18 @@ const (
 	Interface = "org.freedesktop.login1.Manager"
 )
 
+// callTimeout bounds each call to the bus or to logind: D-Bus's default
+// method call timeout. A bus or a logind that hangs must not hang the
+// agent's shutdown handling with it.
+const callTimeout = 25 * time.Second
+
+// call calls method on obj, waiting at most callTimeout.
+func call(ctx context.Context, obj dbus.BusObject, method string, args ...any) *dbus.Call {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	return obj.CallWithContext(ctx, method, 0, args...)
+}
+
 // session is one connection to the bus, with the inhibitor lock it holds
 // and the PrepareForShutdown signals it receives.
 type session struct {
@@ -62,7 +74,7 @@ func (s *session) logind() dbus.BusObject { return s.conn.Object(Service, Object
 // delay lock's holder.
 func (s *session) inhibitDelayMax(ctx context.Context) (time.Duration, error) {
 	var v dbus.Variant
-	err := s.logind().CallWithContext(ctx, "org.freedesktop.DBus.Properties.Get", 0, Interface, "InhibitDelayMaxUSec").Store(&v)
+	err := call(ctx, s.logind(), "org.freedesktop.DBus.Properties.Get", Interface, "InhibitDelayMaxUSec").Store(&v)
 	if err != nil {
 		return 0, fmt.Errorf("read logind's InhibitDelayMaxUSec: %w", err)
 	}
@@ -77,7 +89,7 @@ func (s *session) inhibitDelayMax(ctx context.Context) (time.Duration, error) {
 // (as the kubelet's acquireInhibitLock does).
 func (s *session) inhibit(ctx context.Context, who, why string) error {
 	var fd dbus.UnixFD
-	err := s.logind().CallWithContext(ctx, Interface+".Inhibit", 0, "shutdown", who, why, "delay").Store(&fd)
+	err := call(ctx, s.logind(), Interface+".Inhibit", "shutdown", who, why, "delay").Store(&fd)
 	if err != nil {
 		return fmt.Errorf("take logind's delay inhibitor lock: %w", err)
 	}
@@ -104,10 +116,12 @@ func (s *session) release() bool {
 // shutdown starts, false when it was cancelled. The channel is closed when
 // the connection is lost.
 func (s *session) subscribe(ctx context.Context) (<-chan bool, error) {
-	if err := s.conn.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.GetNameOwner", 0, Service).Store(&s.owner); err != nil {
+	if err := call(ctx, s.conn.BusObject(), "org.freedesktop.DBus.GetNameOwner", Service).Store(&s.owner); err != nil {
 		return nil, fmt.Errorf("find logind on the bus: %w", err)
 	}
-	err := s.conn.AddMatchSignalContext(ctx, dbus.WithMatchSender(Service), dbus.WithMatchObjectPath(Object),
+	matchCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	err := s.conn.AddMatchSignalContext(matchCtx, dbus.WithMatchSender(Service), dbus.WithMatchObjectPath(Object),
 		dbus.WithMatchInterface(Interface), dbus.WithMatchMember("PrepareForShutdown"))
 	if err != nil {
 		return nil, fmt.Errorf("subscribe to logind's PrepareForShutdown: %w", err)
@@ -154,7 +168,7 @@ func (s *session) prepareForShutdown(ctx context.Context, sig *dbus.Signal) (boo
 	if sig.Sender != s.owner {
 		// logind may have restarted since: ask who owns its name now.
 		var owner string
-		if err := s.conn.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.GetNameOwner", 0, Service).Store(&owner); err != nil || owner != sig.Sender {
+		if err := call(ctx, s.conn.BusObject(), "org.freedesktop.DBus.GetNameOwner", Service).Store(&owner); err != nil || owner != sig.Sender {
 			return false, fmt.Errorf("PrepareForShutdown from %s, not from logind (%s)", sig.Sender, owner)
 		}
 		s.owner = owner
