@@ -247,10 +247,13 @@ func (a *Agent) KillPod(ctx context.Context, uid types.UID, gracePeriod *int64) 
 	return a.workers.KillPod(ctx, e.pod, false, gracePeriod, nil)
 }
 
-// Run runs the agent until ctx ends (on a real runtime pods keep running,
-// as when a kubelet stops; the embedded runtime ends with the agent) or a
-// requested node shutdown completes (pods are stopped, if graceful node
-// shutdown is configured).
+// Run runs the agent until ctx ends (SIGTERM or SIGINT: on a real runtime
+// pods keep running, as when a kubelet stops, and the next agent adopts
+// them; the embedded runtime ends with the agent) or a node shutdown
+// asked for by hand (RequestShutdown) completes (pods are stopped, if
+// graceful node shutdown is configured). A node shutdown announced by
+// systemd-logind (watchLogind) stops the pods too, but Run goes on: the
+// system stops the agent next, or logind cancels the shutdown.
 func (a *Agent) Run(ctx context.Context) error {
 	defer a.close()
 	inner, stop := context.WithCancel(context.WithoutCancel(ctx))
