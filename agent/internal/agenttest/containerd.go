@@ -340,10 +340,10 @@ func (e *CtrdEnv) StartAgent(manifestDir string, edit func(*agent.Config)) *Ctrd
 	logs := &testlog.Buffer{}
 	obs := &CtrdObserver{}
 	a, err := agent.New(t.Context(), cfg, agent.Options{
+		NoLogind:    true, // the machine's logind is no test's
 		Logger:      slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Observer:    obs,
 		SyncBackOff: 500 * time.Millisecond,
-		NoLogind:    true, // the machine's logind is no test's
 	})
 	if err != nil {
 		t.Fatalf("agent.New: %v", err)
