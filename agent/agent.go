@@ -50,11 +50,20 @@ type Options struct {
 	// Stats serves the kubelet API's /stats/summary and /metrics/resource;
 	// nil: the runtime's and the node's (cri/stats).
 	Stats kubeletserver.StatsProvider
+	// SystemBusAddress is the D-Bus address where systemd-logind is
+	// found; "": the system bus (DBUS_SYSTEM_BUS_ADDRESS, else
+	// /run/dbus/system_bus_socket).
+	SystemBusAddress string
+	// NoLogind leaves systemd-logind alone: no inhibitor lock, no node
+	// shutdown from PrepareForShutdown (tests that must not lock the
+	// machine's shutdown).
+	NoLogind bool
 }
 
 // Agent is a running node agent. Its goroutines start with Run.
 type Agent struct {
 	cfg      Config
+	opts     Options
 	log      *slog.Logger
 	clock    clock.WithTicker
 	registry *prometheus.Registry
@@ -116,7 +125,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 	}
 	bands, _ := cfg.shutdownBands()
 	a := &Agent{
-		cfg: cfg, log: opts.Logger, clock: opts.Clock, registry: opts.Registry,
+		cfg: cfg, opts: opts, log: opts.Logger, clock: opts.Clock, registry: opts.Registry,
 		shutdownRequested: make(chan struct{}), controlSocket: api.ControlSocket(cfg.RootDir),
 		pods: map[types.UID]*podEntry{}, working: map[types.UID]worker.PodWorkerSync{},
 		probeMetrics: prometheus.NewRegistry(),
@@ -247,10 +256,13 @@ func (a *Agent) KillPod(ctx context.Context, uid types.UID, gracePeriod *int64) 
 	return a.workers.KillPod(ctx, e.pod, false, gracePeriod, nil)
 }
 
-// Run runs the agent until ctx ends (on a real runtime pods keep running,
-// as when a kubelet stops; the embedded runtime ends with the agent) or a
-// requested node shutdown completes (pods are stopped, if graceful node
-// shutdown is configured).
+// Run runs the agent until ctx ends (SIGTERM or SIGINT: on a real runtime
+// pods keep running, as when a kubelet stops, and the next agent adopts
+// them; the embedded runtime ends with the agent) or a node shutdown
+// asked for by hand (RequestShutdown) completes (pods are stopped, if
+// graceful node shutdown is configured). A node shutdown announced by
+// systemd-logind (watchLogind) stops the pods too, but Run goes on: the
+// system stops the agent next, or logind cancels the shutdown.
 func (a *Agent) Run(ctx context.Context) error {
 	defer a.close()
 	inner, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -280,6 +292,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.rotator != nil {
 		wg.Go(func() { a.runLogRotation(inner) })
 	}
+	a.watchLogind(inner, &wg)
 	a.log.Info("agent running", "node", a.cfg.NodeName, "runtime", a.conn.name, "endpoint", a.conn.endpoint,
 		"manifests", a.cfg.StaticPodPath, "kubeconfig", a.cfg.Kubeconfig, "address", a.Addr(), "control", a.controlSocket, "kubeletAPI", a.KubeletAPIAddr())
 

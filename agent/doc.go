@@ -6,7 +6,10 @@
 // certificate first when a bootstrap kubeconfig is given), builds the
 // engine and its status manager, prober, admission chain and node shutdown
 // manager, and listens with agent/server; Run runs them until its context
-// ends or a node shutdown completes.
+// ends (SIGTERM, SIGINT: the pods keep running for the next agent) or a
+// node shutdown asked for by hand completes. With shutdown grace periods,
+// Run also holds systemd-logind's inhibitor lock (logind.go) and runs the
+// node shutdown logind announces.
 //
 // What the root does itself: the configuration (Config, the file kind
 // AgentConfiguration, the flags' defaults) and the root directory's
@@ -43,11 +46,13 @@
 //   - services: the cluster's Services, watched for the Service
 //     variables of the containers' env (cluster mode).
 //   - server: the read-only TCP endpoint and the control socket.
-//   - shutdown: graceful node shutdown, band by band.
+//   - shutdown: graceful node shutdown, band by band; shutdown/logind: the
+//     node shutdown announced by systemd-logind over D-Bus.
 //   - token: the pods' service account tokens, requested through the
 //     TokenRequest API, bound to their pods and refreshed (cluster mode).
 //
 // And for tests: integration, the tests of agents on containerd and in a
 // cluster (tests only); internal/agenttest, the test agents they and the
-// root's own tests run.
+// root's own tests run. (The module's internal/logindtest is a private
+// dbus-daemon with a systemd-logind stand-in.)
 package agent

@@ -60,7 +60,8 @@ func Lifecycle(ctx context.Context, path string) (api.Lifecycle, []byte, error) 
 }
 
 // ShutdownNode asks the agent whose control socket is at path for a
-// graceful node shutdown, as SIGTERM does, and returns its answer.
+// graceful node shutdown, as systemd-logind's PrepareForShutdown does, and
+// returns its answer.
 func ShutdownNode(ctx context.Context, path string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://podlife"+api.ShutdownPath, nil)
 	if err != nil {

@@ -98,6 +98,7 @@ func Run(ctx context.Context, w io.Writer, opts Options) (err error) {
 		Logger:      logs,
 		Observer:    fsm.Observers{tw, &progress{d: d}},
 		SyncBackOff: 500 * time.Millisecond,
+		NoLogind:    true, // the demo's node shutdown is its own, not the machine's
 	})
 	if err != nil {
 		return err

@@ -295,13 +295,15 @@ func TestContainerdRuntimeRestart(t *testing.T) {
 
 // TestContainerdOrphanOfKilledAgent: an agent stopped as by SIGINT leaves
 // its pods running; with the pod's manifest gone, the next agent's first
-// housekeeping finds the pod in the runtime, unknown, and kills it.
+// housekeeping finds the pod in the runtime, unknown, and kills it within
+// the grace period its containers recorded (3 s: the ignorer gets SIGKILL
+// then).
 func TestContainerdOrphanOfKilledAgent(t *testing.T) {
 	e := agenttest.NewCtrdEnv(t)
 	uid := e.NewUID()
 	manifests := filepath.Join(e.Dir, "manifests")
 	a := e.StartAgent(manifests, nil)
-	pod := agenttest.CtrdPod{Name: "left", UID: uid, Grace: 30, Containers: []agenttest.CtrdContainer{agenttest.CtrdTrapper("trapper"), agenttest.CtrdIgnorer("ignorer")}}
+	pod := agenttest.CtrdPod{Name: "left", UID: uid, Grace: 3, Containers: []agenttest.CtrdContainer{agenttest.CtrdTrapper("trapper"), agenttest.CtrdIgnorer("ignorer")}}
 	a.WritePod(pod)
 	a.WaitRunning(uid, 2)
 	time.Sleep(300 * time.Millisecond) // the trap is set

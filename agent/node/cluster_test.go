@@ -362,6 +362,26 @@ func TestSetShuttingDown(t *testing.T) {
 	if r := condition(node, v1.NodeReady); r.Status != v1.ConditionFalse || r.Reason != ReasonNotReady || r.Message != MessageShuttingDown {
 		t.Errorf("Ready condition when SetShuttingDown returned: %s %s %q; want False %s %q", r.Status, r.Reason, r.Message, ReasonNotReady, MessageShuttingDown)
 	}
+
+	// A cancelled shutdown (logind's PrepareForShutdown(false)): Ready
+	// again without waiting for the next status update.
+	m.ClearShuttingDown()
+	eventually(t, "ready again after ClearShuttingDown", func() (bool, error) {
+		node, err := c.Admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return readyStatus(node) == v1.ConditionTrue, nil
+	})
+	// The next shutdown waits for its own write again.
+	m.SetShuttingDown(ctx)
+	node, err = c.Admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := condition(node, v1.NodeReady); r.Status != v1.ConditionFalse || r.Message != MessageShuttingDown {
+		t.Errorf("Ready condition when the second SetShuttingDown returned: %s %q; want False %q", r.Status, r.Message, MessageShuttingDown)
+	}
 }
 
 // TestNodeAuthorizerRefusesAnotherNode checks the identity the Manager is

@@ -25,14 +25,18 @@ type Manager struct {
 	// statusChange wakes the status loop when the readiness changed
 	// outside of it (SetShuttingDown).
 	statusChange chan struct{}
-	// shutdownWritten is closed once the status loop wrote a status that
-	// says the node is shutting down (closeShutdownWritten, once).
-	shutdownWritten      chan struct{}
-	closeShutdownWritten func()
-
 	mu           sync.Mutex
 	node         *v1.Node // guarded by mu: the Node as the API last returned it; nil until registered
-	shuttingDown bool     // guarded by mu
+	// shutdown is the node shutdown under way, nil when none is (guarded
+	// by mu).
+	shutdown *shutdownWrite
+}
+
+// shutdownWrite is one node shutdown: written is closed once the status
+// loop wrote a status that says the node is shutting down.
+type shutdownWrite struct {
+	written chan struct{}
+	close   func() // closes written, once
 }
 
 // New returns a Manager for cfg. It reads the host's identity (machine-id,
@@ -52,16 +56,13 @@ func New(cfg Config) (*Manager, error) {
 	if err != nil {
 		cfg.Logger.Warn("Some of the node's system info is unknown", "node", cfg.NodeName, "err", err)
 	}
-	written := make(chan struct{})
 	return &Manager{
-		cfg:                  cfg,
-		log:                  cfg.Logger.With("node", cfg.NodeName),
-		labels:               ownLabels(cfg.NodeName, cfg.Labels),
-		addresses:            addresses,
-		nodeInfo:             info,
-		statusChange:         make(chan struct{}, 1),
-		shutdownWritten:      written,
-		closeShutdownWritten: sync.OnceFunc(func() { close(written) }),
+		cfg:          cfg,
+		log:          cfg.Logger.With("node", cfg.NodeName),
+		labels:       ownLabels(cfg.NodeName, cfg.Labels),
+		addresses:    addresses,
+		nodeInfo:     info,
+		statusChange: make(chan struct{}, 1),
 	}, nil
 }
 
@@ -93,27 +94,47 @@ const shutdownWriteTimeout = 5 * time.Second
 // Ready behind the exited agent.
 func (m *Manager) SetShuttingDown(ctx context.Context) {
 	m.mu.Lock()
-	m.shuttingDown = true
-	m.mu.Unlock()
-	select {
-	case m.statusChange <- struct{}{}:
-	default:
+	if m.shutdown == nil {
+		written := make(chan struct{})
+		m.shutdown = &shutdownWrite{written: written, close: sync.OnceFunc(func() { close(written) })}
 	}
+	sd := m.shutdown
+	m.mu.Unlock()
+	m.wakeStatusLoop()
 	timer := m.cfg.Clock.NewTimer(shutdownWriteTimeout)
 	defer timer.Stop()
 	select {
-	case <-m.shutdownWritten:
+	case <-sd.written:
 	case <-timer.C():
 		m.log.Warn("Stopping pods for node shutdown before the Node says so: its status was not written in time", "timeout", shutdownWriteTimeout)
 	case <-ctx.Done():
 	}
 }
 
-// isShuttingDown reports whether SetShuttingDown was called.
-func (m *Manager) isShuttingDown() bool {
+// ClearShuttingDown returns the node to service after a node shutdown was
+// cancelled (logind's PrepareForShutdown(false)): the Node is Ready again
+// at once, as the kubelet's manager has it after a cancellation.
+func (m *Manager) ClearShuttingDown() {
+	m.mu.Lock()
+	m.shutdown = nil
+	m.mu.Unlock()
+	m.wakeStatusLoop()
+}
+
+// wakeStatusLoop asks the status loop for an update now.
+func (m *Manager) wakeStatusLoop() {
+	select {
+	case m.statusChange <- struct{}{}:
+	default:
+	}
+}
+
+// shutdownState is the node shutdown under way (nil: none) and whether one
+// is.
+func (m *Manager) shutdownState() (*shutdownWrite, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.shuttingDown
+	return m.shutdown, m.shutdown != nil
 }
 
 // Run registers the Node, retrying with back-off, then renews its Lease
@@ -161,7 +182,7 @@ func (m *Manager) setLeaseOwner(l *coordinationv1.Lease) error {
 func (m *Manager) desired() desiredState {
 	ok, reason, message := m.cfg.Ready()
 	m.mu.Lock()
-	shuttingDown := m.shuttingDown
+	shuttingDown := m.shutdown != nil
 	m.mu.Unlock()
 	return desiredState{
 		labels:      m.labels,

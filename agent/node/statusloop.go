@@ -15,7 +15,7 @@ import (
 const statusUpdateRetries = 5
 
 // keepStatus updates the status at once, then every StatusUpdateFrequency
-// and whenever SetShuttingDown asks, until ctx ends.
+// and whenever SetShuttingDown or ClearShuttingDown asks, until ctx ends.
 func (m *Manager) keepStatus(ctx context.Context) {
 	ticker := m.cfg.Clock.NewTicker(m.cfg.StatusUpdateFrequency)
 	defer ticker.Stop()
@@ -24,9 +24,11 @@ func (m *Manager) keepStatus(ctx context.Context) {
 		lastReport time.Time // when the status was last written; zero: never by this Manager
 	)
 	for {
-		// Read before the status is computed: once set it stays set, so
-		// a status written without error then says so.
-		shuttingDown := m.isShuttingDown()
+		// Read before the status is computed: a status written without
+		// error then says the node is shutting down, unless a
+		// ClearShuttingDown came between (a cancellation racing the
+		// shutdown's first write, which then returns early).
+		shutdown, shuttingDown := m.shutdownState()
 		var err error
 		for range statusUpdateRetries {
 			if err = m.updateStatus(ctx, &lastReport); err == nil || ctx.Err() != nil {
@@ -40,7 +42,7 @@ func (m *Manager) keepStatus(ctx context.Context) {
 		default:
 			errs.succeeded(m.log, "Updated the node's status after errors")
 			if shuttingDown {
-				m.closeShutdownWritten()
+				shutdown.close()
 			}
 		}
 		select {

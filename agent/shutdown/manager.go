@@ -84,11 +84,32 @@ func NewManager(cfg Config) (*Manager, error) {
 // bands Shutdown stops no pod.
 func (m *Manager) Enabled() bool { return len(m.bands) > 0 }
 
-// ShuttingDown reports whether a shutdown began; it stays true once it did.
+// ShuttingDown reports whether a shutdown began; it stays true until
+// Cancel.
 func (m *Manager) ShuttingDown() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.run != nil
+}
+
+// Cancel ends a finished shutdown that logind cancelled
+// (PrepareForShutdown(false)): Admit admits pods again and the next
+// Shutdown runs anew, as the kubelet's manager clears nodeShuttingDownNow.
+// The pods it stopped stay stopped. A shutdown still running is not
+// cancelled: Cancel reports false and the node stays shutting down.
+func (m *Manager) Cancel() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.run == nil {
+		return true
+	}
+	select {
+	case <-m.run.done:
+		m.run = nil
+		return true
+	default:
+		return false
+	}
 }
 
 // Admit rejects every pod once the shutdown began: a pod started now would
@@ -109,9 +130,10 @@ func (m *Manager) Admit(*v1.Pod, []*v1.Pod) admission.Result {
 // DisruptionTarget condition); the engine applies it only once the pod's
 // containers stopped, so no pod is reported Failed while it still runs.
 //
-// It runs once. A call while it runs waits for that run and returns its
-// result (or its own ctx's error if ctx ends first), and a call after it
-// returns that result at once; pods given to those calls are ignored. When
+// It runs once until Cancel. A call while it runs waits for that run and
+// returns its result (or its own ctx's error if ctx ends first), and a
+// call after it returns that result at once; pods given to those calls
+// are ignored. When
 // ctx ends the shutdown stops where it is and returns ctx's error, with
 // the node left shutting down: kills already requested stand anyway.
 func (m *Manager) Shutdown(ctx context.Context, pods []*v1.Pod) error {

@@ -375,3 +375,38 @@ kubelet_admission_rejections_total{reason="NodeShutdown"} 1
 		t.Error(err)
 	}
 }
+
+// Cancel (logind's PrepareForShutdown(false)) ends a finished shutdown:
+// pods are admitted again and the next Shutdown runs anew; a shutdown
+// still running is not cancelled.
+func TestCancel(t *testing.T) {
+	h := newHarness(t, Band{0, 10 * time.Second})
+	if !h.m.Cancel() {
+		t.Error("Cancel before any shutdown = false, want true (nothing to cancel)")
+	}
+	first := h.shutdown(context.Background(), pod("a", nil, nil))
+	a := h.k.next(t)
+	if h.m.Cancel() || !h.m.ShuttingDown() || h.m.Admit(pod("during", nil, nil), nil) != rejected {
+		t.Error("Cancel during the run must leave the node shutting down")
+	}
+	a.release <- nil
+	if err := wait(t, first, "the first Shutdown"); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if !h.m.Cancel() {
+		t.Fatal("Cancel after the run = false")
+	}
+	if h.m.ShuttingDown() || !h.m.Admit(pod("after", nil, nil), nil).Admit {
+		t.Error("after Cancel the node must admit pods again")
+	}
+	second := h.shutdown(context.Background(), pod("b", nil, nil))
+	b := h.k.next(t)
+	if b.pod.Name != "b" {
+		t.Errorf("the second shutdown killed %s, want b", b.pod.Name)
+	}
+	b.release <- nil
+	if err := wait(t, second, "the second Shutdown"); err != nil {
+		t.Fatalf("second Shutdown: %v", err)
+	}
+	h.k.noMoreCalls(t)
+}

@@ -42,11 +42,17 @@ With no --runtime-endpoint it starts an embedded CRI runtime in which containers
 run: every step of the lifecycle happens, but no process is started.
 
 Settings come from --config (an AgentConfiguration file) and flags; a flag that is set wins.
-SIGINT stops the agent: on a real runtime its pods keep running, on the embedded one they end
-with it. SIGTERM, or 'podlife shutdown' (over the control socket), is a graceful node shutdown
-when shutdown grace periods are configured: new pods are rejected, running ones are stopped band
-by band from the lowest priority, then the agent exits 0. Without grace periods it says that
-graceful node shutdown is disabled and exits at once, stopping no pod.`,
+SIGTERM and SIGINT stop the agent (systemctl stop or restart, an upgrade): on a real runtime its
+pods keep running, and the next agent adopts them; on the embedded one they end with it.
+
+A node shutdown comes from systemd-logind, as the kubelet's graceful node shutdown does: when
+shutdown grace periods are configured, the agent holds a delay inhibitor lock on the system bus
+(DBUS_SYSTEM_BUS_ADDRESS, else /run/dbus/system_bus_socket; logind's InhibitDelayMaxSec should be
+at least the whole grace period) and, when logind announces the shutdown, rejects new pods, stops
+the running ones band by band from the lowest priority, then releases the lock and runs on until
+the system stops it. 'podlife shutdown' (over the control socket) does the same by hand, then the
+agent exits 0. Without grace periods there is no lock, and 'podlife shutdown' says that graceful
+node shutdown is disabled and the agent exits at once, stopping no pod.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := resolveConfig(cmd.Flags(), configFile)
@@ -138,26 +144,19 @@ func newLogger(format string, verbosity int) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, opts))
 }
 
-// runAgent runs the agent until SIGINT, or until a node shutdown (SIGTERM
-// or POST /shutdown on the control socket) completed.
+// runAgent runs the agent until SIGTERM or SIGINT, which leave the pods
+// running for the next agent (as a kubelet's restart does), or until a
+// node shutdown asked for by hand (POST /shutdown on the control socket)
+// completed.
 func runAgent(ctx context.Context, cfg agent.Config) error {
 	log := newLogger(cfg.LogFormat, cfg.Verbosity)
 	klog.SetSlogLogger(log) // the CRI client logs through klog
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	a, err := agent.New(ctx, cfg, agent.Options{Logger: log})
 	if err != nil {
 		return err
 	}
-	terms := make(chan os.Signal, 1)
-	signal.Notify(terms, syscall.SIGTERM)
-	defer signal.Stop(terms)
-	go func() {
-		if _, ok := <-terms; ok {
-			log.Info("SIGTERM: " + a.ShutdownPlan())
-			a.RequestShutdown()
-		}
-	}()
 	if err := a.Run(ctx); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}

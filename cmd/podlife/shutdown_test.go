@@ -25,8 +25,8 @@ func TestShutdownCommand(t *testing.T) {
 	cfg := agent.DefaultConfig()
 	cfg.RootDir = root
 	cfg.Address = "127.0.0.1:0"
-	cfg.ShutdownGracePeriod.Duration = 2 * time.Second // graceful node shutdown enabled
-	a, err := agent.New(t.Context(), cfg, agent.Options{})
+	cfg.ShutdownGracePeriod.Duration = 2 * time.Second                   // graceful node shutdown enabled
+	a, err := agent.New(t.Context(), cfg, agent.Options{NoLogind: true}) // the machine's logind is no test's
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,8 +98,9 @@ func shutdownCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "shutdown",
 		Short: "Ask a running agent for a graceful node shutdown",
-		Long: `shutdown asks the agent to shut the node down gracefully, as SIGTERM does: new pods are
-rejected and running ones are stopped band by band. It talks to the agent's control socket,
+		Long: `shutdown asks the agent to shut the node down gracefully, as systemd-logind's announcement
+of a shutdown does: new pods are rejected and running ones are stopped band by band; then the
+agent exits (SIGTERM stops the agent and leaves the pods running). It talks to the agent's control socket,
 podlife.sock in the agent's --root-dir (mode 0600: only the agent's user and root may use it; the
 TCP endpoint is read-only). With --wait it waits until the agent has exited (its socket stops
 answering), at most that long.`,

@@ -93,7 +93,8 @@ type Options struct {
 }
 
 // runtimeOnlyGracePeriod is the grace period of a pod known only to the
-// runtime: its spec, and so its own grace period, is lost.
+// runtime whose containers recorded none (recordedGracePeriod): the
+// kubelet's for every such pod.
 const runtimeOnlyGracePeriod = 1
 
 // Syncer is a worker.PodSyncer over a CRI runtime. Its methods may run

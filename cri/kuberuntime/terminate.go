@@ -2,6 +2,7 @@ package kuberuntime
 
 import (
 	"context"
+	"strconv"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -65,15 +66,16 @@ func (s *Syncer) phaseBeforeKill(pod *v1.Pod, p *cri.PodRuntime) v1.PodPhase {
 	return apistatus.Generate(in).Phase
 }
 
-// SyncTerminatingRuntimePod stops a pod known only to the runtime with a
-// grace period of 1 s, then removes it in the background: no record will
-// ever call SyncTerminatedPod for it.
+// SyncTerminatingRuntimePod stops a pod known only to the runtime within
+// the grace period its containers recorded (recordedGracePeriod), then
+// removes it in the background: no record will ever call
+// SyncTerminatedPod for it.
 func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, runningPod *worker.RunningPod) error {
 	p, err := readPod(ctx, s.rt, runningPod.ID)
 	if err != nil {
 		return err
 	}
-	if p, err = s.stopPod(ctx, nil, p, runtimeOnlyGracePeriod, "runtime pod"); err != nil {
+	if p, err = s.stopPod(ctx, nil, p, recordedGracePeriod(p), "runtime pod"); err != nil {
 		return err
 	}
 	s.opts.Probes.RemovePod(runningPod.ID)
@@ -100,4 +102,28 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, _ *worker.P
 	s.opts.Probes.RemovePod(pod.UID)
 	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Terminated", "Pod terminated; its containers are kept until it is deleted")
 	return nil
+}
+
+// recordedGracePeriod is the pod's terminationGracePeriodSeconds as its
+// running containers recorded it when they were created
+// (cri.GracePeriodAnnotation, the longest if they differ), else
+// runtimeOnlyGracePeriod. A runtime-only pod is, most often, a static pod
+// whose manifest was removed while the agent was down, or whose stop an
+// agent had begun when it was stopped: its owner asked for its graceful
+// stop, and an agent's restart must not shorten it. The kubelet kills such
+// a pod with a 1 s override (HandlePodCleanups), although its
+// killContainer restores the grace period from the same annotation.
+func recordedGracePeriod(p *cri.PodRuntime) int64 {
+	grace, found := int64(0), false
+	for _, c := range p.NotExited() {
+		g, err := strconv.ParseInt(c.GetAnnotations()[cri.GracePeriodAnnotation], 10, 64)
+		if err != nil || g < 0 {
+			continue
+		}
+		grace, found = max(grace, g), true
+	}
+	if !found {
+		return runtimeOnlyGracePeriod
+	}
+	return grace
 }

@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/internal/crifake"
 	"github.com/podlife/podlife/worker"
 )
@@ -401,22 +402,35 @@ func TestSyncTerminatingPodNothingRuns(t *testing.T) {
 func TestSyncTerminatingRuntimePod(t *testing.T) {
 	for _, tc := range []struct {
 		name string
+		// grace is the pod's terminationGracePeriodSeconds when its
+		// containers were created (nil: unset, 30 s).
+		grace *int64
 		// prepare acts on the pod to stop, started as runningPod.
 		prepare func(h *harness, pod *v1.Pod)
 		// wantStops are the containers (by name) stopped.
 		wantStops []string
+		// wantTimeout is the stops' timeout: the recorded grace period,
+		// at least the 2 s minimum.
+		wantTimeout int64
 	}{
-		{"running", func(*harness, *v1.Pod) {}, []string{"a", "b"}},
-		{"already stopped", func(h *harness, pod *v1.Pod) {
+		{"running", new(int64(45)), func(*harness, *v1.Pod) {}, []string{"a", "b"}, 45},
+		{"running, default grace", nil, func(*harness, *v1.Pod) {}, []string{"a", "b"}, 30},
+		{"running, zero grace", new(int64(0)), func(*harness, *v1.Pod) {}, []string{"a", "b"}, minimumGracePeriod},
+		{"already stopped", new(int64(45)), func(h *harness, pod *v1.Pod) {
 			h.exit(crifake.ContainerID(pod, 0, "a", 0), 0)
 			h.exit(crifake.ContainerID(pod, 0, "b", 0), 0)
 			h.killSandbox(crifake.SandboxID(pod, 0))
-		}, nil},
+		}, nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Options{}, "img")
-			pod, other := runningPod(h, "orphan"), runningPod(h, "other")
-			pod.Spec.TerminationGracePeriodSeconds = new(int64(45)) // lost with the spec: unused
+			pod := crifake.MakePod("orphan", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"}, crifake.Ctr{Name: "c"})
+			pod.Spec.TerminationGracePeriodSeconds = tc.grace
+			h.mustSync(pod)
+			h.exit(crifake.ContainerID(pod, 0, "c", 0), 1)
+			other := runningPod(h, "other")
+			h.rt.ResetStops()
+			pod.Spec.TerminationGracePeriodSeconds = new(int64(7)) // lost with the spec: unused
 			tc.prepare(h, pod)
 			written := h.statuses.count(pod.UID)
 			h.events.Reset()
@@ -427,9 +441,7 @@ func TestSyncTerminatingRuntimePod(t *testing.T) {
 			}
 			var want []crifake.StopCall
 			for _, name := range tc.wantStops {
-				// The 2 s minimum applies to a runtime pod's 1 s too, as in
-				// the kubelet.
-				want = append(want, crifake.StopCall{ID: crifake.ContainerID(pod, 0, name, 0), Timeout: minimumGracePeriod})
+				want = append(want, crifake.StopCall{ID: crifake.ContainerID(pod, 0, name, 0), Timeout: tc.wantTimeout})
 			}
 			if got := h.rt.StopCalls(); !slices.Equal(got, want) {
 				t.Errorf("stops %v, want %v", got, want)
@@ -692,5 +704,37 @@ func TestSyncTerminatingVerifyReadError(t *testing.T) {
 	}
 	if h.statuses.count(pod.UID) != written {
 		t.Error("final status written without a verified stop")
+	}
+}
+
+// A runtime-only pod's grace period is what its running containers
+// recorded, the longest if they differ; without one, the kubelet's 1 s.
+func TestRecordedGracePeriod(t *testing.T) {
+	ctr := func(state runtimeapi.ContainerState, grace string) *runtimeapi.ContainerStatus {
+		c := &runtimeapi.ContainerStatus{State: state}
+		if grace != "-" {
+			c.Annotations = map[string]string{cri.GracePeriodAnnotation: grace}
+		}
+		return c
+	}
+	running, exited := runtimeapi.ContainerState_CONTAINER_RUNNING, runtimeapi.ContainerState_CONTAINER_EXITED
+	for _, tc := range []struct {
+		name       string
+		containers []*runtimeapi.ContainerStatus
+		want       int64
+	}{
+		{"no container", nil, runtimeOnlyGracePeriod},
+		{"none recorded", []*runtimeapi.ContainerStatus{ctr(running, "-")}, runtimeOnlyGracePeriod},
+		{"recorded", []*runtimeapi.ContainerStatus{ctr(running, "45")}, 45},
+		{"recorded zero", []*runtimeapi.ContainerStatus{ctr(running, "0")}, 0},
+		{"the longest", []*runtimeapi.ContainerStatus{ctr(running, "10"), ctr(running, "60"), ctr(running, "-")}, 60},
+		{"exited ones do not count", []*runtimeapi.ContainerStatus{ctr(exited, "600"), ctr(running, "5")}, 5},
+		{"invalid", []*runtimeapi.ContainerStatus{ctr(running, "soon"), ctr(running, "-4")}, runtimeOnlyGracePeriod},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := recordedGracePeriod(&cri.PodRuntime{Containers: tc.containers}); got != tc.want {
+				t.Errorf("recordedGracePeriod = %d, want %d", got, tc.want)
+			}
+		})
 	}
 }

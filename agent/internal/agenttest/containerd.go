@@ -340,6 +340,7 @@ func (e *CtrdEnv) StartAgent(manifestDir string, edit func(*agent.Config)) *Ctrd
 	logs := &testlog.Buffer{}
 	obs := &CtrdObserver{}
 	a, err := agent.New(t.Context(), cfg, agent.Options{
+		NoLogind:    true, // the machine's logind is no test's
 		Logger:      slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Observer:    obs,
 		SyncBackOff: 500 * time.Millisecond,
@@ -576,6 +577,28 @@ func (o *CtrdObserver) Events(uid string) []fsm.Event {
 		}
 	}
 	return out
+}
+
+// batch is the number of the latest SyncKnownPods call seen.
+func (o *CtrdObserver) batch() uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var n uint64
+	for _, t := range o.transitions {
+		n = max(n, t.Batch)
+	}
+	return n
+}
+
+// WaitHousekeepings waits until housekeeping ran n more times to its end,
+// as Harness.WaitHousekeepings counts them (the engine must hold a record).
+func (a *CtrdAgent) WaitHousekeepings(n uint64) {
+	a.t.Helper()
+	from := a.Obs.batch()
+	CtrdEventually(a.t, fmt.Sprintf("%d more housekeepings", n), func() (bool, string) {
+		now := a.Obs.batch()
+		return now >= from+n+1, fmt.Sprintf("batch %d, from %d", now, from)
+	})
 }
 
 // CtrdWatch follows containers through ContainerStatus, every 5 ms and at

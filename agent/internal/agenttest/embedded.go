@@ -133,6 +133,7 @@ type settings struct {
 	config    []func(*agent.Config)
 	backOff   time.Duration
 	beforeRun func(h *Harness)
+	systemBus string // "": logind is left alone
 }
 
 // Option configures a test agent (Start).
@@ -146,6 +147,11 @@ func WithConfig(f func(*agent.Config)) Option {
 
 // WithSyncBackOff sets the engine's retry delay after a failed sync.
 func WithSyncBackOff(d time.Duration) Option { return func(s *settings) { s.backOff = d } }
+
+// WithSystemBus has the agent watch systemd-logind on the bus at address
+// (a logindtest stand-in); without it the agent leaves logind alone, so
+// that no test takes the machine's inhibitor lock.
+func WithSystemBus(address string) Option { return func(s *settings) { s.systemBus = address } }
 
 // BeforeRun runs f once the agent and the test's CRI client exist, before
 // Run: to plant runtime state the first housekeeping will find.
@@ -204,7 +210,10 @@ func Start(t testing.TB, opts ...Option) *Harness {
 		edit(&cfg)
 	}
 	log := slog.New(slog.NewTextHandler(h.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	a, err := agent.New(context.Background(), cfg, agent.Options{Logger: log, Observer: h.Rec, SyncBackOff: s.backOff})
+	a, err := agent.New(context.Background(), cfg, agent.Options{
+		Logger: log, Observer: h.Rec, SyncBackOff: s.backOff,
+		SystemBusAddress: s.systemBus, NoLogind: s.systemBus == "",
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
