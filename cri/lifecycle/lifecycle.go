@@ -30,7 +30,7 @@ import (
 // runs them: exec through the runtime's ExecSync, httpGet from the node to
 // the pod's IP (or the handler's host), sleep in the agent. A hook ends with
 // ctx: the caller bounds it (a preStop hook by the grace period, a
-// postStart hook by the pod's termination).
+// postStart hook by cri.PostStartTimeout and the pod's termination).
 
 // hookHTTPClient makes the httpGet hooks' requests. Like the kubelet's
 // probes it does not verify a certificate (a pod serves its own, for an IP
@@ -59,7 +59,10 @@ func RunHook(ctx context.Context, rt cri.Runtime, pod *v1.Pod, c *v1.Container, 
 	case h.Exec != nil:
 		// The client would log a failed command at length (klog); the
 		// caller reports it.
-		out, _, err := rt.ExecSync(klog.NewContext(ctx, klog.Logger{}), containerID, h.Exec.Command, 0)
+		// It counts against the pod's share of the exec lane (or runs
+		// in the kill lane: a preStop hook's ctx is cri.ForKill's).
+		ctx := cri.ForPod(klog.NewContext(ctx, klog.Logger{}), pod.UID)
+		out, _, err := rt.ExecSync(ctx, containerID, h.Exec.Command, 0)
 		if err != nil {
 			return fmt.Errorf("exec lifecycle hook (%s) for container %q in pod %s/%s failed - error: %w, message: %q",
 				strings.Join(h.Exec.Command, " "), c.Name, pod.Namespace, pod.Name, err, string(out))

@@ -88,8 +88,12 @@ func (r probeRunner) Probe(ctx context.Context, t prober.Target, p *v1.Probe) (p
 // exec runs the command in the container: exit 0 is success, another exit
 // code or the timeout failure; the output is stdout and stderr.
 func (r probeRunner) exec(ctx context.Context, t prober.Target, cmd []string, timeout time.Duration) (prober.Result, string, error) {
-	// The client would log every failing probe at length (klog).
-	stdout, stderr, err := r.rt.ExecSync(klog.NewContext(ctx, klog.Logger{}), t.ContainerID, cmd, timeout)
+	// The client would log every failing probe at length (klog). The
+	// probe, its wait for a slot of its pod's share of the exec lane
+	// included, ends within its timeout and a margin.
+	ctx, cancel := context.WithTimeout(cri.ForPod(klog.NewContext(ctx, klog.Logger{}), t.Pod.UID), timeout+cri.ExecTimeoutMargin)
+	defer cancel()
+	stdout, stderr, err := r.rt.ExecSync(ctx, t.ContainerID, cmd, timeout)
 	out := string(stdout) + string(stderr)
 	var exit utilexec.ExitError
 	switch {

@@ -1,0 +1,304 @@
+package integration_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/internal/agenttest"
+	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/internal/critest"
+)
+
+// preStopPod is a pod of one container that exits on SIGTERM, with an exec
+// preStop hook of 1 s.
+func preStopPod(name, uid string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+  namespace: %s
+  uid: %s
+spec:
+  restartPolicy: Always
+  terminationGracePeriodSeconds: 10
+  containers:
+  - name: app
+    image: %s
+    imagePullPolicy: Never
+    command: [sh, -c, 'trap "exit 0" TERM; while true; do sleep 0.2; done']
+    lifecycle:
+      preStop:
+        exec:
+          command: [sleep, "1"]
+`, name, agenttest.CtrdNamespace, uid, critest.BusyboxImage)
+}
+
+// runningOf counts the running containers of the pods uids.
+func runningOf(t *testing.T, rt interface {
+	ListContainers(context.Context, *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
+}, uids map[string]bool) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	cs, err := rt.ListContainers(ctx, &runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}})
+	if err != nil {
+		t.Fatalf("ListContainers: %v", err)
+	}
+	n := 0
+	for _, c := range cs {
+		if uids[c.Labels[cri.PodUIDLabel]] {
+			n++
+		}
+	}
+	return n
+}
+
+// Thirty pods with a 1 s exec preStop hook, removed at once, all stop; the
+// time from the first removal until none of their containers runs (polled
+// every 25 ms; it includes the manifest scan of up to 100 ms) is logged:
+// the issue's figure is 3.0 s when the hooks share one lane of 10 slots,
+// and about 1 s when every kill runs its hook at once. Run it with
+//
+//	PODLIFE_CRI_ENDPOINT=... go test -run TestContainerdThirtyPreStops -v ./agent/integration
+func TestContainerdThirtyPreStops(t *testing.T) {
+	const pods = 30
+	e := agenttest.NewCtrdEnv(t)
+	manifests := filepath.Join(e.Dir, "manifests")
+	a := e.StartAgent(manifests, nil)
+	uids := map[string]bool{}
+	names := make([]string, pods)
+	for i := range pods {
+		uid := e.NewUID()
+		uids[uid] = true
+		names[i] = fmt.Sprintf("prestop-%d.yaml", i)
+		writeManifest(t, manifests, names[i], preStopPod(fmt.Sprintf("prestop-%d", i), uid))
+	}
+	deadline := time.Now().Add(3 * time.Minute) // 30 pods on a shared, small CI machine
+	for runningOf(t, e.RT, uids) < pods {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d pods run after 3 min", runningOf(t, e.RT, uids), pods)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	start := time.Now()
+	for _, name := range names {
+		if err := os.Remove(filepath.Join(manifests, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var took time.Duration
+	agenttest.CtrdEventually(t, "every container of the 30 pods stopped", func() (bool, string) {
+		n := runningOf(t, e.RT, uids)
+		took = time.Since(start)
+		return n == 0, fmt.Sprintf("%d still run", n)
+	})
+	t.Logf("MEASURED: %d pods with a 1 s exec preStop hook stopped %v after their manifests were removed", pods, took.Round(10*time.Millisecond))
+	for uid := range uids {
+		a.WaitGone(uid)
+	}
+}
+
+// hangingRegistry is a registry on 127.0.0.1 that accepts connections,
+// reads the requests and never answers: a pull from it never progresses.
+// containerd pulls from a loopback registry over plain HTTP.
+type hangingRegistry struct {
+	addr string
+	mu   sync.Mutex
+	open int // connections accepted and not closed by the client
+	seen int // connections accepted in all
+}
+
+func newHangingRegistry(t *testing.T) *hangingRegistry {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &hangingRegistry{addr: l.Addr().String()}
+	var conns sync.WaitGroup
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		close(done)
+		_ = l.Close()
+		conns.Wait()
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			r.mu.Lock()
+			r.open++
+			r.seen++
+			r.mu.Unlock()
+			conns.Go(func() {
+				defer func() { _ = c.Close() }()
+				go func() {
+					<-done
+					_ = c.Close()
+				}()
+				// Read until the client gives up; never write.
+				_, _ = io.Copy(io.Discard, c)
+				r.mu.Lock()
+				r.open--
+				r.mu.Unlock()
+			})
+		}
+	}()
+	return r
+}
+
+// counts are the connections open now and accepted in all.
+func (r *hangingRegistry) counts() (open, seen int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.open, r.seen
+}
+
+// processes counts the node's processes whose command line is argv.
+func processes(t *testing.T, argv ...string) int {
+	t.Helper()
+	want := strings.Join(argv, "\x00") + "\x00"
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && string(b) == want {
+			n++
+		}
+	}
+	return n
+}
+
+// lanePod is a manifest of n containers that exit on SIGTERM, each with
+// extra (indented as a container's fields), grace 5 s, image image with
+// pull policy policy.
+func lanePod(name, uid string, n int, image, policy, extra string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: %s\n  uid: %s\n", name, agenttest.CtrdNamespace, uid)
+	b.WriteString("spec:\n  restartPolicy: Always\n  terminationGracePeriodSeconds: 5\n  containers:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - name: c%d\n    image: %s\n    imagePullPolicy: %s\n", i, image, policy)
+		b.WriteString("    command: [sh, -c, 'trap \"exit 0\" TERM; while true; do sleep 0.2; done']\n")
+		b.WriteString(extra)
+	}
+	return b.String()
+}
+
+// The issue's acceptance: a pod with 10 exec readiness probes that hang
+// (timeoutSeconds 3600), another whose 10 containers have postStart hooks
+// that hang (podlife, as the kubelet, runs a pod's postStart hooks one
+// container after the other, so one hangs at a time), and a pull from a
+// registry that never answers. A third pod is then created, started and
+// killed: it is, and the time from its kill (the manifest's removal) to
+// its container's exit, against its grace period plus 2 s, is logged.
+// With one lane for every change, exec and pull (10 slots), the probes
+// alone held every slot and the third pod never even started.
+func TestContainerdLanesIsolateAKill(t *testing.T) {
+	reg := newHangingRegistry(t)
+	e := agenttest.NewCtrdEnv(t)
+	manifests := filepath.Join(e.Dir, "manifests")
+	a := e.StartAgent(manifests, nil)
+
+	probesUID, hooksUID, pullUID := e.NewUID(), e.NewUID(), e.NewUID()
+	writeManifest(t, manifests, "probes.yaml", lanePod("probes", probesUID, 10, critest.BusyboxImage, "Never", `    readinessProbe:
+      exec:
+        command: [sleep, "3601"]
+      timeoutSeconds: 3600
+      periodSeconds: 1
+`))
+	writeManifest(t, manifests, "hooks.yaml", lanePod("hooks", hooksUID, 10, critest.BusyboxImage, "Never", `    lifecycle:
+      postStart:
+        exec:
+          command: [sleep, "3602"]
+`))
+	writeManifest(t, manifests, "pull.yaml", lanePod("pull", pullUID, 1, reg.addr+"/podlife/never:1", "Always", ""))
+
+	agenttest.CtrdEventually(t, "the hanging probes, hook and pull are in flight", func() (bool, string) {
+		probes, hooks := processes(t, "sleep", "3601"), processes(t, "sleep", "3602")
+		open, _ := reg.counts()
+		return probes >= cri.DefaultExecPerPod && hooks >= 1 && open >= 1,
+			fmt.Sprintf("%d probe execs (want %d, the pod's share), %d hook execs, %d pulls", probes, cri.DefaultExecPerPod, hooks, open)
+	})
+	if n := processes(t, "sleep", "3601"); n > cri.DefaultExecPerPod {
+		t.Errorf("%d probe execs of one pod run at once, want at most its share of %d", n, cri.DefaultExecPerPod)
+	}
+
+	uid := e.NewUID()
+	writeManifest(t, manifests, "third.yaml", lanePod("third", uid, 1, critest.BusyboxImage, "Never", ""))
+	a.WaitRunning(uid, 1)
+	w := e.Watch(uid, a.Obs.Poke(), "c0")
+	killed := time.Now()
+	if err := os.Remove(filepath.Join(manifests, "third.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	st := w.Exited("c0")
+	if open, _ := reg.counts(); open < 1 {
+		t.Errorf("the pull no longer hangs once the third pod was killed: the test did not test the pull lane")
+	}
+	took := agenttest.CtrdSince(killed, st.FinishedAt)
+	t.Logf("MEASURED: the third pod (grace 5 s, a container that exits on SIGTERM) was killed %v after its manifest was removed, against its grace period plus 2 s = 7 s; exit code %d",
+		took.Round(10*time.Millisecond), st.ExitCode)
+	a.WaitGone(uid)
+	e.WaitRuntimeGone(uid)
+
+	for _, name := range []string{"probes.yaml", "hooks.yaml", "pull.yaml"} {
+		if err := os.Remove(filepath.Join(manifests, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, u := range []string{probesUID, hooksUID, pullUID} {
+		e.WaitRuntimeGone(u)
+	}
+}
+
+// A pull from a registry that never answers is cancelled at the image
+// pull progress deadline: containerd drops its request, and the pod's
+// container waits with ErrImagePull (or, after it, ImagePullBackOff) and
+// the deadline's message.
+func TestContainerdPullDeadline(t *testing.T) {
+	reg := newHangingRegistry(t)
+	e := agenttest.NewCtrdEnv(t)
+	manifests := filepath.Join(e.Dir, "manifests")
+	a := e.StartAgent(manifests, func(c *agent.Config) { c.ImagePullProgressDeadline.Duration = 2 * time.Second })
+	uid := e.NewUID()
+	writeManifest(t, manifests, "pull.yaml", lanePod("pull", uid, 1, reg.addr+"/podlife/never:1", "Always", ""))
+	var sawErr bool
+	agenttest.CtrdEventually(t, "the pull was cancelled with the deadline's message", func() (bool, string) {
+		st, _ := a.PodStatus(types.UID(uid))
+		for _, cs := range st.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil && w.Reason == "ErrImagePull" && strings.Contains(w.Message, "image pull progress deadline (2s)") {
+				sawErr = true
+			}
+		}
+		_, seen := reg.counts()
+		return sawErr, fmt.Sprintf("%d requests to the registry; statuses %+v", seen, st.ContainerStatuses)
+	})
+	agenttest.CtrdEventually(t, "containerd dropped the request of the cancelled pull", func() (bool, string) {
+		open, seen := reg.counts()
+		return seen >= 1 && open < seen, fmt.Sprintf("%d of %d requests still open", open, seen)
+	})
+	if err := os.Remove(filepath.Join(manifests, "pull.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	e.WaitRuntimeGone(uid)
+}
