@@ -138,6 +138,31 @@ func TestContainerdThirtyPreStops(t *testing.T) {
 	for uid := range w.uids {
 		a.WaitGone(uid)
 	}
+	t.Logf("MEASURED: waits for a lane slot: %s", laneWaits(t, a))
+}
+
+// laneWaits sums podlife_cri_lane_wait_seconds by lane: how many calls
+// waited how long in all for a slot.
+func laneWaits(t *testing.T, a *agenttest.CtrdAgent) string {
+	t.Helper()
+	families, err := a.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range families {
+		if f.GetName() != "podlife_cri_lane_wait_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			h := m.GetHistogram()
+			out = append(out, fmt.Sprintf("%s %d calls %.3fs", m.GetLabel()[0].GetValue(), h.GetSampleCount(), h.GetSampleSum()))
+		}
+	}
+	if len(out) == 0 {
+		t.Errorf("no podlife_cri_lane_wait_seconds in the agent's metrics")
+	}
+	return strings.Join(out, ", ")
 }
 
 // hangingRegistry is a registry on 127.0.0.1 that accepts connections,
