@@ -141,7 +141,9 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	a.events = eventLog{log: a.log}
-	conn, err := connectRuntime(ctx, cfg.RuntimeEndpoint, cfg.RootDir, cfg.MaxConcurrentRuntimeCalls)
+	lanes := cfg.lanes()
+	lanes.Observe = newLaneWait(a.registry)
+	conn, err := connectRuntime(ctx, cfg.RuntimeEndpoint, cfg.RootDir, lanes)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/podlife/podlife/agent/admission"
 	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/agent/kubeletserver"
+	"github.com/podlife/podlife/cri"
 )
 
 // ConfigKind and ConfigAPIVersion identify an agent configuration file, in
@@ -96,9 +97,26 @@ type Config struct {
 	// RuntimePollInterval is how often the runtime status cache polls.
 	RuntimePollInterval metav1.Duration `json:"runtimePollInterval,omitzero"`
 	// MaxConcurrentRuntimeCalls bounds the CRI calls that change the
-	// runtime in flight at once, and apart from them the reads: thousands
-	// of pods stopped at once queue in the agent, not in the runtime.
+	// runtime (run, create, start, remove) in flight at once, and apart
+	// from them the reads and the sandbox stops: thousands of pods stopped
+	// at once queue in the agent, not in the runtime. Container stops and
+	// preStop hooks, probes and postStart hooks, and pulls have lanes of
+	// their own (cri.Lanes).
 	MaxConcurrentRuntimeCalls int `json:"maxConcurrentRuntimeCalls,omitempty"`
+	// SerializeImagePulls pulls one image at a time, as the kubelet's
+	// serializeImagePulls; unset, it is true unless MaxParallelImagePulls
+	// is 2 or more (the kubelet's default). Pulls have a lane of their
+	// own: no other call waits behind them (cri.Lanes).
+	SerializeImagePulls *bool `json:"serializeImagePulls,omitempty"`
+	// MaxParallelImagePulls bounds the pulls at once when they are not
+	// serialized (the kubelet's maxParallelImagePulls); unset is no limit.
+	MaxParallelImagePulls *int32 `json:"maxParallelImagePulls,omitempty"`
+	// ImagePullProgressDeadline cancels a pull that has not completed
+	// this long after it started (the kubelet's former
+	// --image-pull-progress-deadline). The CRI reports no progress of a
+	// pull, so this bounds the whole pull, not a pause in its progress:
+	// set it above the time the largest image takes to pull.
+	ImagePullProgressDeadline metav1.Duration `json:"imagePullProgressDeadline,omitzero"`
 	// Allocatable is the CPU and memory pods may request; a missing entry
 	// is the machine's own.
 	Allocatable v1.ResourceList `json:"allocatable,omitempty"`
@@ -162,6 +180,7 @@ func DefaultConfig() Config {
 		ContainerLogMonitorInterval: metav1.Duration{Duration: 10 * time.Second},
 
 		MaxConcurrentRuntimeCalls: 10,
+		ImagePullProgressDeadline: metav1.Duration{Duration: defaultImagePullProgressDeadline},
 	}
 }
 
@@ -202,6 +221,7 @@ func (c *Config) Validate() error {
 	if c.MaxConcurrentRuntimeCalls < 1 {
 		errs = append(errs, fmt.Errorf("maxConcurrentRuntimeCalls must be at least 1, got %d", c.MaxConcurrentRuntimeCalls))
 	}
+	errs = append(errs, c.validatePulls()...)
 	if c.NodeName == "" {
 		errs = append(errs, errors.New("nodeName is empty and the host name is unknown"))
 	}
@@ -276,4 +296,51 @@ func (c *Config) containerLogMaxSize() (int64, error) {
 		return 0, fmt.Errorf("containerLogMaxSize must be a positive quantity such as 10Mi, got %q", c.ContainerLogMaxSize)
 	}
 	return q.Value(), nil
+}
+
+// defaultImagePullProgressDeadline is the pull deadline's default. The
+// kubelet's --image-pull-progress-deadline was 1 min without progress;
+// this one bounds the whole pull (the CRI reports no progress), so it is
+// longer: containerd's own image_pull_progress_timeout default.
+const defaultImagePullProgressDeadline = 5 * time.Minute
+
+// validatePulls checks the pull settings as the kubelet's validation does.
+func (c *Config) validatePulls() []error {
+	var errs []error
+	if p := c.MaxParallelImagePulls; p != nil && *p < 1 {
+		errs = append(errs, fmt.Errorf("maxParallelImagePulls %d must be a positive number", *p))
+	}
+	if c.SerializeImagePulls != nil && *c.SerializeImagePulls && c.MaxParallelImagePulls != nil && *c.MaxParallelImagePulls > 1 {
+		errs = append(errs, errors.New("maxParallelImagePulls cannot be larger than 1 unless serializeImagePulls (--serialize-image-pulls) is set to false"))
+	}
+	if c.ImagePullProgressDeadline.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("imagePullProgressDeadline must be positive, got %s", c.ImagePullProgressDeadline.Duration))
+	}
+	return errs
+}
+
+// parallelPulls is how many pulls may run at once, 0 for no limit: 1 when
+// pulls are serialized (by default unless maxParallelImagePulls is 2 or
+// more, as the kubelet defaults serializeImagePulls).
+func (c *Config) parallelPulls() int {
+	serialize := c.MaxParallelImagePulls == nil || *c.MaxParallelImagePulls < 2
+	if c.SerializeImagePulls != nil {
+		serialize = *c.SerializeImagePulls
+	}
+	switch {
+	case serialize:
+		return 1
+	case c.MaxParallelImagePulls != nil:
+		return int(*c.MaxParallelImagePulls)
+	}
+	return 0
+}
+
+// lanes sizes the CRI lanes (cri.Lanes) from the configuration.
+func (c *Config) lanes() cri.Lanes {
+	return cri.Lanes{
+		Changes:    c.MaxConcurrentRuntimeCalls,
+		ExecPerPod: cri.DefaultExecPerPod, ExecPerNode: cri.DefaultExecPerNode,
+		Pulls: c.parallelPulls(), PullDeadline: c.ImagePullProgressDeadline.Duration,
+	}
 }

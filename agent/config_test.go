@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 )
@@ -32,6 +34,11 @@ func TestValidateNamesBadFields(t *testing.T) {
 		{"negative interval", func(c *agent.Config) { c.HousekeepingInterval.Duration = -time.Second }, []string{"housekeepingInterval", "-1s"}},
 		{"zero interval", func(c *agent.Config) { c.RuntimePollInterval.Duration = 0 }, []string{"runtimePollInterval"}},
 		{"no runtime calls", func(c *agent.Config) { c.MaxConcurrentRuntimeCalls = 0 }, []string{"maxConcurrentRuntimeCalls", "got 0"}},
+		{"no parallel pulls", func(c *agent.Config) { c.MaxParallelImagePulls = ptr.To[int32](0) }, []string{"maxParallelImagePulls 0 must be a positive number"}},
+		{"parallel pulls serialized", func(c *agent.Config) {
+			c.SerializeImagePulls, c.MaxParallelImagePulls = ptr.To(true), ptr.To[int32](3)
+		}, []string{"maxParallelImagePulls cannot be larger than 1 unless serializeImagePulls"}},
+		{"no pull deadline", func(c *agent.Config) { c.ImagePullProgressDeadline.Duration = 0 }, []string{"imagePullProgressDeadline must be positive"}},
 		{"unknown allocatable resource", func(c *agent.Config) { c.Allocatable = agenttest.Resources("nvidia.com/gpu=1") }, []string{"allocatable", `"nvidia.com/gpu"`}},
 		{"zero allocatable", func(c *agent.Config) { c.Allocatable = agenttest.Resources("memory=0") }, []string{"allocatable memory"}},
 		{"bad logFormat", func(c *agent.Config) { c.LogFormat = "xml" }, []string{"logFormat", `"xml"`}},
@@ -189,5 +196,36 @@ func TestNewNamesABadBootstrapKubeconfig(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(root, "pki")); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("cert directory: %v, mode %v; want <root-dir>/pki 0700", err, fi.Mode())
+	}
+}
+
+// Pulls are serialized unless maxParallelImagePulls is 2 or more, or
+// serializeImagePulls is false, as the kubelet defaults them; the pull
+// lane is then maxParallelImagePulls wide, or without limit.
+func TestParallelPulls(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		serialize *bool
+		parallel  *int32
+		want      int
+	}{
+		{"defaults", nil, nil, 1},
+		{"parallel 1", nil, ptr.To[int32](1), 1},
+		{"parallel 4", nil, ptr.To[int32](4), 4},
+		{"not serialized", ptr.To(false), nil, 0},
+		{"not serialized, parallel 1", ptr.To(false), ptr.To[int32](1), 1},
+		{"serialized", ptr.To(true), ptr.To[int32](1), 1},
+		{"not serialized, parallel 5", ptr.To(false), ptr.To[int32](5), 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := agent.DefaultConfig()
+			cfg.SerializeImagePulls, cfg.MaxParallelImagePulls = c.serialize, c.parallel
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if got := agent.ParallelPulls(&cfg); got != c.want {
+				t.Errorf("parallel pulls %d, want %d", got, c.want)
+			}
+		})
 	}
 }

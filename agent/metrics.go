@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 
@@ -50,4 +52,17 @@ func (g *podGauges) set(desired, active []*v1.Pod) {
 		c.vec.WithLabelValues("true").Set(static)
 		c.vec.WithLabelValues("").Set(other)
 	}
+}
+
+// newLaneWait registers podlife_cri_lane_wait_seconds, how long CRI calls
+// waited for a slot of their lane (cri.Lanes), and returns its observer:
+// a lane whose waits grow is full.
+func newLaneWait(reg prometheus.Registerer) func(lane string, wait time.Duration) {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "podlife", Subsystem: "cri", Name: "lane_wait_seconds",
+		Help:    "How long CRI calls waited for a slot of their lane (kill, sandbox_stop, exec, pull, change, read, poll).",
+		Buckets: []float64{.0001, .001, .01, .1, .5, 1, 2.5, 5, 10, 30, 60, 120},
+	}, []string{"lane"})
+	reg.MustRegister(h)
+	return func(lane string, wait time.Duration) { h.WithLabelValues(lane).Observe(wait.Seconds()) }
 }

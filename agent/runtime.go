@@ -21,8 +21,9 @@ const runtimeConnectTimeout = 10 * time.Second
 
 // runtimeConn is the agent's connection to its CRI runtime.
 type runtimeConn struct {
-	// runtime and images (the syncer's) and poll (the status cache's) are
-	// the CRI services behind a cri.Limit: every call goes through them.
+	// runtime and images (the syncer's, the prober's) and poll (the
+	// status cache's) are the CRI services behind a cri.Limit: every call
+	// goes through them, in its lane and with its deadline.
 	runtime cri.Runtime
 	images  cri.Images
 	poll    cri.Runtime
@@ -44,9 +45,9 @@ type runtimeConn struct {
 }
 
 // connectRuntime dials endpoint, or starts the embedded runtime under
-// rootDir when endpoint is "", with at most maxCalls CRI calls of each kind
-// (changes, reads) in flight.
-func connectRuntime(ctx context.Context, endpoint, rootDir string, maxCalls int) (*runtimeConn, error) {
+// rootDir when endpoint is "", with its CRI calls in the lanes that lanes
+// sizes.
+func connectRuntime(ctx context.Context, endpoint, rootDir string, lanes cri.Lanes) (*runtimeConn, error) {
 	c := &runtimeConn{endpoint: endpoint}
 	if endpoint == "" {
 		emb, err := embedded.Start(filepath.Join(rootDir, "cri"))
@@ -74,7 +75,7 @@ func connectRuntime(ctx context.Context, endpoint, rootDir string, maxCalls int)
 		c.close()
 		return nil, fmt.Errorf("CRI runtime at %s: %w", c.endpoint, err)
 	}
-	limited := cri.Limit(c.service, c.imageService, maxCalls)
+	limited := cri.Limit(c.service, c.imageService, lanes)
 	c.runtime, c.images, c.poll = limited.Runtime, limited.Images, limited.Poll
 	return c, nil
 }

@@ -1,7 +1,9 @@
 // Package cri is the vocabulary that podlife's packages for a Container
 // Runtime Interface (CRI) runtime share (kubelet: pkg/kubelet/container):
 // the parts of the runtime and image services they call (Runtime, Images),
-// the limit on the calls in flight (Limit), the labels and annotations
+// the lanes the calls go through and their deadlines (Limit, Lanes: kills,
+// execs, pulls and the others apart, so that none waits behind another
+// and a pod's calls that hang delay only that pod), the labels and annotations
 // podlife puts on sandboxes and containers, the runtime's view of one pod
 // (PodRuntime) and its sandbox's IP (SandboxIP), the names of stop signals
 // on both sides, and the checks and paths of a pod's spec that several of

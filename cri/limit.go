@@ -7,15 +7,9 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// Limited are a runtime's services behind one limit on the CRI calls in
-// flight.
+// Limited are a runtime's services behind lanes of CRI calls (Limit).
 type Limited struct {
-	// Runtime and Images are the syncer's: at most n calls that change the
-	// runtime (run, create, start, stop, remove, pull) and, in a lane of
-	// their own, at most n reads (lists and statuses). Thousands of pods
-	// stopped at once then queue here instead of piling up in the runtime
-	// until every call times out, and a pod's read never waits behind
-	// stops that each take a grace period.
+	// Runtime and Images are the syncer's, the prober's and the hooks'.
 	Runtime Runtime
 	Images  Images
 	// Poll is the status cache's, with a lane of one call of its own: the
@@ -24,40 +18,144 @@ type Limited struct {
 	Poll Runtime
 }
 
-// Limit puts rt and images behind a limit of n calls of each kind. A call
-// waits for its slot until its context ends; the client's own timeout
-// starts only with the call.
-func Limit(rt Runtime, images Images, n int) Limited {
-	l := &limiter{changes: make(lane, n), reads: make(lane, n)}
-	poll := make(lane, 1)
+// Lanes size the lanes of Limit. Each kind of call has a lane of its own,
+// so that no kind waits behind another, and a call that hangs holds a slot
+// of its own lane only:
+//
+//	lane          calls                                     slots
+//	kill          StopContainer; ExecSync under ForKill      no limit
+//	              (preStop hooks)
+//	sandbox stop  StopPodSandbox                             Changes
+//	exec          ExecSync (probes, postStart hooks,         ExecPerPod a pod,
+//	              the kubelet API's run)                     ExecPerNode in all
+//	pull          PullImage                                  Pulls
+//	change        RunPodSandbox, CreateContainer,            Changes
+//	              StartContainer, RemoveContainer,
+//	              RemovePodSandbox
+//	read          statuses, lists, stats, streaming URLs     Changes
+//
+// A kill (a preStop hook, then the stop) waits for nothing: the kubelet
+// bounds none, a stop spends its time waiting out the container's grace
+// period (which costs the runtime nothing), and any limit would let that
+// many long stops of other pods (containers that ignore SIGTERM, with long
+// grace periods) hold every other pod's kill. Each pod's kill makes one
+// call per container at most, and the grace period bounds it. Sandbox
+// stops tear down the pod's network, which does cost the runtime: they
+// queue in a lane of their own, each bounded by its deadline.
+type Lanes struct {
+	// Changes is the size of the change, sandbox stop and read lanes.
+	Changes int
+	// ExecPerPod and ExecPerNode bound the exec lane; < 1 is no limit.
+	ExecPerPod, ExecPerNode int
+	// Pulls bounds the pull lane: 1 pulls one image at a time (the
+	// kubelet's serializeImagePulls), < 1 sets no limit.
+	Pulls int
+	// PullDeadline bounds each pull once it has its slot (the kubelet's
+	// imagePullProgressDeadline: the CRI reports no progress of a pull,
+	// so it bounds the whole pull); 0 is CallTimeout.
+	PullDeadline time.Duration
+	// Observe, when set, is told how long each call waited for its slot,
+	// by lane name (LaneKill, ...): the lane-wait metric.
+	Observe func(lane string, wait time.Duration)
+}
+
+// The exec lane's default shares. A pod's probes and hooks that answer in
+// milliseconds never wait for one another in 4 slots; a pod whose execs
+// hang (exec probes with a long timeoutSeconds, hooks that never return)
+// holds 4 slots and delays only its own. 32 in all: eight such pods
+// before the others wait, while a burst of execs (each a process the
+// runtime spawns in the container) queues in the agent rather than in the
+// runtime, where their timeouts would already run.
+const (
+	DefaultExecPerPod  = 4
+	DefaultExecPerNode = 32
+)
+
+// The lanes' names, for metrics.
+const (
+	LaneKill        = "kill"
+	LaneSandboxStop = "sandbox_stop"
+	LaneExec        = "exec"
+	LanePull        = "pull"
+	LaneChange      = "change"
+	LaneRead        = "read"
+	LanePoll        = "poll"
+)
+
+// Limit puts rt and images behind the lanes that l sizes. A call waits
+// for its slot until its context ends; then it runs with its deadline
+// (call.go), which starts only with the call.
+func Limit(rt Runtime, images Images, l Lanes) Limited {
+	if l.PullDeadline <= 0 {
+		l.PullDeadline = CallTimeout
+	}
+	lim := &limiter{
+		kill: nil, sandboxStop: newLane(l.Changes), exec: newSharedLane(l.ExecPerPod, l.ExecPerNode),
+		pull: newLane(l.Pulls), change: newLane(l.Changes), read: newLane(l.Changes),
+		pullDeadline: l.PullDeadline, observe: l.Observe,
+	}
+	poll := newLane(1)
+	pollLim := &limiter{
+		kill: poll, sandboxStop: poll, exec: newSharedLane(0, 1), pull: poll, change: poll, read: poll,
+		pullDeadline: l.PullDeadline, observe: l.Observe, poll: true,
+	}
+	// The poll's lanes are all one slot: it only reads, one call at a
+	// time; its exec lane shares nothing with the pods' either.
+	pollLim.exec.node = poll
 	return Limited{
-		Runtime: &limitedRuntime{rt: rt, limiter: l},
-		Images:  &limitedImages{images: images, limiter: l},
-		Poll:    &limitedRuntime{rt: rt, limiter: &limiter{changes: poll, reads: poll}},
+		Runtime: &limitedRuntime{rt: rt, limiter: lim},
+		Images:  &limitedImages{images: images, limiter: lim},
+		Poll:    &limitedRuntime{rt: rt, limiter: pollLim},
 	}
 }
 
-type limiter struct{ changes, reads lane }
+type limiter struct {
+	kill, sandboxStop, pull, change, read lane
+	exec                                  *sharedLane
+	pullDeadline                          time.Duration
+	observe                               func(string, time.Duration)
+	poll                                  bool
+}
 
-// lane is a counting semaphore: a slot is a value in the channel.
-type lane chan struct{}
-
-// call runs f in a slot of the lane, once one is free or ctx ends.
-func call[T any](ctx context.Context, l lane, f func() (T, error)) (T, error) {
-	select {
-	case l <- struct{}{}:
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
+// wait takes a slot of l, reporting the wait as lane name's.
+func (lim *limiter) wait(ctx context.Context, name string, take func(context.Context) (func(), error)) (func(), error) {
+	if lim.observe == nil {
+		return take(ctx)
 	}
-	defer func() { <-l }()
-	return f()
+	start := time.Now()
+	release, err := take(ctx)
+	if lim.poll {
+		name = LanePoll
+	}
+	lim.observe(name, time.Since(start))
+	return release, err
+}
+
+// call runs f in a slot of lane name, once one is free or ctx ends, under
+// the deadline that deadline gives the call.
+func call[T any](ctx context.Context, lim *limiter, name string, take func(context.Context) (func(), error),
+	deadline func(context.Context) (context.Context, context.CancelFunc), f func(context.Context) (T, error)) (T, error) {
+	release, err := lim.wait(ctx, name, take)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer release()
+	ctx, cancel := deadline(ctx)
+	defer cancel()
+	return f(ctx)
 }
 
 // do is call for a method that returns only an error.
-func do(ctx context.Context, l lane, f func() error) error {
-	_, err := call(ctx, l, func() (struct{}, error) { return struct{}{}, f() })
+func do(ctx context.Context, lim *limiter, name string, take func(context.Context) (func(), error),
+	deadline func(context.Context) (context.Context, context.CancelFunc), f func(context.Context) error) error {
+	_, err := call(ctx, lim, name, take, deadline, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
 	return err
+}
+
+// callTimeout is the deadline of a call with nothing else to bound it.
+func callTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	return bound(ctx, CallTimeout)
 }
 
 type limitedRuntime struct {
@@ -66,60 +164,87 @@ type limitedRuntime struct {
 }
 
 func (r *limitedRuntime) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error) {
-	return call(ctx, r.changes, func() (string, error) { return r.rt.RunPodSandbox(ctx, config, runtimeHandler) })
+	return call(ctx, r.limiter, LaneChange, r.change.acquire, callTimeout, func(ctx context.Context) (string, error) {
+		return r.rt.RunPodSandbox(ctx, config, runtimeHandler)
+	})
 }
 
 func (r *limitedRuntime) StopPodSandbox(ctx context.Context, podSandboxID string) error {
-	return do(ctx, r.changes, func() error { return r.rt.StopPodSandbox(ctx, podSandboxID) })
+	return do(ctx, r.limiter, LaneSandboxStop, r.sandboxStop.acquire, callTimeout, func(ctx context.Context) error {
+		return r.rt.StopPodSandbox(ctx, podSandboxID)
+	})
 }
 
 func (r *limitedRuntime) RemovePodSandbox(ctx context.Context, podSandboxID string) error {
-	return do(ctx, r.changes, func() error { return r.rt.RemovePodSandbox(ctx, podSandboxID) })
+	return do(ctx, r.limiter, LaneChange, r.change.acquire, callTimeout, func(ctx context.Context) error {
+		return r.rt.RemovePodSandbox(ctx, podSandboxID)
+	})
 }
 
 func (r *limitedRuntime) PodSandboxStatus(ctx context.Context, podSandboxID string, verbose bool) (*runtimeapi.PodSandboxStatusResponse, error) {
-	return call(ctx, r.reads, func() (*runtimeapi.PodSandboxStatusResponse, error) {
+	return call(ctx, r.limiter, LaneRead, r.read.acquire, callTimeout, func(ctx context.Context) (*runtimeapi.PodSandboxStatusResponse, error) {
 		return r.rt.PodSandboxStatus(ctx, podSandboxID, verbose)
 	})
 }
 
 func (r *limitedRuntime) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
-	return call(ctx, r.reads, func() ([]*runtimeapi.PodSandbox, error) { return r.rt.ListPodSandbox(ctx, filter) })
+	return call(ctx, r.limiter, LaneRead, r.read.acquire, callTimeout, func(ctx context.Context) ([]*runtimeapi.PodSandbox, error) {
+		return r.rt.ListPodSandbox(ctx, filter)
+	})
 }
 
 func (r *limitedRuntime) CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
-	return call(ctx, r.changes, func() (string, error) {
+	return call(ctx, r.limiter, LaneChange, r.change.acquire, callTimeout, func(ctx context.Context) (string, error) {
 		return r.rt.CreateContainer(ctx, podSandboxID, config, sandboxConfig)
 	})
 }
 
 func (r *limitedRuntime) StartContainer(ctx context.Context, containerID string) error {
-	return do(ctx, r.changes, func() error { return r.rt.StartContainer(ctx, containerID) })
+	return do(ctx, r.limiter, LaneChange, r.change.acquire, callTimeout, func(ctx context.Context) error {
+		return r.rt.StartContainer(ctx, containerID)
+	})
 }
 
 func (r *limitedRuntime) StopContainer(ctx context.Context, containerID string, timeout int64) error {
-	return do(ctx, r.changes, func() error { return r.rt.StopContainer(ctx, containerID, timeout) })
+	deadline := func(ctx context.Context) (context.Context, context.CancelFunc) { return stopBound(ctx, timeout) }
+	return do(ctx, r.limiter, LaneKill, r.kill.acquire, deadline, func(ctx context.Context) error {
+		return r.rt.StopContainer(ctx, containerID, timeout)
+	})
 }
 
 func (r *limitedRuntime) RemoveContainer(ctx context.Context, containerID string) error {
-	return do(ctx, r.changes, func() error { return r.rt.RemoveContainer(ctx, containerID) })
+	return do(ctx, r.limiter, LaneChange, r.change.acquire, callTimeout, func(ctx context.Context) error {
+		return r.rt.RemoveContainer(ctx, containerID)
+	})
 }
 
 func (r *limitedRuntime) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
-	return call(ctx, r.reads, func() ([]*runtimeapi.Container, error) { return r.rt.ListContainers(ctx, filter) })
+	return call(ctx, r.limiter, LaneRead, r.read.acquire, callTimeout, func(ctx context.Context) ([]*runtimeapi.Container, error) {
+		return r.rt.ListContainers(ctx, filter)
+	})
 }
 
 func (r *limitedRuntime) ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
-	return call(ctx, r.reads, func() (*runtimeapi.ContainerStatusResponse, error) {
+	return call(ctx, r.limiter, LaneRead, r.read.acquire, callTimeout, func(ctx context.Context) (*runtimeapi.ContainerStatusResponse, error) {
 		return r.rt.ContainerStatus(ctx, containerID, verbose)
 	})
 }
 
-// ExecSync runs a hook, which changes the container as a stop does, in the
-// lane of changes.
+// ExecSync runs in the kill lane under ForKill (a preStop hook), else in
+// the exec lane, counted against the share of the pod ForPod names (or,
+// without one, of the container alone).
 func (r *limitedRuntime) ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
 	type out struct{ stdout, stderr []byte }
-	o, err := call(ctx, r.changes, func() (out, error) {
+	name, take := LaneKill, r.kill.acquire
+	if info := infoOf(ctx); !info.kill {
+		key := "pod/" + string(info.pod)
+		if info.pod == "" {
+			key = "container/" + containerID
+		}
+		name, take = LaneExec, func(ctx context.Context) (func(), error) { return r.exec.acquire(ctx, key) }
+	}
+	deadline := func(ctx context.Context) (context.Context, context.CancelFunc) { return execBound(ctx, timeout) }
+	o, err := call(ctx, r.limiter, name, take, deadline, func(ctx context.Context) (out, error) {
 		stdout, stderr, err := r.rt.ExecSync(ctx, containerID, cmd, timeout)
 		return out{stdout, stderr}, err
 	})
@@ -127,11 +252,35 @@ func (r *limitedRuntime) ExecSync(ctx context.Context, containerID string, cmd [
 }
 
 func (r *limitedRuntime) ListContainerStats(ctx context.Context, filter *runtimeapi.ContainerStatsFilter) ([]*runtimeapi.ContainerStats, error) {
-	return call(ctx, r.reads, func() ([]*runtimeapi.ContainerStats, error) { return r.rt.ListContainerStats(ctx, filter) })
+	return call(ctx, r.limiter, LaneRead, r.read.acquire, callTimeout, func(ctx context.Context) ([]*runtimeapi.ContainerStats, error) {
+		return r.rt.ListContainerStats(ctx, filter)
+	})
 }
 
 func (r *limitedRuntime) ListPodSandboxStats(ctx context.Context, filter *runtimeapi.PodSandboxStatsFilter) ([]*runtimeapi.PodSandboxStats, error) {
-	return call(ctx, r.reads, func() ([]*runtimeapi.PodSandboxStats, error) { return r.rt.ListPodSandboxStats(ctx, filter) })
+	return call(ctx, r.limiter, LaneRead, r.read.acquire, callTimeout, func(ctx context.Context) ([]*runtimeapi.PodSandboxStats, error) {
+		return r.rt.ListPodSandboxStats(ctx, filter)
+	})
+}
+
+// The streaming calls are reads: they only hand out a URL.
+
+func (r *limitedRuntime) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
+	return call(ctx, r.limiter, LaneRead, r.read.acquire, callTimeout, func(ctx context.Context) (*runtimeapi.ExecResponse, error) {
+		return r.rt.Exec(ctx, req)
+	})
+}
+
+func (r *limitedRuntime) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
+	return call(ctx, r.limiter, LaneRead, r.read.acquire, callTimeout, func(ctx context.Context) (*runtimeapi.AttachResponse, error) {
+		return r.rt.Attach(ctx, req)
+	})
+}
+
+func (r *limitedRuntime) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
+	return call(ctx, r.limiter, LaneRead, r.read.acquire, callTimeout, func(ctx context.Context) (*runtimeapi.PortForwardResponse, error) {
+		return r.rt.PortForward(ctx, req)
+	})
 }
 
 type limitedImages struct {
@@ -140,27 +289,30 @@ type limitedImages struct {
 }
 
 func (i *limitedImages) ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec, verbose bool) (*runtimeapi.ImageStatusResponse, error) {
-	return call(ctx, i.reads, func() (*runtimeapi.ImageStatusResponse, error) { return i.images.ImageStatus(ctx, image, verbose) })
+	return call(ctx, i.limiter, LaneRead, i.read.acquire, callTimeout, func(ctx context.Context) (*runtimeapi.ImageStatusResponse, error) {
+		return i.images.ImageStatus(ctx, image, verbose)
+	})
 }
 
+// PullImage gets the pull deadline whatever the caller's context: a pull
+// that hangs must give its slot back.
 func (i *limitedImages) PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, podSandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
-	return call(ctx, i.changes, func() (string, error) { return i.images.PullImage(ctx, image, auth, podSandboxConfig) })
+	deadline := func(ctx context.Context) (context.Context, context.CancelFunc) {
+		return context.WithTimeoutCause(ctx, i.pullDeadline, &PullDeadlineError{Image: image.GetImage(), Deadline: i.pullDeadline})
+	}
+	return call(ctx, i.limiter, LanePull, i.pull.acquire, deadline, func(ctx context.Context) (string, error) {
+		ref, err := i.images.PullImage(ctx, image, auth, podSandboxConfig)
+		if err != nil {
+			if cause, ok := context.Cause(ctx).(*PullDeadlineError); ok {
+				return "", cause
+			}
+		}
+		return ref, err
+	})
 }
 
 func (i *limitedImages) ImageFsInfo(ctx context.Context) (*runtimeapi.ImageFsInfoResponse, error) {
-	return call(ctx, i.reads, func() (*runtimeapi.ImageFsInfoResponse, error) { return i.images.ImageFsInfo(ctx) })
-}
-
-// The streaming calls are reads: they only hand out a URL.
-
-func (r *limitedRuntime) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
-	return call(ctx, r.reads, func() (*runtimeapi.ExecResponse, error) { return r.rt.Exec(ctx, req) })
-}
-
-func (r *limitedRuntime) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
-	return call(ctx, r.reads, func() (*runtimeapi.AttachResponse, error) { return r.rt.Attach(ctx, req) })
-}
-
-func (r *limitedRuntime) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
-	return call(ctx, r.reads, func() (*runtimeapi.PortForwardResponse, error) { return r.rt.PortForward(ctx, req) })
+	return call(ctx, i.limiter, LaneRead, i.read.acquire, callTimeout, func(ctx context.Context) (*runtimeapi.ImageFsInfoResponse, error) {
+		return i.images.ImageFsInfo(ctx)
+	})
 }

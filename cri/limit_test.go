@@ -15,8 +15,9 @@ import (
 	"github.com/podlife/podlife/internal/crifake"
 )
 
-// blockingStops is the fake runtime with a StopContainer that reports its
-// entry and waits until release is closed, counting the stops in flight,
+// blockingStops is the fake runtime with a RemoveContainer (a change)
+// that reports its entry and waits until release is closed, counting the
+// removals in flight,
 // and a PodSandboxStatus (a read) that blocks the same way.
 type blockingStops struct {
 	*fakecri.FakeRuntimeService
@@ -33,7 +34,7 @@ func (r *blockingStops) PodSandboxStatus(_ context.Context, id string, _ bool) (
 	return &runtimeapi.PodSandboxStatusResponse{}, nil
 }
 
-func (r *blockingStops) StopContainer(_ context.Context, id string, _ int64) error {
+func (r *blockingStops) RemoveContainer(_ context.Context, id string) error {
 	n := r.inFlight.Add(1)
 	defer r.inFlight.Add(-1)
 	for {
@@ -58,14 +59,14 @@ func TestLimitBoundsCallsAndKeepsReadsFlowing(t *testing.T) {
 		FakeRuntimeService: fakecri.NewFakeRuntimeService(),
 		entered:            make(chan string, stops), readsEntered: make(chan string, limit), release: make(chan struct{}),
 	}
-	l := cri.Limit(rt, fakecri.NewFakeImageService(), limit)
+	l := cri.Limit(rt, fakecri.NewFakeImageService(), cri.Lanes{Changes: limit})
 	limited := l.Runtime
 	ctx := context.Background()
 
 	var wg sync.WaitGroup
 	errs := make([]error, stops)
 	for i := range stops {
-		wg.Go(func() { errs[i] = limited.StopContainer(ctx, fmt.Sprintf("c%d", i), 30) })
+		wg.Go(func() { errs[i] = limited.RemoveContainer(ctx, fmt.Sprintf("c%d", i)) })
 	}
 	for range limit {
 		crifake.WaitFor(t, rt.entered, "a stop to reach the runtime")
@@ -80,8 +81,8 @@ func TestLimitBoundsCallsAndKeepsReadsFlowing(t *testing.T) {
 	// A change that waits for a slot gives up when its context ends.
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := limited.StopContainer(cancelled, "late", 30); !errors.Is(err, context.Canceled) {
-		t.Errorf("StopContainer with a cancelled context while waiting = %v, want context.Canceled", err)
+	if err := limited.RemoveContainer(cancelled, "late"); !errors.Is(err, context.Canceled) {
+		t.Errorf("RemoveContainer with a cancelled context while waiting = %v, want context.Canceled", err)
 	}
 	if n := rt.inFlight.Load(); n != limit {
 		t.Errorf("%d stops in the runtime while the first ones block, want %d", n, limit)
@@ -120,7 +121,7 @@ func TestLimitBoundsCallsAndKeepsReadsFlowing(t *testing.T) {
 func TestLimitPassesCallsThrough(t *testing.T) {
 	fake := fakecri.NewFakeRuntimeService()
 	images := fakecri.NewFakeImageService()
-	l := cri.Limit(fake, images, 1)
+	l := cri.Limit(fake, images, cri.Lanes{Changes: 1, ExecPerPod: 1, ExecPerNode: 1, Pulls: 1})
 	rt, img := l.Runtime, l.Images
 	ctx := context.Background()
 	sbCfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "ns", Uid: "u"}}

@@ -89,7 +89,10 @@ func addConfigFlags(fs *pflag.FlagSet, c *agent.Config) {
 	fs.DurationVar(&c.HousekeepingInterval.Duration, "housekeeping-interval", c.HousekeepingInterval.Duration, "how often the engine is reconciled with manifests and runtime")
 	fs.DurationVar(&c.SyncFrequency.Duration, "sync-frequency", c.SyncFrequency.Duration, "how often a running pod is resynced")
 	fs.DurationVar(&c.RuntimePollInterval.Duration, "runtime-poll-interval", c.RuntimePollInterval.Duration, "how often the runtime status cache polls the runtime")
-	fs.IntVar(&c.MaxConcurrentRuntimeCalls, "max-concurrent-runtime-calls", c.MaxConcurrentRuntimeCalls, "CRI calls that change the runtime in flight at once (and, apart from them, reads)")
+	fs.IntVar(&c.MaxConcurrentRuntimeCalls, "max-concurrent-runtime-calls", c.MaxConcurrentRuntimeCalls, "CRI calls that change the runtime in flight at once (and, apart from them, reads, and sandbox stops); container stops, hooks, probes and pulls have lanes of their own")
+	fs.Var(boolPtrFlag{&c.SerializeImagePulls}, "serialize-image-pulls", "pull images one at a time (default true unless maxParallelImagePulls is 2 or more)")
+	fs.Lookup("serialize-image-pulls").NoOptDefVal = "true"
+	fs.DurationVar(&c.ImagePullProgressDeadline.Duration, "image-pull-progress-deadline", c.ImagePullProgressDeadline.Duration, "cancel an image pull not completed after this long (the CRI reports no progress, so this bounds the whole pull)")
 	fs.Var(resourceListFlag{&c.Allocatable}, "allocatable", "CPU and memory pods may request, e.g. cpu=2,memory=4Gi; unset: the machine's")
 	fs.DurationVar(&c.ShutdownGracePeriod.Duration, "shutdown-grace-period", c.ShutdownGracePeriod.Duration, "total time a node shutdown waits for pods; 0 disables graceful shutdown")
 	fs.DurationVar(&c.ShutdownGracePeriodCriticalPods.Duration, "shutdown-grace-period-critical-pods", c.ShutdownGracePeriodCriticalPods.Duration, "the last part of --shutdown-grace-period, reserved for critical pods")

@@ -60,6 +60,22 @@ allocatable: {cpu: "3"}
 				t.Errorf("got seccompDefault %v allowedUnsafeSysctls %q", cfg.SeccompDefault, cfg.AllowedUnsafeSysctls)
 			}
 		}},
+		{name: "pull flags", args: []string{"--serialize-image-pulls=false", "--image-pull-progress-deadline", "90s"}, checkConfig: func(t *testing.T, cfg agent.Config) {
+			if cfg.SerializeImagePulls == nil || *cfg.SerializeImagePulls || cfg.ImagePullProgressDeadline.Duration != 90*time.Second {
+				t.Errorf("got serializeImagePulls %v imagePullProgressDeadline %s", cfg.SerializeImagePulls, cfg.ImagePullProgressDeadline.Duration)
+			}
+		}},
+		{name: "serialized pulls by flag alone", args: []string{"--serialize-image-pulls"}, checkConfig: func(t *testing.T, cfg agent.Config) {
+			if cfg.SerializeImagePulls == nil || !*cfg.SerializeImagePulls {
+				t.Errorf("got serializeImagePulls %v", cfg.SerializeImagePulls)
+			}
+		}},
+		{name: "pull defaults", checkConfig: func(t *testing.T, cfg agent.Config) {
+			if cfg.SerializeImagePulls != nil || cfg.ImagePullProgressDeadline.Duration != 5*time.Minute {
+				t.Errorf("got serializeImagePulls %v imagePullProgressDeadline %s", cfg.SerializeImagePulls, cfg.ImagePullProgressDeadline.Duration)
+			}
+		}},
+		{name: "bad pull deadline", args: []string{"--image-pull-progress-deadline", "0s"}, wantErr: "imagePullProgressDeadline must be positive"},
 		{name: "sysctl not namespaced", args: []string{"--allowed-unsafe-sysctls", "vm.swappiness"}, wantErr: `"vm.swappiness" are not known to be namespaced`},
 		{name: "bad log max files", args: []string{"--container-log-max-files", "1"}, wantErr: "containerLogMaxFiles must be at least 2"},
 		{name: "invalid value", args: []string{"--housekeeping-interval", "-1s"}, wantErr: "housekeepingInterval must be positive"},

@@ -105,7 +105,9 @@ func (k kill) uid() types.UID {
 func (s *Syncer) preStop(ctx context.Context, k kill, grace int64) (time.Duration, error) {
 	start := time.Now()
 	run := s.hooks.start(ctx, k.pod.UID, k.status.Id, grace, func(hctx context.Context) {
-		err := lifecycle.RunHook(hctx, s.rt, k.pod, k.spec, k.status.Id, k.sbID, k.spec.Lifecycle.PreStop)
+		// The hook is part of the kill: its exec runs in the kill lane,
+		// behind no probe, postStart hook or pull (cri.Lanes).
+		err := lifecycle.RunHook(cri.ForKill(hctx), s.rt, k.pod, k.spec, k.status.Id, k.sbID, k.spec.Lifecycle.PreStop)
 		if err != nil && hctx.Err() == nil {
 			s.opts.Logger.Warn("preStop hook failed", "pod", k.pod.Namespace+"/"+k.pod.Name, "container", k.spec.Name, "err", err)
 			// The kubelet leaves the hook's output out of the event:

@@ -7,6 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/cri"
 )
 
 // The kubelet API's exec, attach, port-forward and run (agent/kubeletserver)
@@ -115,6 +117,6 @@ func (s *Syncer) RunInContainer(ctx context.Context, pod *v1.Pod, container stri
 	if err != nil {
 		return nil, err
 	}
-	stdout, stderr, err := s.rt.ExecSync(ctx, id, cmd, runTimeout)
+	stdout, stderr, err := s.rt.ExecSync(cri.ForPod(ctx, pod.UID), id, cmd, runTimeout)
 	return append(stdout, stderr...), err
 }

@@ -314,7 +314,7 @@ func (s *Syncer) start(ctx context.Context, ps *podSync, c *v1.Container, id str
 // and leaves the container to the termination.
 func (s *Syncer) postStart(ctx context.Context, ps *podSync, c *v1.Container, id string) error {
 	pod := ps.pod
-	err := lifecycle.RunHook(ctx, s.rt, pod, c, id, ps.sbID, c.Lifecycle.PostStart)
+	err := s.runPostStart(ctx, ps, c, id)
 	if err == nil {
 		return nil
 	}
@@ -335,6 +335,19 @@ func (s *Syncer) postStart(ctx context.Context, ps *podSync, c *v1.Container, id
 		return ctxErr
 	}
 	return errors.Join(err, kerr)
+}
+
+// runPostStart runs the hook within its budget, cri.PostStartTimeout (see
+// there why): an exec or httpGet hook that hangs fails then. A sleep hook
+// is bounded by its own seconds.
+func (s *Syncer) runPostStart(ctx context.Context, ps *podSync, c *v1.Container, id string) error {
+	h := c.Lifecycle.PostStart
+	if h.Sleep == nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cri.PostStartTimeout)
+		defer cancel()
+	}
+	return lifecycle.RunHook(ctx, s.rt, ps.pod, c, id, ps.sbID, h)
 }
 
 // runsOnce reports whether the pod runs its containers at most once: its

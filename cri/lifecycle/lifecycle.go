@@ -29,7 +29,7 @@ import (
 // runs them: exec through the runtime's ExecSync, httpGet from the node to
 // the pod's IP (or the handler's host), sleep in the agent. A hook ends with
 // ctx: the caller bounds it (a preStop hook by the grace period, a
-// postStart hook by the pod's termination).
+// postStart hook by cri.PostStartTimeout and the pod's termination).
 
 // hookHTTPClient makes the httpGet hooks' requests. Like the kubelet's
 // probes it does not verify a certificate (a pod serves its own, for an IP
@@ -56,9 +56,9 @@ var hookHTTPClient = &http.Client{
 func RunHook(ctx context.Context, rt cri.Runtime, pod *v1.Pod, c *v1.Container, containerID, sbID string, h *v1.LifecycleHandler) error {
 	switch {
 	case h.Exec != nil:
-		// The client would log a failed command at length (klog); the
-		// caller reports it.
-		out, err := execSync(ctx, rt, containerID, h.Exec.Command, 0)
+		// It counts against the pod's share of the exec lane (or runs
+		// in the kill lane: a preStop hook's ctx is cri.ForKill's).
+		out, err := execSync(cri.ForPod(ctx, pod.UID), rt, containerID, h.Exec.Command, 0)
 		if err != nil {
 			return fmt.Errorf("exec lifecycle hook (%s) for container %q in pod %s/%s failed - error: %w, message: %q",
 				strings.Join(h.Exec.Command, " "), c.Name, pod.Namespace, pod.Name, err, out)

@@ -87,6 +87,10 @@ func (r probeRunner) Probe(ctx context.Context, t prober.Target, p *v1.Probe) (p
 // exec runs the command in the container: exit 0 is success, another exit
 // code or the timeout failure; the output is stdout and stderr.
 func (r probeRunner) exec(ctx context.Context, t prober.Target, cmd []string, timeout time.Duration) (prober.Result, string, error) {
+	// The probe, its wait for a slot of its pod's share of the exec lane
+	// included, ends within its timeout and a margin.
+	ctx, cancel := context.WithTimeout(cri.ForPod(ctx, t.Pod.UID), timeout+cri.ExecTimeoutMargin)
+	defer cancel()
 	out, err := execSync(ctx, r.rt, t.ContainerID, cmd, timeout)
 	var exit utilexec.ExitError
 	switch {

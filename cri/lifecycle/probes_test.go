@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	fakecri "k8s.io/cri-api/pkg/apis/testing"
+	criclient "k8s.io/cri-client/pkg"
 	utilexec "k8s.io/utils/exec"
 
 	"github.com/podlife/podlife/cri/prober"
@@ -86,8 +88,14 @@ func TestProbeRunner(t *testing.T) {
 	defer gsrv.Stop()
 	gport := int32(glis.Addr().(*net.TCPAddr).Port)
 
-	rt.OnExec = func(_ context.Context, _ string, cmd []string) error {
+	rt.OnExec = func(ctx context.Context, _ string, cmd []string) error {
 		switch cmd[0] {
+		case "hang":
+			// A command that never ends: the runner's deadline (the
+			// probe's timeout and a margin) ends the call, as the CRI
+			// client reports it.
+			<-ctx.Done()
+			return fmt.Errorf("%w: %q timed out", criclient.ErrCommandTimedOut, cmd[0])
 		case "fail":
 			return utilexec.CodeExitError{Err: errors.New("exit status 3"), Code: 3}
 		case "broken":
@@ -110,6 +118,8 @@ func TestProbeRunner(t *testing.T) {
 	}{
 		{name: "exec exit 0", handler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"ok"}}}, want: prober.Success},
 		{name: "exec exit 3", handler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"fail"}}}, want: prober.Failure},
+		{name: "exec that hangs ends at its timeout", handler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"hang"}}}, timeout: 1,
+			want: prober.Failure, wantOut: `command "hang" timed out`},
 		{name: "exec not run", handler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"broken"}}}, wantErr: true},
 		{name: "http 200 to the pod IP", handler: httpProbe("/200", "", intstr.FromInt32(int32(port))), want: prober.Success},
 		{name: "http 204 on a named port", handler: httpProbe("/204", "127.0.0.1", named), want: prober.Success},
