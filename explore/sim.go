@@ -30,7 +30,7 @@ type sim struct {
 const errProtocol = "EffectProtocol"
 
 func (w *world) newSim(obs fsm.Observer) *sim {
-	return &sim{core: worker.NewCore(worker.Options{StatusCache: w.cache, Observer: obs, Logger: discardLogger})}
+	return &sim{core: worker.NewCore(worker.Options{StatusCache: w.cache, Observer: obs, Logger: discardLogger, CheckedFSM: true})}
 }
 
 func (s *sim) clone() *sim {

@@ -27,7 +27,7 @@ type coreEnv struct {
 
 func newCoreEnv(t *testing.T) *coreEnv {
 	clock := clocktesting.NewFakeClock(time.Unix(1_700_000_000, 0))
-	return &coreEnv{t: t, c: NewCore(Options{Clock: clock, ResyncInterval: rapidResync, BackOffPeriod: rapidBackoff}), clock: clock,
+	return &coreEnv{t: t, c: NewCore(Options{Clock: clock, ResyncInterval: rapidResync, BackOffPeriod: rapidBackoff, CheckedFSM: true}), clock: clock,
 		work: map[types.UID]Work{}, names: map[chan<- struct{}]string{}}
 }
 

@@ -20,8 +20,12 @@ import (
 func NewCore(opts Options) *Core {
 	opts = opts.withDefaults()
 	m := newMetrics(opts.Registerer)
+	newMachine := fsm.New
+	if opts.CheckedFSM {
+		newMachine = fsm.NewChecked
+	}
 	return &Core{
-		machine: fsm.New(observers(m, opts.Observer)), metrics: m,
+		machine: newMachine(observers(m, opts.Observer)), metrics: m,
 		pods: map[types.UID]*podData{}, unendedLoops: map[types.UID]int{}, clock: opts.Clock, cache: opts.StatusCache,
 		resync: opts.ResyncInterval, backoff: opts.BackOffPeriod, log: opts.Logger,
 	}

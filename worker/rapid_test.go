@@ -454,7 +454,8 @@ func newCoreHarness(t *rapid.T, rows map[string]int) *coreHarness {
 		open:    map[types.UID]int{},
 	}
 	h.core = NewCore(Options{
-		Clock: h.clock, ResyncInterval: rapidResync, BackOffPeriod: rapidBackoff, StatusCache: h.cache,
+		CheckedFSM: true,
+		Clock:      h.clock, ResyncInterval: rapidResync, BackOffPeriod: rapidBackoff, StatusCache: h.cache,
 		Observer: &coreObserver{h: h, tw: trace.NewWriter(&h.buf)},
 	})
 	return h
