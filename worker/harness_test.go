@@ -382,7 +382,7 @@ func (e *env) locked(f func(c *Core)) {
 // coreUpdate is UpdatePod on the Core, for use inside locked.
 func (e *env) coreUpdate(c *Core, o UpdatePodOptions) {
 	e.t.Helper()
-	if err := c.UpdatePod(o); err != nil {
+	if err := e.w.updatePod(o, e.w.input(&o)); err != nil { // the shell's waiter registry, under mu
 		e.t.Fatalf("Core.UpdatePod: %v", err)
 	}
 }
