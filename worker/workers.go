@@ -24,9 +24,9 @@ var ErrStopped = errors.New("pod workers stopped")
 // that knows whether its containers may start, must stop, or are gone. It
 // is the goroutine shell around a Core: it feeds the Core its inputs under
 // one mutex and carries out the effects the Core returns. A pod's worker
-// loop runs on a goroutine of its own only while the pod has work (an idle
-// or finished pod has none), and one goroutine runs every timer. All
-// methods are safe for concurrent use.
+// loop runs on one of the engine's runners only while the pod has work (an
+// idle or finished pod has no goroutine; see runners), and one goroutine
+// runs every timer. All methods are safe for concurrent use.
 type PodWorkers struct {
 	mu       sync.Mutex
 	core     *Core
@@ -39,8 +39,10 @@ type PodWorkers struct {
 	// Guarded by mu:
 	//   - timers holds each pod's armed timer (ArmTimer, StopTimer).
 	//   - runningLoops counts, over all pods, the worker loops started (a
-	//     goroutine spawned, or a run handed to a KillPod caller) whose
-	//     runLoop has not returned; idle is broadcast whenever one returns.
+	//     pod queued for a runner, or a run handed to a KillPod caller)
+	//     whose runLoop has not returned; idle is broadcast whenever one
+	//     returns, and whenever a runner ends.
+	//   - run holds the runners and their queue.
 	//   - stopped is set by Stop; from then on no loop starts and running
 	//     ones end before their next sync call.
 	//   - taken holds the Core's effects while settle sorts them.
@@ -56,6 +58,7 @@ type PodWorkers struct {
 	waiters      map[WaiterID]chan<- struct{}
 	lastWaiter   WaiterID
 	syncCtxs     map[types.UID]syncCtx
+	run          runners
 
 	rearm  chan struct{} // the earliest timer changed; capacity 1
 	stopCh chan struct{} // closed by Stop
@@ -71,6 +74,7 @@ func New(syncer PodSyncer, opts Options) *PodWorkers {
 		rearm: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
 	}
 	w.idle = sync.NewCond(&w.mu)
+	w.run.cond = sync.NewCond(&w.mu)
 	w.core = NewCore(opts)
 	go w.schedule()
 	return w
@@ -202,13 +206,14 @@ func (w *PodWorkers) Stop() {
 		w.stopped = true
 		w.core.CancelAll()
 		close(w.stopCh)
+		w.run.cond.Broadcast() // parked runners end
 	}
 	later, _ := w.settle(nil, "")
 	w.mu.Unlock()
 	finish(later)
 	<-w.done
 	w.mu.Lock()
-	for w.runningLoops > 0 {
+	for w.runningLoops > 0 || w.run.alive > 0 {
 		w.idle.Wait()
 	}
 	w.mu.Unlock()
@@ -257,7 +262,7 @@ func (w *PodWorkers) settle(later []action, inline types.UID) (_ []action, runIn
 				runInline = true
 				continue
 			}
-			go w.loop(e.UID)
+			w.startLoop(e.UID)
 		case ArmTimer:
 			if w.timers.set(e.UID, w.clock.Now().Add(e.Delay)) {
 				select {
@@ -294,43 +299,42 @@ func finish(later []action) {
 	}
 }
 
-// loop is a pod's worker loop on a goroutine of its own.
-func (w *PodWorkers) loop(uid types.UID) {
-	w.mu.Lock()
-	w.runLoop(uid, nil)
-	w.mu.Unlock()
-}
-
 // runLoop makes the pod's sync calls one at a time, without the lock, until
 // the pod has nothing to run or the engine stops; mu is held on entry and
-// on return. With a non-nil until (KillPod runs the loop on its caller's
-// goroutine) it hands the rest of the loop to a goroutine once until is
-// closed.
+// on return. It runs on a runner, or, with a non-nil until, on a KillPod
+// caller's goroutine: it then hands the rest of the loop to the runners
+// once until is closed.
 func (w *PodWorkers) runLoop(uid types.UID, until <-chan struct{}) {
+	onRunner := until == nil
 	defer func() {
 		w.runningLoops--
 		w.idle.Broadcast() // Stop and tests wait for no loop to run
 	}()
-	var buf [4]action
 	for !w.stopped {
 		if until != nil && isClosed(until) {
 			w.runningLoops++
-			go w.loop(uid) // the loop goes on elsewhere
+			w.startLoop(uid) // the loop goes on on a runner
 			return
 		}
 		work, ok := w.core.Next(uid)
-		later, _ := w.settle(buf[:0], "")
+		later, _ := w.settle(nil, "") // nil: most steps have no action, and a buffer would escape
 		if !ok {
 			w.unlocked(later)
 			return
 		}
 		ctx := w.syncContext(uid)
+		if onRunner {
+			w.leaving()
+		}
 		w.mu.Unlock()
 		finish(later)
 		isTerminal, err := w.call(ctx, work)
 		w.mu.Lock()
+		if onRunner {
+			w.run.awake++
+		}
 		w.core.Done(work, isTerminal, err)
-		later, _ = w.settle(buf[:0], "")
+		later, _ = w.settle(nil, "")
 		w.unlocked(later)
 	}
 }
