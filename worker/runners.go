@@ -78,6 +78,7 @@ func (w *PodWorkers) leaving() {
 // runners are parked, or the engine stopped.
 func (w *PodWorkers) runner() {
 	r := &w.run
+	scratch := make([]action, 0, 4)
 	w.mu.Lock()
 	defer func() {
 		r.alive--
@@ -104,6 +105,6 @@ func (w *PodWorkers) runner() {
 		uid := r.queue[r.head]
 		r.queue[r.head] = ""
 		r.head++
-		w.runLoop(uid, nil)
+		w.runLoop(uid, nil, scratch)
 	}
 }

@@ -176,7 +176,7 @@ func (w *PodWorkers) KillPod(ctx context.Context, pod *v1.Pod, evict bool, grace
 	finish(later)
 	if runInline {
 		w.mu.Lock()
-		w.runLoop(inline, done)
+		w.runLoop(inline, done, nil)
 		w.mu.Unlock()
 	}
 	if err != nil {
@@ -287,7 +287,9 @@ func (w *PodWorkers) settle(later []action, inline types.UID) (_ []action, runIn
 	return later, runInline
 }
 
-// finish carries out the actions settle left for after the unlock.
+// finish carries out the actions settle left for after the unlock, and
+// clears them (a runner reuses the buffer: it must not keep a context
+// alive).
 func finish(later []action) {
 	for _, a := range later {
 		if a.close != nil {
@@ -297,14 +299,17 @@ func finish(later []action) {
 			a.cancel()
 		}
 	}
+	clear(later)
 }
 
 // runLoop makes the pod's sync calls one at a time, without the lock, until
 // the pod has nothing to run or the engine stops; mu is held on entry and
 // on return. It runs on a runner, or, with a non-nil until, on a KillPod
 // caller's goroutine: it then hands the rest of the loop to the runners
-// once until is closed.
-func (w *PodWorkers) runLoop(uid types.UID, until <-chan struct{}) {
+// once until is closed. scratch, if not nil, is the caller's buffer for
+// the actions of each step (a runner keeps one: a step's cancel would
+// otherwise allocate).
+func (w *PodWorkers) runLoop(uid types.UID, until <-chan struct{}, scratch []action) {
 	onRunner := until == nil
 	defer func() {
 		w.runningLoops--
@@ -317,7 +322,7 @@ func (w *PodWorkers) runLoop(uid types.UID, until <-chan struct{}) {
 			return
 		}
 		work, ok := w.core.Next(uid)
-		later, _ := w.settle(nil, "") // nil: most steps have no action, and a buffer would escape
+		later, _ := w.settle(scratch[:0], "")
 		if !ok {
 			w.unlocked(later)
 			return
@@ -334,7 +339,7 @@ func (w *PodWorkers) runLoop(uid types.UID, until <-chan struct{}) {
 			w.run.awake++
 		}
 		w.core.Done(work, isTerminal, err)
-		later, _ = w.settle(nil, "")
+		later, _ = w.settle(scratch[:0], "")
 		w.unlocked(later)
 	}
 }
