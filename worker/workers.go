@@ -57,7 +57,7 @@ type PodWorkers struct {
 	taken        []Effect
 	waiters      map[WaiterID]chan<- struct{}
 	lastWaiter   WaiterID
-	syncCtxs     map[types.UID]syncCtx
+	syncCtxs     map[types.UID]*podContext
 	run          runners
 
 	rearm  chan struct{} // the earliest timer changed; capacity 1
@@ -70,7 +70,7 @@ func New(syncer PodSyncer, opts Options) *PodWorkers {
 	opts = opts.withDefaults()
 	w := &PodWorkers{
 		syncer: syncer, cache: opts.StatusCache, clock: opts.Clock, log: opts.Logger, recorder: opts.Recorder, timers: newTimerQueue(),
-		waiters: map[WaiterID]chan<- struct{}{}, syncCtxs: map[types.UID]syncCtx{},
+		waiters: map[WaiterID]chan<- struct{}{}, syncCtxs: map[types.UID]*podContext{},
 		rearm: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
 	}
 	w.idle = sync.NewCond(&w.mu)
@@ -224,24 +224,18 @@ func (w *PodWorkers) Stop() {
 // cancelling a sync context (it runs its callbacks).
 type action struct {
 	close  chan<- struct{}
-	cancel context.CancelFunc
-}
-
-// syncCtx is the context of a pod's sync calls.
-type syncCtx struct {
-	ctx    context.Context
-	cancel context.CancelFunc
+	cancel *podContext
 }
 
 // syncContext returns the context of the pod's sync calls (mu held),
 // making one if the pod has none.
 func (w *PodWorkers) syncContext(uid types.UID) context.Context {
 	if c, ok := w.syncCtxs[uid]; ok {
-		return c.ctx
+		return c
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	w.syncCtxs[uid] = syncCtx{ctx, cancel}
-	return ctx
+	c := &podContext{}
+	w.syncCtxs[uid] = c
+	return c
 }
 
 // settle takes the Core's effects (mu held). Loops start and timers change
@@ -280,7 +274,7 @@ func (w *PodWorkers) settle(later []action, inline types.UID) (_ []action, runIn
 		case CancelSync:
 			if c, ok := w.syncCtxs[e.UID]; ok {
 				delete(w.syncCtxs, e.UID)
-				later = append(later, action{cancel: c.cancel})
+				later = append(later, action{cancel: c})
 			}
 		}
 	}
@@ -296,7 +290,7 @@ func finish(later []action) {
 			close(a.close)
 		}
 		if a.cancel != nil {
-			a.cancel()
+			a.cancel.cancel()
 		}
 	}
 	clear(later)
