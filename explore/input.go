@@ -8,7 +8,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/kubetypes"
@@ -63,7 +62,7 @@ func (c Config) Inputs() []Input {
 	graces := append([]int64{fsm.NoGrace}, c.GraceOverrides...)
 	terminal := [][2]bool{{false, false}}
 	if c.TerminalPhases {
-		terminal = append(terminal, [2]bool{true, false}, [2]bool{true, true}) // the cache is read only for a terminal pod
+		terminal = append(terminal, [2]bool{true, false}, [2]bool{true, true}) // the runtime is asked only about a terminal pod
 	}
 	for i := range c.Pods {
 		for _, ev := range []fsm.Event{fsm.Create, fsm.Update} {
@@ -121,10 +120,15 @@ type world struct {
 	// runtimeKill, runtimePods: the housekeeping kill of a runtime pod.
 	runtimeKill *worker.KillPodOptions
 	runtimePods []*worker.RunningPod
-	// cache answers the Core's status lookups; terminal is set per input.
-	cache *statusCache
+	// kills are the kill options of the Kill inputs.
+	kills map[killKey]*worker.KillPodOptions
 	// properties are the generated properties the configuration checks.
 	properties []*property
+}
+
+type killKey struct {
+	evict bool
+	grace int64
 }
 
 type podKey struct {
@@ -134,7 +138,7 @@ type podKey struct {
 }
 
 func newWorld(c Config) *world {
-	w := &world{cfg: c, events: map[string]fsm.Event{}, pods: map[podKey]*v1.Pod{}, cache: &statusCache{}}
+	w := &world{cfg: c, events: map[string]fsm.Event{}, pods: map[podKey]*v1.Pod{}}
 	for _, ev := range fsm.Events() {
 		w.events[ev.String()] = ev
 	}
@@ -151,6 +155,16 @@ func newWorld(c Config) *world {
 	}
 	one := int64(1)
 	w.runtimeKill = &worker.KillPodOptions{PodTerminationGracePeriodSecondsOverride: &one}
+	w.kills = map[killKey]*worker.KillPodOptions{}
+	for _, evict := range []bool{false, true} {
+		for _, g := range graces {
+			kill := &worker.KillPodOptions{Evict: evict}
+			if g != fsm.NoGrace {
+				kill.PodTerminationGracePeriodSecondsOverride = &g
+			}
+			w.kills[killKey{evict, g}] = kill
+		}
+	}
 	for i := range properties {
 		if c.checks(properties[i].name) {
 			w.properties = append(w.properties, &properties[i])
@@ -202,19 +216,3 @@ var (
 		fsm.TerminatedFailed:  {[]fsm.InFlight{fsm.InFlightSyncTerminatedPod}, false, errSync},
 	}
 )
-
-// statusCache answers every lookup with a status that shows a terminal
-// runtime or a running one, as the current input asks.
-type statusCache struct{ terminal bool }
-
-var (
-	terminalStatus = &worker.PodStatus{}
-	runningStatus  = &worker.PodStatus{ContainerStatuses: []*runtimeapi.ContainerStatus{{State: runtimeapi.ContainerState_CONTAINER_RUNNING}}}
-)
-
-func (s *statusCache) Get(types.UID) (*worker.PodStatus, error) {
-	if s.terminal {
-		return terminalStatus, nil
-	}
-	return runningStatus, nil
-}

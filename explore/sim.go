@@ -12,17 +12,23 @@ import (
 
 // sim is one explored state of the engine: the Core, and its shell as the
 // explorer carries out the Core's effects (worker.Effect): which pods have
-// a worker loop, an armed timer, which kill completion channels the Core
-// holds. The explorer is the Core's shell, so it checks the effects as
-// data: a RunLoop while the pod's loop runs, a channel closed twice or
-// never handed over, a sync call the record does not show, are protocol
+// a worker loop, an armed timer, which kill waiters the Core holds, which
+// hold a sync context. The explorer is the Core's shell, so it checks the
+// effects as data: a RunLoop while the pod's loop runs, a waiter closed
+// twice or never handed over, a CancelSync for a pod that got no Work
+// since its last one, a sync call the record does not show, are protocol
 // errors (reported as the property EffectProtocol).
 type sim struct {
 	core  *worker.Core
 	shell [MaxPods]shell
-	// open lists, per pod, the completion channels handed to the Core and
-	// not closed; the projected state counts them (shell.Channels).
-	open    [MaxPods][]chan<- struct{}
+	// open lists, per pod, the waiters handed to the Core and not closed;
+	// the projected state counts them (shell.Channels).
+	open [MaxPods][]worker.WaiterID
+	// lastWaiter numbers the waiters this simulation's lineage handed out.
+	lastWaiter worker.WaiterID
+	// syncing: the pod got a Work since its last CancelSync (a shell holds
+	// a sync context for it). Not part of the spec state.
+	syncing [MaxPods]bool
 	effects []worker.Effect
 }
 
@@ -30,15 +36,20 @@ type sim struct {
 const errProtocol = "EffectProtocol"
 
 func (w *world) newSim(obs fsm.Observer) *sim {
-	return &sim{core: worker.NewCore(worker.Options{StatusCache: w.cache, Observer: obs, Logger: discardLogger})}
+	return &sim{core: worker.NewCore(worker.Options{Observer: obs, Logger: discardLogger, CheckedFSM: true})}
 }
 
+// clone copies the simulation: the Core's Clone, and the shell's arrays
+// (the waiter lists shared clipped: an append on either side copies, and
+// release copies before it deletes).
 func (s *sim) clone() *sim {
-	c := &sim{core: s.core.Clone(), shell: s.shell}
+	c := *s
+	c.core = s.core.Clone()
 	for i, o := range s.open {
-		c.open[i] = slices.Clone(o)
+		c.open[i] = slices.Clip(o)
 	}
-	return c
+	c.effects = nil
+	return &c
 }
 
 // apply feeds one input to the simulation, as the engine's shell would: an
@@ -54,35 +65,35 @@ func (w *world) apply(s *sim, in Input) (bool, error) {
 			desired[k] = w.pods[podKey{pod: i, grace: fsm.NoGrace}]
 		}
 		s.core.SyncKnownPods(desired)
-		return true, w.settle(s, -1, nil)
+		return true, w.settle(s, -1, 0)
 	}
 	i, uid := in.Pod, w.cfg.Pods[in.Pod]
 	sh := &s.shell[i]
 	switch ev {
 	case fsm.Create, fsm.Update:
-		w.cache.terminal = in.RuntimeTerminal
-		_ = s.core.UpdatePod(worker.UpdatePodOptions{UpdateType: updateTypes[ev], Pod: w.pods[podKey{i, in.Deleting, in.TerminalPhase, in.Grace}]})
+		o := worker.UpdatePodOptions{UpdateType: updateTypes[ev], Pod: w.pods[podKey{i, in.Deleting, in.TerminalPhase, in.Grace}]}
+		_ = s.core.UpdatePod(o, worker.UpdateInput{RuntimeTerminal: in.RuntimeTerminal})
 	case fsm.Kill:
 		if len(s.open[i]) >= w.cfg.KillChannels {
 			return false, nil
 		}
-		ch := make(chan struct{})
-		kill := &worker.KillPodOptions{CompletedCh: ch, Evict: in.Evict}
-		if in.Grace != fsm.NoGrace {
-			g := in.Grace
-			kill.PodTerminationGracePeriodSecondsOverride = &g
-		}
-		_ = s.core.UpdatePod(worker.UpdatePodOptions{UpdateType: worker.SyncPodKill, Pod: w.pods[podKey{pod: i, grace: fsm.NoGrace}], KillPodOptions: kill})
-		return true, w.settle(s, i, ch)
+		s.lastWaiter++
+		waiter := s.lastWaiter
+		_ = s.core.UpdatePod(worker.UpdatePodOptions{UpdateType: worker.SyncPodKill, Pod: w.pods[podKey{pod: i, grace: fsm.NoGrace}], KillPodOptions: w.kills[killKey{in.Evict, in.Grace}]},
+			worker.UpdateInput{Waiter: waiter})
+		return true, w.settle(s, i, waiter)
 	case fsm.RuntimeKill:
-		_ = s.core.UpdatePod(worker.UpdatePodOptions{UpdateType: worker.SyncPodKill, RunningPod: w.runtimePods[i], KillPodOptions: w.runtimeKill})
+		_ = s.core.UpdatePod(worker.UpdatePodOptions{UpdateType: worker.SyncPodKill, RunningPod: w.runtimePods[i], KillPodOptions: w.runtimeKill}, worker.UpdateInput{})
 	case fsm.RuntimeUpdate:
-		_ = s.core.UpdatePod(worker.UpdatePodOptions{UpdateType: worker.SyncPodSync, RunningPod: w.runtimePods[i]}) // rejected, and ignored by every state
+		_ = s.core.UpdatePod(worker.UpdatePodOptions{UpdateType: worker.SyncPodSync, RunningPod: w.runtimePods[i]}, worker.UpdateInput{}) // rejected, and ignored by every state
 	case fsm.Dequeue:
 		if !sh.Loop || w.inFlight(s, i) != fsm.InFlightNone {
 			return false, nil // no loop between sync calls
 		}
 		work, ok := s.core.Next(uid)
+		if ok {
+			s.syncing[i] = true
+		}
 		if !ok {
 			sh.Loop = false
 		} else if got := w.inFlight(s, i); work.Func != got || work.UID != uid {
@@ -105,7 +116,7 @@ func (w *world) apply(s *sim, in Input) (bool, error) {
 		}
 		s.core.Done(worker.Work{UID: uid, Func: f}, out.terminal, out.err)
 	}
-	return true, w.settle(s, i, nil)
+	return true, w.settle(s, i, 0)
 }
 
 // inFlight is the sync function the pod's record shows in flight.
@@ -115,11 +126,10 @@ func (w *world) inFlight(s *sim, i int) fsm.InFlight {
 }
 
 // settle carries out the Core's effects in the simulation's shell. handed is
-// the completion channel the input gave pod i, if any: closed at once, or
-// kept by the Core until it closes it.
-func (w *world) settle(s *sim, i int, handed chan<- struct{}) error {
+// the waiter the input gave pod i, if any: closed at once, or kept by the
+// Core until it closes it.
+func (w *world) settle(s *sim, i int, handed worker.WaiterID) error {
 	s.effects = s.core.TakeEffects(s.effects[:0])
-	defer clear(s.effects)
 	for _, e := range s.effects {
 		p := slices.Index(w.cfg.Pods, e.UID)
 		if p < 0 && e.Kind != worker.CloseChannel {
@@ -137,30 +147,32 @@ func (w *world) settle(s *sim, i int, handed chan<- struct{}) error {
 			s.shell[p].Timer = false
 		case worker.CloseChannel:
 			switch {
-			case e.Ch == handed && handed != nil:
-				handed = nil // the kill cannot be kept: closed at once
-			case !s.release(e.Ch):
-				return fmt.Errorf("%s: closed a kill completion channel of %s twice, or one never handed over", errProtocol, e.UID)
+			case e.Waiter == handed && handed != 0:
+				handed = 0 // the kill cannot be kept: closed at once
+			case !s.release(e.Waiter):
+				return fmt.Errorf("%s: closed a kill waiter of %s twice, or one never handed over", errProtocol, e.UID)
 			}
 		case worker.CancelSync:
-			if e.Cancel == nil {
-				return fmt.Errorf("%s: CancelSync for %s without a cancel function", errProtocol, e.UID)
+			if !s.syncing[p] {
+				return fmt.Errorf("%s: CancelSync for %s, which got no Work since its last CancelSync", errProtocol, e.UID)
 			}
+			s.syncing[p] = false
 		default:
 			return fmt.Errorf("%s: unknown effect %s", errProtocol, e.Kind)
 		}
 	}
-	if handed != nil {
+	if handed != 0 {
 		s.open[i] = append(s.open[i], handed)
 	}
 	return nil
 }
 
-// release forgets an open channel; it reports whether it was open.
-func (s *sim) release(ch chan<- struct{}) bool {
+// release forgets an open waiter; it reports whether it was open. It
+// deletes from a copy: a clone may share the array.
+func (s *sim) release(id worker.WaiterID) bool {
 	for p, o := range s.open {
-		if k := slices.Index(o, ch); k >= 0 {
-			s.open[p] = slices.Delete(o, k, k+1)
+		if k := slices.Index(o, id); k >= 0 {
+			s.open[p] = slices.Delete(slices.Clone(o), k, k+1)
 			return true
 		}
 	}

@@ -32,7 +32,7 @@ func TestNoExportedWayToSetState(t *testing.T) {
 		files = append(files, f)
 	}
 	allowed := []string{
-		"New", "Events", "Machine.Fire", "Machine.SyncKnownPods", // the transitions
+		"New", "NewChecked", "Events", "Machine.Fire", "Machine.SyncKnownPods", // the transitions
 		"Machine.Get", "Machine.Synced", "Machine.Clone", "Machine.Len", "Machine.Range", "Machine.SlotHolder", "Machine.Waiting", // reads
 		"State.String", "Event.String", "Event.External", "Pending.String", "InFlight.String", "Effect.String", "Effect.Has",
 		"NoTransitionError.Error", "GuardRejectedError.Error", "LooplabError.Error", "LooplabError.Unwrap",

@@ -16,10 +16,15 @@ var lifecycle = []struct {
 	{Dequeue, Params{}}, {TerminatedDone, Params{}},
 }
 
-// BenchmarkFire reports the cost of one Fire (generated guard, looplab
-// event, generated update) averaged over a pod's lifecycle.
-func BenchmarkFire(b *testing.B) {
-	m := New(nil)
+// BenchmarkFire reports the cost of one Fire (generated guard, looplab's
+// check, generated update) averaged over a pod's lifecycle.
+func BenchmarkFire(b *testing.B) { benchFire(b, New(nil)) }
+
+// BenchmarkFireChecked is BenchmarkFire in the checked mode (looplab's full
+// Event per state change).
+func BenchmarkFireChecked(b *testing.B) { benchFire(b, NewChecked(nil)) }
+
+func benchFire(b *testing.B, m *Machine) {
 	uid := types.UID("pod")
 	b.ReportAllocs()
 	n := 0

@@ -93,10 +93,15 @@ func configParams(o *UpdatePodOptions) fsm.Params {
 		SpecGrace:     spec,
 	}
 	if kpo := o.KillPodOptions; kpo != nil {
-		p.Notify = kpo.CompletedCh != nil
-		p.Evict = kpo.Evict
+		p.Evict = kpo.Evict // Notify: the Core's, from its waiter
 	}
 	return p
+}
+
+// terminalPhase reports whether an update carries a pod in a terminal
+// phase: only for such a pod does the Core read UpdateInput.RuntimeTerminal.
+func terminalPhase(o *UpdatePodOptions) bool {
+	return o.Pod != nil && (o.Pod.Status.Phase == v1.PodSucceeded || o.Pod.Status.Phase == v1.PodFailed)
 }
 
 // runtimeTerminal reports whether a cached runtime status shows nothing

@@ -158,7 +158,7 @@ func TestCallLanguageOfScenarios(t *testing.T) {
 			e.advance(e.backoff() * 3 / 2)
 		}, "SyncTerminatingRuntimePod SyncTerminatingRuntimePod "},
 		{"pre-terminated pod", "a", func(e *env) {
-			e.w.core.cache.(*fakeCache).set("a", exitedStatus("a"))
+			e.w.cache.(*fakeCache).set("a", exitedStatus("a"))
 			e.update(createOp(inPhase(newPod("a", "web", false), v1.PodFailed)))
 		}, "SyncTerminatedPod "},
 		{"failures in every phase", "a", func(e *env) {

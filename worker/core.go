@@ -17,12 +17,22 @@ import (
 
 // Core is the engine's synchronous heart, in the manner of etcd's RawNode:
 // the lifecycle records (an fsm.Machine) plus what the engine keeps for each
-// record (the pending and last taken update, kill waiters, the context of
-// the sync in flight). It starts no goroutine, never blocks and calls
+// record (the pending and last taken update, kill waiters, whether a sync
+// context was handed out). It starts no goroutine, never blocks and calls
 // nothing outside itself: what must happen beyond its own state (start a
 // pod's loop, arm a timer, close a channel, cancel a sync) it records as
 // Effects, which its shell collects with TakeEffects. Every change of a
 // lifecycle state or record variable goes through fsm.Machine.Fire.
+//
+// A Core is a value, as raft's: its state and its effects hold no handle
+// into the world (no channel, context, clock reading or status cache).
+// Kill waiters are IDs the shell maps to channels (UpdateInput.Waiter), a
+// cancellation names the pod (CancelSync), a timer is a delay, the runtime
+// status a pod is created with is a fact the shell read (RuntimeTerminal),
+// and the status handed to a sync call is fetched by the shell. So Clone
+// is a structured copy of maps of values, and a model checker can branch
+// on every input cheaply. (Metrics and the logger are observers: shared
+// by clones, never read back.)
 //
 // A Core is not safe for concurrent use; PodWorkers serialises every call
 // with its mutex.
@@ -39,12 +49,34 @@ type Core struct {
 	unendedLoops map[types.UID]int
 	// effects are the effects recorded and not yet taken (TakeEffects).
 	effects []Effect
+	// identityStatus: Work carries an identity status (the shell has no
+	// StatusCache to fetch the runtime status from).
+	identityStatus bool
+	jitter         func(time.Duration) time.Duration
+	resync         time.Duration
+	backoff        time.Duration
+	// clock only times the latency metric.
 	clock   clock.PassiveClock
-	cache   StatusCache
-	resync  time.Duration
-	backoff time.Duration
 	metrics *metrics
 	log     *slog.Logger
+}
+
+// WaiterID names a kill completion channel the shell registered with an
+// UpdatePod (UpdateInput.Waiter); a CloseChannel effect names it back. 0 is
+// no waiter.
+type WaiterID uint64
+
+// UpdateInput is what the shell adds to an UpdatePod for the Core, in place
+// of the handles the update carries.
+type UpdateInput struct {
+	// Waiter is the ID the shell registered the kill's completion channel
+	// under (0: none). The Core never reads KillPodOptions.CompletedCh.
+	Waiter WaiterID
+	// RuntimeTerminal: the shell's status cache shows nothing running for
+	// the pod. Read only for a pod with a terminal phase that has no record
+	// (semantics T2); the shell reads it before the call, for a pod whose
+	// phase is terminal.
+	RuntimeTerminal bool
 }
 
 // podData is what the engine keeps for a live record besides its lifecycle.
@@ -59,13 +91,15 @@ type podData struct {
 	active UpdatePodOptions
 	// waiters are the kill completion channels to close when the
 	// terminating sync succeeds; statusFn is the latest status function.
-	waiters  []chan<- struct{}
+	// Clone shares the array of waiters clipped, so that an append on
+	// either side copies it.
+	waiters  []WaiterID
 	statusFn func(*v1.PodStatus)
-	// ctx is the context of the sync calls; a row's Cancel effect hands
-	// its cancel function to the shell (CancelSync) and the next call gets
-	// a new one.
-	ctx    context.Context
-	cancel context.CancelFunc
+	// syncing: a Work was handed out since the pod's sync context was last
+	// cancelled, so the shell holds a context for the pod's sync calls; a
+	// row's Cancel effect asks it to cancel that one (CancelSync) and the
+	// next call gets a new one.
+	syncing bool
 	// identity is the status handed to syncers without a StatusCache.
 	identity *PodStatus
 	// panics counts the pod's consecutive sync calls that panicked; a call
@@ -73,17 +107,18 @@ type podData struct {
 	panics int
 }
 
-// UpdatePod delivers an update (semantics 1.4). It returns an error only for
-// invalid input, and then changes nothing.
-func (c *Core) UpdatePod(o UpdatePodOptions) error {
+// UpdatePod delivers an update (semantics 1.4), with what the shell adds
+// to it (in). It returns an error only for invalid input, and then changes
+// nothing.
+func (c *Core) UpdatePod(o UpdatePodOptions, in UpdateInput) error {
 	uid, err := validate(&o)
 	if errors.Is(err, errRuntimeNonKill) {
 		_, ferr := c.machine.Fire(uid, "", fsm.RuntimeUpdate, fsm.Params{GraceOverride: fsm.NoGrace})
-		c.closeCompleted(&o)
+		c.release(namedUID(&o), in.Waiter)
 		return errors.Join(err, ferr)
 	}
 	if err != nil {
-		c.closeCompleted(&o)
+		c.release(namedUID(&o), in.Waiter)
 		return err
 	}
 	pd := c.pods[uid]
@@ -93,11 +128,12 @@ func (c *Core) UpdatePod(o UpdatePodOptions) error {
 	if o.Pod != nil {
 		o.RunningPod = nil
 		ev, p = updateEvents[o.UpdateType], configParams(&o)
+		p.Notify = o.KillPodOptions != nil && in.Waiter != 0
 		if p.Static {
 			fullName = kubetypes.FullName(o.Pod.Name, o.Pod.Namespace)
 		}
 		if _, known := c.machine.Get(uid); !known && p.TerminalPhase {
-			p.RuntimeTerminal = c.cachedTerminal(uid)
+			p.RuntimeTerminal = in.RuntimeTerminal
 		}
 	} else {
 		ev = fsm.RuntimeKill // runtime-only pods are never static
@@ -106,33 +142,23 @@ func (c *Core) UpdatePod(o UpdatePodOptions) error {
 			o.Pod, o.RunningPod = known, nil
 		}
 		p.GraceOverride, p.SpecGrace = graceFacts(o.Pod, o.KillPodOptions)
-		p.Notify = o.KillPodOptions != nil && o.KillPodOptions.CompletedCh != nil
+		p.Notify = o.KillPodOptions != nil && in.Waiter != 0
 	}
 	t, err := c.machine.Fire(uid, fullName, ev, p)
 	if err != nil {
-		c.closeCompleted(&o)
+		c.release(uid, in.Waiter)
 		return err // external events always have a row: a bug in the table
 	}
 	if t.From == fsm.Absent && t.Event == fsm.RuntimeKill {
 		c.metrics.orphanedRuntimePod()
 	}
-	c.apply(t, &o)
+	c.apply(t, &o, in.Waiter)
 	return nil
 }
 
-// cachedTerminal reports whether the status cache shows nothing running for
-// a pod seen for the first time with a terminal phase (semantics T2).
-func (c *Core) cachedTerminal(uid types.UID) bool {
-	if c.cache == nil {
-		return false
-	}
-	s, err := c.cache.Get(uid)
-	return err == nil && s != nil && runtimeTerminal(s)
-}
-
 // apply carries out the effects of a transition that fired for the pod.
-// incoming is the update that caused it, if any.
-func (c *Core) apply(t fsm.Transition, incoming *UpdatePodOptions) {
+// incoming is the update that caused it, if any, and waiter its kill's.
+func (c *Core) apply(t fsm.Transition, incoming *UpdatePodOptions, waiter WaiterID) {
 	uid := t.Pod
 	pd := c.pods[uid]
 	if pd == nil && incoming != nil && t.To.HasRecord() && !t.To.IsFinished() {
@@ -140,15 +166,15 @@ func (c *Core) apply(t fsm.Transition, incoming *UpdatePodOptions) {
 		c.pods[uid] = pd
 	}
 	if incoming != nil {
-		c.takeIncoming(t, pd, incoming)
+		c.takeIncoming(t, pd, incoming, waiter)
 	}
 	if pd == nil {
 		return
 	}
 	e := t.Effects
-	if e.Has(fsm.Cancel) && pd.cancel != nil {
-		c.emit(Effect{Kind: CancelSync, UID: uid, Cancel: pd.cancel})
-		pd.ctx, pd.cancel = nil, nil
+	if e.Has(fsm.Cancel) && pd.syncing {
+		c.emit(Effect{Kind: CancelSync, UID: uid})
+		pd.syncing = false
 	}
 	if e.Has(fsm.CloseWaiters) {
 		c.closeWaiters(uid, pd)
@@ -188,13 +214,13 @@ func (c *Core) backOff(pd *podData) time.Duration {
 
 // armTimer asks for Timer(uid) after d, jittered.
 func (c *Core) armTimer(uid types.UID, d time.Duration) {
-	c.emit(Effect{Kind: ArmTimer, UID: uid, Due: c.clock.Now().Add(jitter(d))})
+	c.emit(Effect{Kind: ArmTimer, UID: uid, Delay: c.jitter(d)})
 }
 
 // closeWaiters releases the kill waiters of a pod that terminated.
 func (c *Core) closeWaiters(uid types.UID, pd *podData) {
-	for _, ch := range pd.waiters {
-		c.emit(Effect{Kind: CloseChannel, UID: uid, Ch: ch})
+	for _, id := range pd.waiters {
+		c.emit(Effect{Kind: CloseChannel, UID: uid, Waiter: id})
 	}
 	pd.waiters, pd.statusFn = nil, nil
 }
@@ -202,9 +228,9 @@ func (c *Core) closeWaiters(uid types.UID, pd *podData) {
 // takeIncoming keeps or releases what an update carries: the update itself
 // becomes the pending one (TakeUpdate), its kill options are kept until
 // the pod terminated (KeepNotify) or its channel is closed at once.
-func (c *Core) takeIncoming(t fsm.Transition, pd *podData, o *UpdatePodOptions) {
+func (c *Core) takeIncoming(t fsm.Transition, pd *podData, o *UpdatePodOptions, waiter WaiterID) {
 	if pd == nil { // finished or no record: nothing can be kept
-		c.closeCompleted(o)
+		c.release(t.Pod, waiter)
 		return
 	}
 	if t.Effects.Has(fsm.TakeUpdate) {
@@ -219,11 +245,11 @@ func (c *Core) takeIncoming(t fsm.Transition, pd *podData, o *UpdatePodOptions) 
 		return
 	}
 	if !t.Effects.Has(fsm.KeepNotify) {
-		c.closeCompleted(o)
+		c.release(t.Pod, waiter)
 		return
 	}
-	if kpo.CompletedCh != nil {
-		pd.waiters = append(pd.waiters, kpo.CompletedCh)
+	if waiter != 0 {
+		pd.waiters = append(pd.waiters, waiter)
 	}
 	if kpo.PodStatusFunc != nil {
 		pd.statusFn = kpo.PodStatusFunc
@@ -233,24 +259,30 @@ func (c *Core) takeIncoming(t fsm.Transition, pd *podData, o *UpdatePodOptions) 
 // forget drops what the engine kept for a record that finished or was
 // removed; the lifecycle record (or its absence) says all that is left.
 func (c *Core) forget(uid types.UID, pd *podData) {
-	if pd.cancel != nil {
-		c.emit(Effect{Kind: CancelSync, UID: uid, Cancel: pd.cancel})
+	if pd.syncing {
+		c.emit(Effect{Kind: CancelSync, UID: uid})
 	}
 	c.closeWaiters(uid, pd) // rows that end a record close them; this is a backstop
 	delete(c.pods, uid)
 	c.emit(Effect{Kind: StopTimer, UID: uid})
 }
 
-// closeCompleted releases an update's completion channel at once.
-func (c *Core) closeCompleted(o *UpdatePodOptions) {
-	if o.KillPodOptions != nil && o.KillPodOptions.CompletedCh != nil {
-		uid := types.UID("")
-		if o.Pod != nil {
-			uid = o.Pod.UID
-		} else if o.RunningPod != nil {
-			uid = o.RunningPod.ID
-		}
-		c.emit(Effect{Kind: CloseChannel, UID: uid, Ch: o.KillPodOptions.CompletedCh})
+// namedUID is the UID an update names (even an invalid one), for the
+// CloseChannel of its waiter.
+func namedUID(o *UpdatePodOptions) types.UID {
+	switch {
+	case o.Pod != nil:
+		return o.Pod.UID
+	case o.RunningPod != nil:
+		return o.RunningPod.ID
+	}
+	return ""
+}
+
+// release closes an update's kill waiter at once (the kill cannot be kept).
+func (c *Core) release(uid types.UID, waiter WaiterID) {
+	if waiter != 0 {
+		c.emit(Effect{Kind: CloseChannel, UID: uid, Waiter: waiter})
 	}
 }
 
@@ -270,21 +302,20 @@ type Work struct {
 	UID types.UID
 	// Func is the sync function to call.
 	Func       fsm.InFlight
-	Ctx        context.Context
 	UpdateType UpdateType
 	Pod        *v1.Pod
 	MirrorPod  *v1.Pod
 	RunningPod *RunningPod
-	Status     *PodStatus
+	// Status is the pod's identity status when the engine has no
+	// StatusCache; otherwise the shell fetches the runtime status (nil
+	// for SyncTerminatingRuntimePod, which takes none).
+	Status *PodStatus
 	// GracePeriod is the record's grace period for SyncTerminatingPod (nil
 	// when none was set).
 	GracePeriod *int64
 	StatusFn    func(*v1.PodStatus)
 	// StartTime of the update being processed, for the latency metric.
 	StartTime time.Time
-	// Err, when set, is the error to report instead of calling Func (the
-	// status cache failed).
-	Err error
 }
 
 // Next takes the pod's pending update (startPodSync): it returns the sync
@@ -316,7 +347,7 @@ func (c *Core) next(uid types.UID) (Work, bool) {
 		if t.To.IsFinished() && pd.hasPending {
 			c.metrics.observeDuration("terminated", pd.pending.StartTime, c.clock)
 		}
-		c.apply(t, nil)
+		c.apply(t, nil, 0)
 		return Work{}, false
 	}
 	update := pd.pending
@@ -331,11 +362,9 @@ func (c *Core) next(uid types.UID) (Work, bool) {
 	if update.MirrorPod != nil {
 		pd.active.MirrorPod = update.MirrorPod
 	}
-	if pd.ctx == nil {
-		pd.ctx, pd.cancel = context.WithCancel(context.Background())
-	}
+	pd.syncing = true
 	w := Work{
-		UID: uid, Func: t.Vars.InFlight, Ctx: pd.ctx, UpdateType: update.UpdateType,
+		UID: uid, Func: t.Vars.InFlight, UpdateType: update.UpdateType,
 		Pod: pd.active.Pod, MirrorPod: pd.active.MirrorPod, RunningPod: pd.active.RunningPod,
 		StartTime: update.StartTime,
 	}
@@ -348,19 +377,13 @@ func (c *Core) next(uid types.UID) (Work, bool) {
 		}
 		w.StatusFn = pd.statusFn
 	}
-	w.Status, w.Err = c.status(uid, pd, w.Pod)
+	if c.identityStatus {
+		if pd.identity == nil {
+			pd.identity = &PodStatus{ID: uid, Name: w.Pod.Name, Namespace: w.Pod.Namespace}
+		}
+		w.Status = pd.identity
+	}
 	return w, true
-}
-
-// status is the runtime status handed to the syncer.
-func (c *Core) status(uid types.UID, pd *podData, pod *v1.Pod) (*PodStatus, error) {
-	if c.cache != nil {
-		return c.cache.Get(uid)
-	}
-	if pd.identity == nil {
-		pd.identity = &PodStatus{ID: uid, Name: pod.Name, Namespace: pod.Namespace}
-	}
-	return pd.identity, nil
 }
 
 // podName is the namespace/name of the work's pod, or of its runtime pod
@@ -420,7 +443,7 @@ func (c *Core) Done(w Work, isTerminal bool, err error) {
 		op = "terminated"
 	}
 	c.metrics.observeDuration(op, w.StartTime, c.clock)
-	c.apply(t, nil)
+	c.apply(t, nil, 0)
 }
 
 // isPanic reports whether a sync call's error is (or wraps) a *PanicError.
@@ -442,7 +465,7 @@ func (c *Core) Timer(uid types.UID) {
 		c.log.Error("programmer error: timer rejected", "pod", uid, "err", err)
 		return
 	}
-	c.apply(t, nil)
+	c.apply(t, nil, 0)
 }
 
 // SyncKnownPods reconciles the records with the desired pods (semantics
@@ -465,7 +488,7 @@ func (c *Core) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
 		if t.To == fsm.Absent && before.Vars.RestartRequested {
 			c.metrics.restarted(before.Vars.Static)
 		}
-		c.apply(t, nil)
+		c.apply(t, nil, 0)
 	})
 	if err != nil {
 		c.log.Error("programmer error: SyncKnownPods rejected", "err", err)
@@ -484,14 +507,15 @@ func (c *Core) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
 // return (the engine stops).
 func (c *Core) CancelAll() {
 	for uid, pd := range c.pods {
-		if pd.cancel != nil {
-			c.emit(Effect{Kind: CancelSync, UID: uid, Cancel: pd.cancel})
-			pd.ctx, pd.cancel = nil, nil
+		if pd.syncing {
+			c.emit(Effect{Kind: CancelSync, UID: uid})
+			pd.syncing = false
 		}
 	}
 }
 
-// jitter spreads a delay over [d, 1.5d), as the kubelet's requeues do.
+// jitter spreads a delay over [d, 1.5d), as the kubelet's requeues do: the
+// default of Options.Jitter.
 func jitter(d time.Duration) time.Duration {
 	return d + time.Duration(rand.Int64N(int64(d)/2+1))
 }

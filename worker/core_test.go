@@ -22,26 +22,31 @@ type coreEnv struct {
 	c     *Core
 	clock *clocktesting.FakeClock
 	work  map[types.UID]Work
-	names map[chan<- struct{}]string
+	// names maps the waiter IDs the test registered to their names;
+	// syncing lists the pods that got a Work since their last CancelSync.
+	names      map[WaiterID]string
+	lastWaiter WaiterID
+	syncing    map[types.UID]bool
 }
 
 func newCoreEnv(t *testing.T) *coreEnv {
 	clock := clocktesting.NewFakeClock(time.Unix(1_700_000_000, 0))
-	return &coreEnv{t: t, c: NewCore(Options{Clock: clock, ResyncInterval: rapidResync, BackOffPeriod: rapidBackoff}), clock: clock,
-		work: map[types.UID]Work{}, names: map[chan<- struct{}]string{}}
+	return &coreEnv{t: t, c: NewCore(Options{Clock: clock, ResyncInterval: rapidResync, BackOffPeriod: rapidBackoff, CheckedFSM: true}), clock: clock,
+		work: map[types.UID]Work{}, names: map[WaiterID]string{}, syncing: map[types.UID]bool{}}
 }
 
-// ch returns a completion channel known to the test by name.
-func (e *coreEnv) ch(name string) chan struct{} {
-	c := make(chan struct{})
-	e.names[c] = name
-	return c
+// waiter registers a kill waiter known to the test by name.
+func (e *coreEnv) waiter(name string) WaiterID {
+	e.lastWaiter++
+	e.names[e.lastWaiter] = name
+	return e.lastWaiter
 }
 
 // effects takes the Core's effects and describes them: "RunLoop a",
 // "ArmTimer a resync" (or "backoff"), "StopTimer a", "CloseChannel a k1",
-// "CancelSync a". A CancelSync's function is called, and an ArmTimer's due
-// time must lie in [d, 1.5d) from now.
+// "CancelSync a". A CancelSync must follow a Work handed out for the pod
+// since its last CancelSync, and an ArmTimer's delay must lie in
+// [d, 1.5d).
 func (e *coreEnv) effects() []string {
 	e.t.Helper()
 	var out []string
@@ -49,7 +54,7 @@ func (e *coreEnv) effects() []string {
 		s := ef.Kind.String() + " " + string(ef.UID)
 		switch ef.Kind {
 		case ArmTimer:
-			d := ef.Due.Sub(e.clock.Now())
+			d := ef.Delay
 			switch {
 			case d >= rapidResync && d <= rapidResync*3/2:
 				s += " resync"
@@ -59,13 +64,17 @@ func (e *coreEnv) effects() []string {
 				e.t.Fatalf("ArmTimer %s due in %v: neither the resync nor the back-off period", ef.UID, d)
 			}
 		case CloseChannel:
-			name, ok := e.names[ef.Ch]
+			name, ok := e.names[ef.Waiter]
 			if !ok {
-				e.t.Fatalf("CloseChannel %s of a channel the test never handed over", ef.UID)
+				e.t.Fatalf("CloseChannel %s of a waiter the test never handed over (or twice)", ef.UID)
 			}
+			delete(e.names, ef.Waiter)
 			s += " " + name
 		case CancelSync:
-			ef.Cancel()
+			if !e.syncing[ef.UID] {
+				e.t.Fatalf("CancelSync %s: no Work handed out since its last CancelSync", ef.UID)
+			}
+			delete(e.syncing, ef.UID)
 		}
 		out = append(out, s)
 	}
@@ -77,6 +86,7 @@ func (e *coreEnv) next(uid types.UID) bool {
 	w, ok := e.c.Next(uid)
 	if ok {
 		e.work[uid] = w
+		e.syncing[uid] = true
 	}
 	return ok
 }
@@ -92,9 +102,15 @@ func (e *coreEnv) done(uid types.UID, terminal bool, err error) {
 
 func (e *coreEnv) update(o UpdatePodOptions) {
 	e.t.Helper()
-	if err := e.c.UpdatePod(o); err != nil {
+	if err := e.c.UpdatePod(o, UpdateInput{}); err != nil {
 		e.t.Fatalf("UpdatePod: %v", err)
 	}
+}
+
+// kill sends o as a kill with a waiter named name.
+func (e *coreEnv) kill(o UpdatePodOptions, name string) error {
+	o.KillPodOptions = &KillPodOptions{CompletedCh: make(chan struct{})} // the Core never reads it
+	return e.c.UpdatePod(o, UpdateInput{Waiter: e.waiter(name)})
 }
 
 // step is one input of a TestCoreEffects case and the effects it must
@@ -110,8 +126,10 @@ func TestCoreEffects(t *testing.T) {
 	a, s1, s2 := newPod("a", "web", false), newPod("s1", "etcd", true), newPod("s2", "etcd", true)
 	// kill sends o with a completion channel named name.
 	kill := func(e *coreEnv, o *UpdatePodOptions, name string) {
-		o.KillPodOptions = &KillPodOptions{CompletedCh: e.ch(name)}
-		e.update(*o)
+		e.t.Helper()
+		if err := e.kill(*o, name); err != nil {
+			e.t.Fatalf("UpdatePod: %v", err)
+		}
 	}
 	cases := []struct {
 		name      string
@@ -141,16 +159,11 @@ func TestCoreEffects(t *testing.T) {
 			{func(e *coreEnv) { e.next("a") }, nil},
 			{func(e *coreEnv) { o := killOp(a, nil); kill(e, &o, "k1") }, []string{"CancelSync a"}},
 			{func(e *coreEnv) { o := killOp(a, nil); kill(e, &o, "k2") }, nil}, // kept too
+			{func(e *coreEnv) { e.done("a", false, context.Canceled) }, nil},   // queued: the loop goes on, no timer
+			{func(e *coreEnv) { e.next("a") }, nil},                            // a new context: the next CancelSync is its
 			{func(e *coreEnv) {
-				if err := e.work["a"].Ctx.Err(); !errors.Is(err, context.Canceled) {
-					e.t.Fatalf("the SyncPod's context: %v, want it cancelled", err)
-				}
-				e.done("a", false, context.Canceled)
-			}, nil}, // queued: the loop goes on, no timer
-			{func(e *coreEnv) { e.next("a") }, nil},
-			{func(e *coreEnv) {
-				if e.work["a"].Func != fsm.InFlightSyncTerminatingPod || e.work["a"].Ctx.Err() != nil {
-					e.t.Fatalf("after the kill: %s with context error %v, want SyncTerminatingPod with a live context", e.work["a"].Func, e.work["a"].Ctx.Err())
+				if e.work["a"].Func != fsm.InFlightSyncTerminatingPod {
+					e.t.Fatalf("after the kill: %s, want SyncTerminatingPod", e.work["a"].Func)
 				}
 				e.done("a", false, nil)
 			}, []string{"CloseChannel a k1", "CloseChannel a k2"}},
@@ -167,9 +180,7 @@ func TestCoreEffects(t *testing.T) {
 			{func(e *coreEnv) { e.next("a"); e.done("a", false, nil) }, []string{"CancelSync a", "StopTimer a"}},
 			{func(e *coreEnv) { o := killOp(a, nil); kill(e, &o, "k4") }, []string{"CloseChannel a k4"}}, // finished
 			{func(e *coreEnv) {
-				o := UpdatePodOptions{UpdateType: 9, Pod: a}
-				o.KillPodOptions = &KillPodOptions{CompletedCh: e.ch("k5")}
-				if err := e.c.UpdatePod(o); !errors.Is(err, ErrInvalidUpdate) {
+				if err := e.kill(UpdatePodOptions{UpdateType: 9, Pod: a}, "k5"); !errors.Is(err, ErrInvalidUpdate) {
 					e.t.Fatalf("invalid update: %v", err)
 				}
 			}, []string{"CloseChannel a k5"}},
@@ -194,14 +205,7 @@ func TestCoreEffects(t *testing.T) {
 		steps: []step{
 			{func(e *coreEnv) { e.update(createOp(a)); e.update(createOp(s1)); e.next("a"); e.next("s1") }, []string{"RunLoop a", "RunLoop s1"}},
 			{func(e *coreEnv) { e.c.CancelAll() }, []string{"CancelSync a", "CancelSync s1"}},
-			{func(e *coreEnv) {
-				for uid, w := range e.work {
-					if w.Ctx.Err() == nil {
-						e.t.Fatalf("%s: context live after CancelAll", uid)
-					}
-				}
-				e.c.CancelAll()
-			}, nil},
+			{func(e *coreEnv) { e.c.CancelAll() }, nil}, // no Work handed out since
 		},
 	}}
 	for _, c := range cases {

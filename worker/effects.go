@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"context"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -11,16 +10,16 @@ import (
 // manner of raft's Ready: the Core decides and records its effects as
 // data; the shell (PodWorkers, or a model checker) collects them with
 // TakeEffects and carries them out. The Core never calls back into its
-// shell.
+// shell. An Effect is a plain value: it names what the shell holds (a
+// waiter, a pod's sync context) and holds no handle itself.
 type Effect struct {
 	Kind EffectKind
 	UID  types.UID
-	// Due is when an ArmTimer timer fires.
-	Due time.Time
-	// Ch is a CloseChannel kill completion channel.
-	Ch chan<- struct{}
-	// Cancel is a CancelSync context's cancel function.
-	Cancel context.CancelFunc
+	// Delay is how long after the effect an ArmTimer timer fires (jitter
+	// already applied).
+	Delay time.Duration
+	// Waiter is the kill completion channel a CloseChannel closes.
+	Waiter WaiterID
 }
 
 // EffectKind says what an Effect asks for.
@@ -31,15 +30,18 @@ const (
 	// returns, the sync function and Done, until Next returns false. The
 	// Core asks only when no loop of the pod runs.
 	RunLoop EffectKind = iota + 1
-	// ArmTimer: call Timer(UID) at Due, replacing the pod's earlier timer.
+	// ArmTimer: call Timer(UID) Delay from now, replacing the pod's
+	// earlier timer.
 	ArmTimer
 	// StopTimer: drop the pod's timer.
 	StopTimer
-	// CloseChannel: close the kill completion channel Ch: the pod
-	// terminated, or the kill cannot be kept. The Core asks exactly once
-	// per channel it was handed.
+	// CloseChannel: close the kill completion channel registered as
+	// Waiter: the pod terminated, or the kill cannot be kept. The Core asks
+	// exactly once per waiter it was handed.
 	CloseChannel
-	// CancelSync: call Cancel, so that the pod's sync in flight returns.
+	// CancelSync: cancel the context of the pod's sync calls, so that its
+	// sync in flight returns; the pod's next sync call gets a new one. The
+	// Core asks only after it handed out a Work since the last CancelSync.
 	CancelSync
 )
 
@@ -56,7 +58,6 @@ func (k EffectKind) String() string {
 // to dst and forgets them.
 func (c *Core) TakeEffects(dst []Effect) []Effect {
 	dst = append(dst, c.effects...)
-	clear(c.effects) // drop the references to channels and contexts
 	c.effects = c.effects[:0]
 	return dst
 }

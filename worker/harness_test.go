@@ -305,6 +305,7 @@ func start(t *testing.T, opts Options) *env {
 	ignore := goleak.IgnoreCurrent() // before the engine starts: its goroutines must be gone at the end
 	e := &env{t: t, syncer: newFakeSyncer(), clock: clocktesting.NewFakeClock(time.Unix(1_700_000_000, 0))}
 	opts.Clock = e.clock
+	opts.CheckedFSM = true // every state change through looplab's Event
 	e.w = New(e.syncer, opts)
 	t.Cleanup(func() {
 		e.w.Stop()
@@ -381,7 +382,7 @@ func (e *env) locked(f func(c *Core)) {
 // coreUpdate is UpdatePod on the Core, for use inside locked.
 func (e *env) coreUpdate(c *Core, o UpdatePodOptions) {
 	e.t.Helper()
-	if err := c.UpdatePod(o); err != nil {
+	if err := e.w.updatePod(o, e.w.input(&o)); err != nil { // the shell's waiter registry, under mu
 		e.t.Fatalf("Core.UpdatePod: %v", err)
 	}
 }

@@ -14,16 +14,21 @@ import (
 
 // NewCore returns a Core without a shell: for model checkers and other
 // drivers that decide themselves when worker steps and timers happen, and
-// carry out its effects (TakeEffects). Options.Clock, StatusCache,
-// ResyncInterval, BackOffPeriod, Observer, Registerer and Logger apply as
-// for New.
+// carry out its effects (TakeEffects). Options.ResyncInterval,
+// BackOffPeriod, Jitter, Observer, Registerer, Logger and CheckedFSM apply
+// as for New; Clock only times the latency metric; with a StatusCache the
+// Core hands out Work without a status (its shell fetches it).
 func NewCore(opts Options) *Core {
 	opts = opts.withDefaults()
 	m := newMetrics(opts.Registerer)
+	newMachine := fsm.New
+	if opts.CheckedFSM {
+		newMachine = fsm.NewChecked
+	}
 	return &Core{
-		machine: fsm.New(observers(m, opts.Observer)), metrics: m,
-		pods: map[types.UID]*podData{}, unendedLoops: map[types.UID]int{}, clock: opts.Clock, cache: opts.StatusCache,
-		resync: opts.ResyncInterval, backoff: opts.BackOffPeriod, log: opts.Logger,
+		machine: newMachine(observers(m, opts.Observer)), metrics: m,
+		pods: map[types.UID]*podData{}, unendedLoops: map[types.UID]int{}, clock: opts.Clock, identityStatus: opts.StatusCache == nil,
+		jitter: opts.Jitter, resync: opts.ResyncInterval, backoff: opts.BackOffPeriod, log: opts.Logger,
 	}
 }
 
@@ -41,23 +46,31 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Jitter == nil {
+		o.Jitter = jitter
+	}
 	return o
 }
 
 // Clone returns an independent copy of the core, for model checkers that
-// branch on every input; effects not yet taken are copied too. It shares
-// the original's machine observer, metrics and looplab FSM (see
+// branch on every input; effects not yet taken are copied too. The state
+// holds no handle (see Core), so this is a structured copy: the maps of
+// values copied wholesale, the per-pod data in one allocation, the waiter
+// arrays shared clipped (an append on either side copies). It shares the
+// original's machine observer, metrics and looplab FSM (see
 // fsm.Machine.Clone): use a core and its clones from one goroutine.
 func (c *Core) Clone() *Core {
 	cp := *c
-	cp.effects = slices.Clone(c.effects)
+	cp.effects = slices.Clip(c.effects)
 	cp.machine = c.machine.Clone()
 	cp.unendedLoops = maps.Clone(c.unendedLoops)
 	cp.pods = make(map[types.UID]*podData, len(c.pods))
+	data := make([]podData, 0, len(c.pods))
 	for uid, pd := range c.pods {
-		x := *pd
-		x.waiters = slices.Clone(pd.waiters)
-		cp.pods[uid] = &x
+		data = append(data, *pd)
+		x := &data[len(data)-1]
+		x.waiters = slices.Clip(pd.waiters)
+		cp.pods[uid] = x
 	}
 	return &cp
 }

@@ -157,7 +157,7 @@ func TestQueriesByState(t *testing.T) {
 			return none
 		}, answers{knownTerminated: true, finished: true, terminationRequested: true, containersTerminating: true, runtimeRemoved: true}},
 		{"first seen terminal", "a", func(e *env) func() {
-			cache := e.w.core.cache.(*fakeCache)
+			cache := e.w.cache.(*fakeCache)
 			cache.set("a", exitedStatus("a"))
 			g := e.hold("a", "SyncTerminatedPod", outcome{})
 			e.send(createOp(inPhase(newPod("a", "web", false), v1.PodSucceeded)))

@@ -108,7 +108,7 @@ func randomRun(t *testing.T, seed uint64, steps int) {
 			e.locked(func(c *Core) {
 				for range 1 + rng.IntN(3) {
 					o, d := input()
-					_ = c.UpdatePod(o) // a runtime-only sync is refused
+					_ = e.w.updatePod(o, e.w.input(&o)) // a runtime-only sync is refused
 					did = append(did, d)
 				}
 				switch rng.IntN(3) {

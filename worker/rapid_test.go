@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -332,6 +333,12 @@ var varNames, paramNames = func() (vs, ps []string) {
 
 // The harness.
 
+// rapidCtx is a pod's sync context in the shell the test plays.
+type rapidCtx struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
 // rapidChan is a completion channel the test handed to the Core.
 type rapidChan struct {
 	id       int
@@ -403,10 +410,15 @@ type coreHarness struct {
 	loop  map[types.UID]bool
 	timer map[types.UID]time.Time
 	work  map[types.UID]Work
-	chans map[chan<- struct{}]*rapidChan
-	open  map[types.UID]int
-	nchan int
-	step  int
+	// ctx holds each pod's sync context, as PodWorkers does: made for the
+	// pod's first Work, cancelled and dropped on CancelSync; workCtx is
+	// the one the Work in flight got.
+	ctx     map[types.UID]rapidCtx
+	workCtx map[types.UID]context.Context
+	chans   map[WaiterID]*rapidChan // by waiter ID (the channel's id)
+	open    map[types.UID]int
+	nchan   int
+	step    int
 	// handing are the channels the current input hands over: they count
 	// as open from the input on.
 	handing []*rapidChan
@@ -450,11 +462,14 @@ func newCoreHarness(t *rapid.T, rows map[string]int) *coreHarness {
 		loop:    map[types.UID]bool{},
 		timer:   map[types.UID]time.Time{},
 		work:    map[types.UID]Work{},
-		chans:   map[chan<- struct{}]*rapidChan{},
+		chans:   map[WaiterID]*rapidChan{},
+		ctx:     map[types.UID]rapidCtx{},
+		workCtx: map[types.UID]context.Context{},
 		open:    map[types.UID]int{},
 	}
 	h.core = NewCore(Options{
-		Clock: h.clock, ResyncInterval: rapidResync, BackOffPeriod: rapidBackoff, StatusCache: h.cache,
+		CheckedFSM: true,
+		Clock:      h.clock, ResyncInterval: rapidResync, BackOffPeriod: rapidBackoff, StatusCache: h.cache,
 		Observer: &coreObserver{h: h, tw: trace.NewWriter(&h.buf)},
 	})
 	return h
@@ -628,14 +643,14 @@ func (h *coreHarness) carryOut(desc string) stepEffects {
 			h.loop[e.UID] = true
 			eff.runLoop[e.UID] = true
 		case ArmTimer:
-			h.timer[e.UID] = e.Due
-			eff.armed[e.UID] = e.Due.Sub(h.clock.Now())
+			h.timer[e.UID] = h.clock.Now().Add(e.Delay)
+			eff.armed[e.UID] = e.Delay
 		case StopTimer:
 			delete(h.timer, e.UID)
 			delete(eff.armed, e.UID)
 			eff.stopped[e.UID] = true
 		case CloseChannel:
-			c := h.chans[e.Ch]
+			c := h.chans[e.Waiter]
 			switch {
 			case c == nil:
 				h.t.Fatalf("%s: CloseChannel for %s of a channel never handed over", desc, e.UID)
@@ -649,10 +664,12 @@ func (h *coreHarness) carryOut(desc string) stepEffects {
 			h.open[c.uid]--
 			eff.closed = append(eff.closed, c)
 		case CancelSync:
-			if e.Cancel == nil {
-				h.t.Fatalf("%s: CancelSync for %s without a cancel function", desc, e.UID)
+			c, ok := h.ctx[e.UID]
+			if !ok {
+				h.t.Fatalf("%s: CancelSync for %s, which got no Work since its last CancelSync", desc, e.UID)
 			}
-			e.Cancel()
+			c.cancel()
+			delete(h.ctx, e.UID)
 			eff.cancelled[e.UID] = true
 		default:
 			h.t.Fatalf("%s: effect of unknown kind %v", desc, e.Kind)
@@ -709,7 +726,7 @@ func (h *coreHarness) checkEffects(in coreInput, fired map[types.UID]fsm.Transit
 			h.t.Fatalf("%s: CancelSync for %s, but no row with Cancel ended or removed it", desc, uid)
 		}
 		if w, busy := h.work[uid]; busy && (cancels || in.cancelAll) {
-			if _, was := workBefore[uid]; was && w.Ctx.Err() == nil {
+			if _, was := workBefore[uid]; was && h.workCtx[uid].Err() == nil {
 				h.t.Fatalf("%s: the context of %s's %s is live after the row %s cancelled it", desc, uid, w.Func, tr.Row)
 			}
 		}
@@ -904,11 +921,33 @@ func drawPod(t *rapid.T, uid types.UID) (*v1.Pod, string) {
 	return p, strings.Join(desc, " ")
 }
 
+// input is what the shell adds to an update, as PodWorkers does: the
+// waiter ID its channel was registered under, and, for a pod in a terminal
+// phase, whether the status cache shows nothing running.
+func (h *coreHarness) input(o *UpdatePodOptions) UpdateInput {
+	var in UpdateInput
+	if kpo := o.KillPodOptions; kpo != nil && kpo.CompletedCh != nil {
+		for _, c := range h.chans {
+			if (chan<- struct{})(c.ch) == kpo.CompletedCh {
+				in.Waiter = WaiterID(c.id)
+			}
+		}
+		if in.Waiter == 0 {
+			h.t.Fatalf("a completion channel the harness did not register")
+		}
+	}
+	if terminalPhase(o) {
+		s, err := h.cache.Get(o.Pod.UID)
+		in.RuntimeTerminal = err == nil && s != nil && runtimeTerminal(s)
+	}
+	return in
+}
+
 // newChan registers a fresh completion channel for uid.
 func (h *coreHarness) newChan(uid types.UID) *rapidChan {
 	h.nchan++
 	c := &rapidChan{id: h.nchan, uid: uid, ch: make(chan struct{}), handed: h.step + 1}
-	h.chans[c.ch] = c
+	h.chans[WaiterID(c.id)] = c
 	h.handing = append(h.handing, c)
 	return c
 }
@@ -955,13 +994,13 @@ func (h *coreHarness) updateInput(o UpdatePodOptions, override int64, desc strin
 	}
 	p.GraceOverride, p.SpecGrace = rapidGrace(pod, override)
 	if kpo := o.KillPodOptions; kpo != nil {
-		p.Notify, p.Evict = kpo.CompletedCh != nil, kpo.Evict
+		p.Notify, p.Evict = kpo.CompletedCh != nil, kpo.Evict // the harness registers every channel
 	}
 	return coreInput{
 		desc: fmt.Sprintf("UpdatePod(%s %s)", o.UpdateType, desc),
 		want: []wantStep{{uid: uid, ev: rapidEvent[o.UpdateType], p: p, fullName: rp.fullName(), pod: pod}},
 		call: func() {
-			if err := h.core.UpdatePod(o); err != nil {
+			if err := h.core.UpdatePod(o, h.input(&o)); err != nil {
 				h.t.Fatalf("UpdatePod(%s %s): %v", o.UpdateType, desc, err)
 			}
 		},
@@ -997,7 +1036,7 @@ func (h *coreHarness) actRuntimeKill(t *rapid.T) {
 		desc: fmt.Sprintf("UpdatePod(runtime-only kill %s %s)", uid, kpoDesc),
 		want: []wantStep{{uid: uid, ev: fsm.RuntimeKill, p: p}},
 		call: func() {
-			if err := h.core.UpdatePod(o); err != nil {
+			if err := h.core.UpdatePod(o, h.input(&o)); err != nil {
 				h.t.Fatalf("runtime-only kill of %s: %v", uid, err)
 			}
 		},
@@ -1054,7 +1093,7 @@ func (h *coreHarness) actInvalid(t *rapid.T) {
 		desc: fmt.Sprintf("invalid UpdatePod(%s: %s)", uid, desc),
 		want: want,
 		call: func() {
-			if err := h.core.UpdatePod(o); !errors.Is(err, ErrInvalidUpdate) {
+			if err := h.core.UpdatePod(o, h.input(&o)); !errors.Is(err, ErrInvalidUpdate) {
 				h.t.Fatalf("invalid UpdatePod (%s) returned %v, want an error wrapping ErrInvalidUpdate", desc, err)
 			}
 		},
@@ -1089,7 +1128,7 @@ func (h *coreHarness) actWorker(t *rapid.T, next bool) {
 		w := h.work[uid]
 		terminal := rapid.Bool().Draw(t, "terminal")
 		outcomes := []string{"success", "error", "panic"}
-		if w.Ctx.Err() != nil {
+		if h.workCtx[uid].Err() != nil {
 			outcomes = append(outcomes, "context")
 		}
 		var err error
@@ -1099,7 +1138,7 @@ func (h *coreHarness) actWorker(t *rapid.T, next bool) {
 		case "panic":
 			err = &PanicError{Func: w.Func, Value: "rapid: injected panic"}
 		case "context":
-			err = w.Ctx.Err()
+			err = h.workCtx[uid].Err()
 		}
 		h.doneWork(uid, terminal, err)
 	default:
@@ -1126,6 +1165,12 @@ func (h *coreHarness) next(uid types.UID) {
 				return
 			}
 			h.work[uid] = w
+			c, held := h.ctx[uid]
+			if !held {
+				c.ctx, c.cancel = context.WithCancel(context.Background())
+				h.ctx[uid] = c
+			}
+			h.workCtx[uid] = c.ctx
 		},
 	})
 	started := len(h.seen) == 1 && h.seen[0].Effects.Has(fsm.Start)
@@ -1141,10 +1186,10 @@ func (h *coreHarness) next(uid types.UID) {
 		h.t.Fatalf("Next(%s) handed out Work for %s", uid, w.UID)
 	case w.Func != r.vars.InFlight:
 		h.t.Fatalf("Next(%s) handed out %s, the record has %s in flight", uid, w.Func, r.vars.InFlight)
-	case w.Ctx == nil || w.Ctx.Err() != nil:
-		h.t.Fatalf("Next(%s) handed out %s with a done context", uid, w.Func)
-	case w.Err != nil || w.Status == nil && w.Func != fsm.InFlightSyncTerminatingRuntimePod:
-		h.t.Fatalf("Next(%s): status %v, err %v; the cache has one for every pod", uid, w.Status, w.Err)
+	case h.workCtx[uid].Err() != nil:
+		h.t.Fatalf("Next(%s) handed out %s while the pod's sync context is done", uid, w.Func)
+	case w.Status != nil:
+		h.t.Fatalf("Next(%s): status %v; with a status cache the shell fetches it", uid, w.Status)
 	}
 	if w.Func == fsm.InFlightSyncTerminatingRuntimePod {
 		if w.RunningPod == nil || w.RunningPod.ID != uid {
@@ -1297,7 +1342,7 @@ func plainPod(uid types.UID) *v1.Pod {
 func (h *coreHarness) actCancelAll(*rapid.T) {
 	h.run(coreInput{desc: "CancelAll", call: h.core.CancelAll, cancelAll: true})
 	for uid, w := range h.work {
-		if w.Ctx.Err() == nil {
+		if h.workCtx[uid].Err() == nil {
 			h.t.Fatalf("CancelAll: the context of %s's %s is live", uid, w.Func)
 		}
 	}

@@ -13,7 +13,14 @@ import (
 type timerQueue struct {
 	items []*timerItem
 	byUID map[types.UID]*timerItem
+	// free keeps up to maxFreeTimers items of removed timers for reuse: a
+	// pod's resync timer is armed after every SyncPod and dropped when it
+	// finishes, and an item allocated per pod was one of the lifecycle's
+	// few allocations.
+	free []*timerItem
 }
+
+const maxFreeTimers = 1024
 
 type timerItem struct {
 	uid   types.UID
@@ -31,7 +38,13 @@ func (q *timerQueue) set(uid types.UID, due time.Time) bool {
 		it.due = due
 		heap.Fix((*timerHeap)(q), it.index)
 	} else {
-		it := &timerItem{uid: uid, due: due}
+		var it *timerItem
+		if n := len(q.free); n > 0 {
+			it, q.free = q.free[n-1], q.free[:n-1]
+			*it = timerItem{uid: uid, due: due}
+		} else {
+			it = &timerItem{uid: uid, due: due}
+		}
 		q.byUID[uid] = it
 		heap.Push((*timerHeap)(q), it)
 	}
@@ -43,6 +56,7 @@ func (q *timerQueue) remove(uid types.UID) {
 	if it, ok := q.byUID[uid]; ok {
 		heap.Remove((*timerHeap)(q), it.index)
 		delete(q.byUID, uid)
+		q.recycle(it)
 	}
 }
 
@@ -60,7 +74,17 @@ func (q *timerQueue) popDue(now time.Time) (types.UID, bool) {
 	}
 	it := heap.Pop((*timerHeap)(q)).(*timerItem)
 	delete(q.byUID, it.uid)
-	return it.uid, true
+	uid := it.uid
+	q.recycle(it)
+	return uid, true
+}
+
+// recycle keeps a removed item for reuse, up to maxFreeTimers.
+func (q *timerQueue) recycle(it *timerItem) {
+	if len(q.free) < maxFreeTimers {
+		*it = timerItem{}
+		q.free = append(q.free, it)
+	}
 }
 
 // timerHeap implements heap.Interface for timerQueue.

@@ -140,6 +140,15 @@ type Options struct {
 	Observer       fsm.Observer          // nil: no trace; receives every transition
 	Logger         *slog.Logger          // nil: no logs
 	Recorder       EventRecorder         // nil: no events; a SyncPanic event when a sync function panics
+	// Jitter spreads a timer's delay (nil: uniformly over [d, 1.5d), as
+	// the kubelet's requeues). A model checker or a test injects its own.
+	Jitter func(d time.Duration) time.Duration
+	// CheckedFSM runs looplab's full Event for every state change
+	// (fsm.NewChecked) instead of the check against looplab's table as
+	// looplab answered it when the engine started (fsm.New): the same rows
+	// are refused, at ~5x the cost of a Fire. The explorer and the
+	// engine's tests set it.
+	CheckedFSM bool
 }
 
 // PodWorkerState is the phase a pod's worker is in.

@@ -24,13 +24,14 @@ var ErrStopped = errors.New("pod workers stopped")
 // that knows whether its containers may start, must stop, or are gone. It
 // is the goroutine shell around a Core: it feeds the Core its inputs under
 // one mutex and carries out the effects the Core returns. A pod's worker
-// loop runs on a goroutine of its own only while the pod has work (an idle
-// or finished pod has none), and one goroutine runs every timer. All
-// methods are safe for concurrent use.
+// loop runs on one of the engine's runners only while the pod has work (an
+// idle or finished pod has no goroutine; see runners), and one goroutine
+// runs every timer. All methods are safe for concurrent use.
 type PodWorkers struct {
 	mu       sync.Mutex
 	core     *Core
 	syncer   PodSyncer
+	cache    StatusCache // nil: the Core hands out identity statuses
 	clock    clock.WithTicker
 	log      *slog.Logger
 	recorder EventRecorder // nil: no events
@@ -38,16 +39,26 @@ type PodWorkers struct {
 	// Guarded by mu:
 	//   - timers holds each pod's armed timer (ArmTimer, StopTimer).
 	//   - runningLoops counts, over all pods, the worker loops started (a
-	//     goroutine spawned, or a run handed to a KillPod caller) whose
-	//     runLoop has not returned; idle is broadcast whenever one returns.
+	//     pod queued for a runner, or a run handed to a KillPod caller)
+	//     whose runLoop has not returned; idle is broadcast whenever one
+	//     returns, and whenever a runner ends.
+	//   - run holds the runners and their queue.
 	//   - stopped is set by Stop; from then on no loop starts and running
 	//     ones end before their next sync call.
 	//   - taken holds the Core's effects while settle sorts them.
+	//   - waiters maps the Core's waiter IDs to the kill completion
+	//     channels registered with UpdatePod (lastWaiter numbers them).
+	//   - syncCtxs holds the context of each pod's sync calls, from its
+	//     first Work until the Core's CancelSync.
 	timers       *timerQueue
 	runningLoops int
 	idle         *sync.Cond
 	stopped      bool
 	taken        []Effect
+	waiters      map[WaiterID]chan<- struct{}
+	lastWaiter   WaiterID
+	syncCtxs     map[types.UID]*podContext
+	run          runners
 
 	rearm  chan struct{} // the earliest timer changed; capacity 1
 	stopCh chan struct{} // closed by Stop
@@ -58,10 +69,12 @@ type PodWorkers struct {
 func New(syncer PodSyncer, opts Options) *PodWorkers {
 	opts = opts.withDefaults()
 	w := &PodWorkers{
-		syncer: syncer, clock: opts.Clock, log: opts.Logger, recorder: opts.Recorder, timers: newTimerQueue(),
+		syncer: syncer, cache: opts.StatusCache, clock: opts.Clock, log: opts.Logger, recorder: opts.Recorder, timers: newTimerQueue(),
+		waiters: map[WaiterID]chan<- struct{}{}, syncCtxs: map[types.UID]*podContext{},
 		rearm: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
 	}
 	w.idle = sync.NewCond(&w.mu)
+	w.run.cond = sync.NewCond(&w.mu)
 	w.core = NewCore(opts)
 	go w.schedule()
 	return w
@@ -72,24 +85,47 @@ func New(syncer PodSyncer, opts Options) *PodWorkers {
 // wins, and kills are latched into the record at once. It returns an error
 // only for invalid input (wrapping ErrInvalidUpdate) or after Stop.
 func (w *PodWorkers) UpdatePod(opts UpdatePodOptions) error {
+	in := w.input(&opts)
 	w.mu.Lock()
-	err := w.updatePod(opts)
-	var buf [4]Effect
+	err := w.updatePod(opts, in)
+	var buf [4]action
 	later, _ := w.settle(buf[:0], "")
 	w.mu.Unlock()
 	finish(later)
 	return err
 }
 
-// updatePod is UpdatePod with mu held.
-func (w *PodWorkers) updatePod(opts UpdatePodOptions) error {
+// input reads, before the lock, the runtime-terminal fact the Core takes
+// with an update of a pod in a terminal phase (semantics T2): the status
+// cache is the runtime's, and a read of it under the engine's lock would
+// make every pod wait for it.
+func (w *PodWorkers) input(opts *UpdatePodOptions) UpdateInput {
+	if w.cache == nil || !terminalPhase(opts) {
+		return UpdateInput{}
+	}
+	s, err := w.cache.Get(opts.Pod.UID)
+	return UpdateInput{RuntimeTerminal: err == nil && s != nil && runtimeTerminal(s)}
+}
+
+// updatePod is UpdatePod with mu held: it registers the kill's completion
+// channel under a waiter ID and hands the update to the Core.
+func (w *PodWorkers) updatePod(opts UpdatePodOptions, in UpdateInput) error {
+	var ch chan<- struct{}
+	if opts.KillPodOptions != nil {
+		ch = opts.KillPodOptions.CompletedCh
+	}
 	if w.stopped {
-		if opts.KillPodOptions != nil && opts.KillPodOptions.CompletedCh != nil {
-			close(opts.KillPodOptions.CompletedCh)
+		if ch != nil {
+			close(ch)
 		}
 		return ErrStopped
 	}
-	return w.core.UpdatePod(opts)
+	if ch != nil {
+		w.lastWaiter++
+		in.Waiter = w.lastWaiter
+		w.waiters[in.Waiter] = ch
+	}
+	return w.core.UpdatePod(opts, in)
 }
 
 // SyncKnownPods reconciles the workers with the desired pods: finished
@@ -131,15 +167,16 @@ func (w *PodWorkers) KillPod(ctx context.Context, pod *v1.Pod, evict bool, grace
 	if ctx.Done() == nil && pod != nil {
 		inline = pod.UID
 	}
+	in := w.input(&opts)
 	w.mu.Lock()
-	err := w.updatePod(opts)
-	var buf [4]Effect
+	err := w.updatePod(opts, in)
+	var buf [4]action
 	later, runInline := w.settle(buf[:0], inline)
 	w.mu.Unlock()
 	finish(later)
 	if runInline {
 		w.mu.Lock()
-		w.runLoop(inline, done)
+		w.runLoop(inline, done, nil)
 		w.mu.Unlock()
 	}
 	if err != nil {
@@ -169,16 +206,36 @@ func (w *PodWorkers) Stop() {
 		w.stopped = true
 		w.core.CancelAll()
 		close(w.stopCh)
+		w.run.cond.Broadcast() // parked runners end
 	}
 	later, _ := w.settle(nil, "")
 	w.mu.Unlock()
 	finish(later)
 	<-w.done
 	w.mu.Lock()
-	for w.runningLoops > 0 {
+	for w.runningLoops > 0 || w.run.alive > 0 {
 		w.idle.Wait()
 	}
 	w.mu.Unlock()
+}
+
+// action is an effect that runs others' code, carried out once mu is
+// released: closing a kill completion channel (it wakes its waiters) or
+// cancelling a sync context (it runs its callbacks).
+type action struct {
+	close  chan<- struct{}
+	cancel *podContext
+}
+
+// syncContext returns the context of the pod's sync calls (mu held),
+// making one if the pod has none.
+func (w *PodWorkers) syncContext(uid types.UID) context.Context {
+	if c, ok := w.syncCtxs[uid]; ok {
+		return c
+	}
+	c := &podContext{}
+	w.syncCtxs[uid] = c
+	return c
 }
 
 // settle takes the Core's effects (mu held). Loops start and timers change
@@ -186,7 +243,7 @@ func (w *PodWorkers) Stop() {
 // waiters, cancelling a context runs its callbacks) are appended to later,
 // to be carried out by finish once mu is released. A RunLoop for inline is
 // not started: settle reports it, and its caller runs the loop.
-func (w *PodWorkers) settle(later []Effect, inline types.UID) (_ []Effect, runInline bool) {
+func (w *PodWorkers) settle(later []action, inline types.UID) (_ []action, runInline bool) {
 	w.taken = w.core.TakeEffects(w.taken[:0])
 	for _, e := range w.taken {
 		switch e.Kind {
@@ -199,9 +256,9 @@ func (w *PodWorkers) settle(later []Effect, inline types.UID) (_ []Effect, runIn
 				runInline = true
 				continue
 			}
-			go w.loop(e.UID)
+			w.startLoop(e.UID)
 		case ArmTimer:
-			if w.timers.set(e.UID, e.Due) {
+			if w.timers.set(e.UID, w.clock.Now().Add(e.Delay)) {
 				select {
 				case w.rearm <- struct{}{}:
 				default:
@@ -209,69 +266,81 @@ func (w *PodWorkers) settle(later []Effect, inline types.UID) (_ []Effect, runIn
 			}
 		case StopTimer:
 			w.timers.remove(e.UID)
-		default:
-			later = append(later, e)
+		case CloseChannel:
+			if ch, ok := w.waiters[e.Waiter]; ok {
+				delete(w.waiters, e.Waiter)
+				later = append(later, action{close: ch})
+			}
+		case CancelSync:
+			if c, ok := w.syncCtxs[e.UID]; ok {
+				delete(w.syncCtxs, e.UID)
+				later = append(later, action{cancel: c})
+			}
 		}
 	}
-	clear(w.taken)
 	return later, runInline
 }
 
-// finish carries out the effects settle left for after the unlock.
-func finish(later []Effect) {
-	for _, e := range later {
-		switch e.Kind {
-		case CloseChannel:
-			close(e.Ch)
-		case CancelSync:
-			e.Cancel()
+// finish carries out the actions settle left for after the unlock, and
+// clears them (a runner reuses the buffer: it must not keep a context
+// alive).
+func finish(later []action) {
+	for _, a := range later {
+		if a.close != nil {
+			close(a.close)
+		}
+		if a.cancel != nil {
+			a.cancel.cancel()
 		}
 	}
-}
-
-// loop is a pod's worker loop on a goroutine of its own.
-func (w *PodWorkers) loop(uid types.UID) {
-	w.mu.Lock()
-	w.runLoop(uid, nil)
-	w.mu.Unlock()
+	clear(later)
 }
 
 // runLoop makes the pod's sync calls one at a time, without the lock, until
 // the pod has nothing to run or the engine stops; mu is held on entry and
-// on return. With a non-nil until (KillPod runs the loop on its caller's
-// goroutine) it hands the rest of the loop to a goroutine once until is
-// closed.
-func (w *PodWorkers) runLoop(uid types.UID, until <-chan struct{}) {
+// on return. It runs on a runner, or, with a non-nil until, on a KillPod
+// caller's goroutine: it then hands the rest of the loop to the runners
+// once until is closed. scratch, if not nil, is the caller's buffer for
+// the actions of each step (a runner keeps one: a step's cancel would
+// otherwise allocate).
+func (w *PodWorkers) runLoop(uid types.UID, until <-chan struct{}, scratch []action) {
+	onRunner := until == nil
 	defer func() {
 		w.runningLoops--
 		w.idle.Broadcast() // Stop and tests wait for no loop to run
 	}()
-	var buf [4]Effect
 	for !w.stopped {
 		if until != nil && isClosed(until) {
 			w.runningLoops++
-			go w.loop(uid) // the loop goes on elsewhere
+			w.startLoop(uid) // the loop goes on on a runner
 			return
 		}
 		work, ok := w.core.Next(uid)
-		later, _ := w.settle(buf[:0], "")
+		later, _ := w.settle(scratch[:0], "")
 		if !ok {
 			w.unlocked(later)
 			return
 		}
+		ctx := w.syncContext(uid)
+		if onRunner {
+			w.leaving()
+		}
 		w.mu.Unlock()
 		finish(later)
-		isTerminal, err := w.call(work)
+		isTerminal, err := w.call(ctx, work)
 		w.mu.Lock()
+		if onRunner {
+			w.run.awake++
+		}
 		w.core.Done(work, isTerminal, err)
-		later, _ = w.settle(buf[:0], "")
+		later, _ = w.settle(scratch[:0], "")
 		w.unlocked(later)
 	}
 }
 
 // unlocked carries out later's effects without mu (mu held on entry and on
 // return); with none it keeps the lock.
-func (w *PodWorkers) unlocked(later []Effect) {
+func (w *PodWorkers) unlocked(later []action) {
 	if len(later) == 0 {
 		return
 	}
@@ -289,12 +358,16 @@ func isClosed(ch <-chan struct{}) bool {
 	}
 }
 
-// call makes one sync call. A panic in the syncer is a failed sync whose
-// error is a *PanicError (the Core counts it and backs off longer); it is
-// logged and, for a pod with a config, recorded as a Warning event.
-func (w *PodWorkers) call(work Work) (isTerminal bool, err error) {
-	if work.Err != nil {
-		return false, work.Err
+// call makes one sync call, with the pod's runtime status from the status
+// cache (a failed read fails the call without calling the syncer). A panic
+// in the syncer is a failed sync whose error is a *PanicError (the Core
+// counts it and backs off longer); it is logged and, for a pod with a
+// config, recorded as a Warning event.
+func (w *PodWorkers) call(ctx context.Context, work Work) (isTerminal bool, err error) {
+	if w.cache != nil && work.Func != fsm.InFlightSyncTerminatingRuntimePod {
+		if work.Status, err = w.cache.Get(work.UID); err != nil {
+			return false, err
+		}
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -307,13 +380,13 @@ func (w *PodWorkers) call(work Work) (isTerminal bool, err error) {
 	}()
 	switch work.Func {
 	case fsm.InFlightSyncPod:
-		return w.syncer.SyncPod(work.Ctx, work.UpdateType, work.Pod, work.MirrorPod, work.Status)
+		return w.syncer.SyncPod(ctx, work.UpdateType, work.Pod, work.MirrorPod, work.Status)
 	case fsm.InFlightSyncTerminatingPod:
-		return false, w.syncer.SyncTerminatingPod(work.Ctx, work.Pod, work.Status, work.GracePeriod, work.StatusFn)
+		return false, w.syncer.SyncTerminatingPod(ctx, work.Pod, work.Status, work.GracePeriod, work.StatusFn)
 	case fsm.InFlightSyncTerminatingRuntimePod:
-		return false, w.syncer.SyncTerminatingRuntimePod(work.Ctx, work.RunningPod)
+		return false, w.syncer.SyncTerminatingRuntimePod(ctx, work.RunningPod)
 	case fsm.InFlightSyncTerminatedPod:
-		return false, w.syncer.SyncTerminatedPod(work.Ctx, work.Pod, work.Status)
+		return false, w.syncer.SyncTerminatedPod(ctx, work.Pod, work.Status)
 	}
 	return false, fmt.Errorf("unknown sync function %s", work.Func)
 }

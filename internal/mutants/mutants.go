@@ -128,10 +128,10 @@ var All = []Mutant{
 			drop(r, spec.Waiters)
 		})},
 	{Property: "WaitersAreOpenChannels", Config: "MCOnePod", What: "the core never closes a kill waiter's channel",
-		Source: []Edit{{corePath, "c.emit(Effect{Kind: CloseChannel, UID: uid, Ch: ch})", "_ = ch"}},
+		Source: []Edit{{corePath, "c.emit(Effect{Kind: CloseChannel, UID: uid, Waiter: id})", "_ = id"}},
 		TLA:    []Edit{{modelPath, `channels |-> IF ends \/ "CloseWaiters" \in s.eff THEN 0`, `channels |-> IF FALSE THEN 0`}}},
 	{Property: "KillsComplete", Config: "MCOnePod", What: "the core never closes a kill waiter's channel",
-		Source: []Edit{{corePath, "c.emit(Effect{Kind: CloseChannel, UID: uid, Ch: ch})", "_ = ch"}},
+		Source: []Edit{{corePath, "c.emit(Effect{Kind: CloseChannel, UID: uid, Waiter: id})", "_ = id"}},
 		TLA:    []Edit{{modelPath, `channels |-> IF ends \/ "CloseWaiters" \in s.eff THEN 0`, `channels |-> IF FALSE THEN 0`}}},
 	{Property: "NoLostWakeup", Config: "MCOnePod", What: "the core never starts a pod's worker loop",
 		Source: []Edit{{corePath, "c.emit(Effect{Kind: RunLoop, UID: uid})", "c.unendedLoops[uid]--"}},
