@@ -79,6 +79,10 @@ func (a *Agent) housekeeping(ctx context.Context) {
 	for _, uid := range dead {
 		a.syncer.RemoveDeadPod(uid)
 	}
+	// The dead instances of the pods that remain beyond the policy go, as
+	// the kubelet's container garbage collector removes them (it runs every
+	// minute; one list call each housekeeping is cheap enough here).
+	a.syncer.GarbageCollect(a.cfg.gcPolicy())
 	if a.cluster != nil {
 		a.gauges.mirror.Set(float64(a.syncMirrors(ctx)))
 	}
