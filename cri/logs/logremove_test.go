@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // RemoveContainerLog removes the log and its rotated files, nothing else
@@ -56,5 +58,42 @@ func TestRemoveContainerLog(t *testing.T) {
 				t.Errorf("left %v, want %v", left, tc.left)
 			}
 		})
+	}
+}
+
+// PodLogDirs finds the log directories by the UID their names end with;
+// files, symbolic links and other names are not pods' log directories.
+func TestPodLogDirs(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"ns_a_u1", "ns2_a_u1", "ns_b_u2", "u3", "x_y", "a_b_c_d", "ns_c_"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o750); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "ns_f_u4"), nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "ns_b_u2"), filepath.Join(root, "ns_l_u5")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := PodLogDirs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"u1": {"ns2_a_u1", "ns_a_u1"}, "u2": {"ns_b_u2"}}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for uid, names := range want {
+		var paths []string
+		for _, n := range names {
+			paths = append(paths, filepath.Join(root, n))
+		}
+		if !slices.Equal(got[types.UID(uid)], paths) {
+			t.Errorf("%s: got %v, want %v", uid, got[types.UID(uid)], paths)
+		}
+	}
+	if got, err := PodLogDirs(filepath.Join(root, "missing")); err != nil || len(got) != 0 {
+		t.Errorf("a missing root: %v, %v", got, err)
 	}
 }
