@@ -150,3 +150,22 @@ func ids(uid, name string, from, to int) []string {
 	}
 	return out
 }
+
+// BenchmarkSelectDead is the policy's cost on a node of 1,000 pods of 3
+// containers with 3 instances each (the running one and 2 dead).
+func BenchmarkSelectDead(b *testing.B) {
+	var listed []*runtimeapi.Container
+	for p := range 1000 {
+		for _, name := range []string{"a", "b", "c"} {
+			listed = append(listed, crashLoop(fmt.Sprintf("p%d", p), name, 3)...)
+		}
+	}
+	now := epoch.Add(time.Hour)
+	none := func(types.UID) bool { return false }
+	b.ReportAllocs()
+	for b.Loop() {
+		if got := selectDead(listed, DefaultPolicy(), now, none); len(got) != 3000 {
+			b.Fatalf("selected %d, want 3000", len(got))
+		}
+	}
+}

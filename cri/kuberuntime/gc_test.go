@@ -129,3 +129,50 @@ func (h *harness) setLogPath(id, path string) {
 	}
 	c.LogPath = path
 }
+
+// Under the strictest policy (no dead instance kept, per container or on
+// the node) a pod's newest instances stay: the completed init container's,
+// which tells that the pod is initialized, and the crash-looping app's,
+// which carries its restart count; a Never pod's completed container is
+// not run again.
+func TestGarbageCollectKeepsNewest(t *testing.T) {
+	strictest := containergc.Policy{MaxPerPodContainer: 0, MaxContainers: 0}
+	h := newHarness(t, Options{}, "img")
+	pod := crifake.WithInits(crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"}), crifake.Init{Name: "init"})
+	h.mustSync(pod)
+	h.exit(crifake.ContainerID(pod, 0, "init", 0), 0)
+	for attempt := range 4 {
+		h.clock.Step(time.Minute)
+		h.mustSync(pod)
+		h.exit(crifake.ContainerID(pod, 0, "app", uint32(attempt)), 1)
+		h.s.GarbageCollect(strictest)
+		h.s.Close()
+	}
+	if _, cs := h.podObjects(pod.UID); len(cs) != 2 {
+		t.Fatalf("instances %v; want init's and app's newest", cs)
+	}
+	h.clock.Step(time.Minute)
+	h.mustSync(pod)
+	st := h.statuses.last(t, pod.UID)
+	if ic := st.InitContainerStatuses[0]; ic.State.Terminated == nil || ic.State.Terminated.ExitCode != 0 {
+		t.Errorf("init: %+v; want terminated 0", ic.State)
+	}
+	if app := st.ContainerStatuses[0]; app.RestartCount != 4 || app.State.Running == nil {
+		t.Errorf("app: restart count %d, state %+v; want 4, running", app.RestartCount, app.State)
+	}
+	if n := h.calls("CreateContainer"); n != 1+5 {
+		t.Errorf("%d containers created; want init once and app 5 times", n)
+	}
+
+	never := crifake.MakePod("never", v1.RestartPolicyNever, crifake.Ctr{Name: "a"})
+	h.mustSync(never)
+	h.exit(crifake.ContainerID(never, 0, "a", 0), 0)
+	h.s.GarbageCollect(strictest)
+	h.s.Close()
+	if terminal, err := h.syncPod(never); !terminal || err != nil {
+		t.Fatalf("SyncPod of the completed Never pod = %v, %v; want terminal", terminal, err)
+	}
+	if _, cs := h.podObjects(never.UID); len(cs) != 1 {
+		t.Errorf("Never pod: instances %v; want its one", cs)
+	}
+}
