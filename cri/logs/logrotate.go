@@ -81,6 +81,9 @@ func (r *Rotator) Rotate(ctx context.Context) error {
 		}
 		path := resp.GetStatus().GetLogPath()
 		if rel, err := filepath.Rel(r.root, path); path == "" || err != nil || !filepath.IsLocal(rel) {
+			if exited[c.Id] {
+				r.trimmed[c.Id] = true // not ours to trim, now or later
+			}
 			continue
 		}
 		if !exited[c.Id] {
