@@ -42,6 +42,10 @@ type Options struct {
 	// SyncBackOff is how long the engine waits before retrying a failed
 	// sync; 0 is the engine's default (10 s).
 	SyncBackOff time.Duration
+	// RestartBackoff and MaxRestartBackoff are the crash-loop back-off's
+	// first delay and cap (kuberuntime.Options); 0 is the kubelet's 10 s
+	// and 5 min. Tests of crash loops shorten them.
+	RestartBackoff, MaxRestartBackoff time.Duration
 	// ServingCertificate gives the kubelet API's serving certificate (one
 	// the CSR API issued and rotates); nil: with RotateServerCertificates,
 	// the agent's own serving certificate manager; else Config's files,
@@ -184,6 +188,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		Allocatable: downwardAllocatable(allocatable, cfg.RootDir), HostIPs: hostIPs(), MachineMemory: machine.Memory().Value(),
 		VolumeAPI: a.volumeAPI(), Services: a.serviceLister(),
 		Security: cfg.securityOptions(), RuntimeFeatures: conn.features, RuntimeClasses: a.runtimeClasses(),
+		RestartBackoff: opts.RestartBackoff, MaxRestartBackoff: opts.MaxRestartBackoff,
 	})
 	if root := podLogRoot(cfg); root != "" {
 		maxSize, _ := cfg.containerLogMaxSize()

@@ -17,6 +17,7 @@ import (
 	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/agent/kubeletserver"
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/containergc"
 )
 
 // ConfigKind and ConfigAPIVersion identify an agent configuration file, in
@@ -137,6 +138,16 @@ type Config struct {
 	// ContainerLogMonitorInterval is how often the logs are checked for
 	// rotation.
 	ContainerLogMonitorInterval metav1.Duration `json:"containerLogMonitorInterval,omitzero"`
+	// MinimumContainerTTLDuration, MaximumDeadContainersPerContainer and
+	// MaximumDeadContainers are the container garbage collection policy
+	// (containergc.Policy), as the kubelet's flags of the same names:
+	// how long after its creation a dead container instance is kept in any
+	// case, how many dead instances of each container of a pod are kept
+	// (negative: no limit), and how many on the node (negative: no limit).
+	// The newest instance of each container is always kept.
+	MinimumContainerTTLDuration       metav1.Duration `json:"minimumContainerTTLDuration,omitzero"`
+	MaximumDeadContainersPerContainer int             `json:"maximumDeadContainersPerContainer"`
+	MaximumDeadContainers             int             `json:"maximumDeadContainers"`
 	// SeccompDefault gives a container whose pod and container name no
 	// seccomp profile the runtime's default (RuntimeDefault) instead of
 	// Unconfined, as the kubelet's seccompDefault. Localhost profiles are
@@ -181,6 +192,9 @@ func DefaultConfig() Config {
 
 		MaxConcurrentRuntimeCalls: 10,
 		ImagePullProgressDeadline: metav1.Duration{Duration: defaultImagePullProgressDeadline},
+
+		MaximumDeadContainersPerContainer: containergc.DefaultPolicy().MaxPerPodContainer,
+		MaximumDeadContainers:             containergc.DefaultPolicy().MaxContainers,
 	}
 }
 
@@ -217,6 +231,9 @@ func (c *Config) Validate() error {
 		if positive[name].Duration <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, positive[name].Duration))
 		}
+	}
+	if c.MinimumContainerTTLDuration.Duration < 0 {
+		errs = append(errs, fmt.Errorf("minimumContainerTTLDuration must not be negative, got %s", c.MinimumContainerTTLDuration.Duration))
 	}
 	if c.MaxConcurrentRuntimeCalls < 1 {
 		errs = append(errs, fmt.Errorf("maxConcurrentRuntimeCalls must be at least 1, got %d", c.MaxConcurrentRuntimeCalls))
@@ -287,6 +304,15 @@ func (c *Config) allocatableQuantity(name v1.ResourceName, def resource.Quantity
 		return q
 	}
 	return def
+}
+
+// gcPolicy is the container garbage collection policy.
+func (c *Config) gcPolicy() containergc.Policy {
+	return containergc.Policy{
+		MinAge:             c.MinimumContainerTTLDuration.Duration,
+		MaxPerPodContainer: c.MaximumDeadContainersPerContainer,
+		MaxContainers:      c.MaximumDeadContainers,
+	}
 }
 
 // containerLogMaxSize is ContainerLogMaxSize in bytes.

@@ -44,6 +44,7 @@ func TestValidateNamesBadFields(t *testing.T) {
 		{"bad logFormat", func(c *agent.Config) { c.LogFormat = "xml" }, []string{"logFormat", `"xml"`}},
 		{"bad containerLogMaxSize", func(c *agent.Config) { c.ContainerLogMaxSize = "ten" }, []string{"containerLogMaxSize", `"ten"`}},
 		{"zero containerLogMaxSize", func(c *agent.Config) { c.ContainerLogMaxSize = "0" }, []string{"containerLogMaxSize", `"0"`}},
+		{"negative minimumContainerTTLDuration", func(c *agent.Config) { c.MinimumContainerTTLDuration.Duration = -time.Second }, []string{"minimumContainerTTLDuration", "got -1s"}},
 		{"one containerLogMaxFiles", func(c *agent.Config) { c.ContainerLogMaxFiles = 1 }, []string{"containerLogMaxFiles", "got 1"}},
 		{"zero containerLogMonitorInterval", func(c *agent.Config) { c.ContainerLogMonitorInterval.Duration = 0 }, []string{"containerLogMonitorInterval"}},
 		{"both shutdown forms", func(c *agent.Config) {

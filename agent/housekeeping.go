@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -42,6 +43,10 @@ func (a *Agent) housekeeping(ctx context.Context) {
 	} else {
 		running = a.cache.RunningPods()
 	}
+	onDisk, err := a.syncer.PodsOnDisk()
+	if err != nil {
+		a.log.Warn("housekeeping: reading the pod directories failed", "err", err)
+	}
 	a.mu.Lock()
 	for _, rp := range running {
 		if _, ok := a.working[rp.ID]; ok {
@@ -63,11 +68,18 @@ func (a *Agent) housekeeping(ctx context.Context) {
 	if a.cluster != nil {
 		a.cluster.tokens.Retain(func(uid types.UID) bool { return a.knownLocked(uid) })
 	}
+	// Pods gone that left only directories (their sandbox never came up)
+	// are removed as the dead ones; running orphans are being killed.
 	var dead []types.UID
-	for _, uid := range a.cache.DeadPods() {
-		if !a.knownLocked(uid) {
+	seen := map[types.UID]bool{}
+	for _, rp := range running {
+		seen[rp.ID] = true
+	}
+	for _, uid := range slices.Concat(a.cache.DeadPods(), onDisk) {
+		if !seen[uid] && !a.knownLocked(uid) {
 			dead = append(dead, uid)
 		}
+		seen[uid] = true
 	}
 	a.lastHousekeeping = a.clock.Now()
 	a.mu.Unlock()
@@ -79,6 +91,10 @@ func (a *Agent) housekeeping(ctx context.Context) {
 	for _, uid := range dead {
 		a.syncer.RemoveDeadPod(uid)
 	}
+	// The dead instances of the pods that remain beyond the policy go, as
+	// the kubelet's container garbage collector removes them (it runs every
+	// minute; one list call each housekeeping is cheap enough here).
+	a.syncer.GarbageCollect(a.cfg.gcPolicy())
 	if a.cluster != nil {
 		a.gauges.mirror.Set(float64(a.syncMirrors(ctx)))
 	}

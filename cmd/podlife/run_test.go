@@ -49,6 +49,17 @@ allocatable: {cpu: "3"}
 				t.Errorf("got containerLogMaxSize %q containerLogMaxFiles %d", cfg.ContainerLogMaxSize, cfg.ContainerLogMaxFiles)
 			}
 		}},
+		{name: "garbage collection defaults", args: nil, checkConfig: func(t *testing.T, cfg agent.Config) {
+			if cfg.MinimumContainerTTLDuration.Duration != 0 || cfg.MaximumDeadContainersPerContainer != 1 || cfg.MaximumDeadContainers != -1 {
+				t.Errorf("got %s %d %d; want the kubelet's 0 1 -1", cfg.MinimumContainerTTLDuration.Duration, cfg.MaximumDeadContainersPerContainer, cfg.MaximumDeadContainers)
+			}
+		}},
+		{name: "garbage collection flags", args: []string{"--minimum-container-ttl-duration", "2m", "--maximum-dead-containers-per-container", "3", "--maximum-dead-containers", "100"}, checkConfig: func(t *testing.T, cfg agent.Config) {
+			if cfg.MinimumContainerTTLDuration.Duration != 2*time.Minute || cfg.MaximumDeadContainersPerContainer != 3 || cfg.MaximumDeadContainers != 100 {
+				t.Errorf("got %s %d %d", cfg.MinimumContainerTTLDuration.Duration, cfg.MaximumDeadContainersPerContainer, cfg.MaximumDeadContainers)
+			}
+		}},
+		{name: "negative container TTL", args: []string{"--minimum-container-ttl-duration", "-1s"}, wantErr: "minimumContainerTTLDuration must not be negative"},
 		{name: "TLS bootstrap flags", args: []string{"--kubeconfig", "/k", "--bootstrap-kubeconfig", "/b", "--cert-dir", "/c", "--rotate-server-certificates"}, checkConfig: func(t *testing.T, cfg agent.Config) {
 			if cfg.Kubeconfig != "/k" || cfg.BootstrapKubeconfig != "/b" || cfg.CertDir != "/c" || !cfg.RotateServerCertificates {
 				t.Errorf("got kubeconfig %q bootstrapKubeconfig %q certDir %q rotateServerCertificates %v", cfg.Kubeconfig, cfg.BootstrapKubeconfig, cfg.CertDir, cfg.RotateServerCertificates)

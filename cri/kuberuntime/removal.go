@@ -105,21 +105,59 @@ func (s *Syncer) remove(ctx context.Context, p *cri.PodRuntime) {
 	}
 }
 
-// removeLogDir removes the pod's log directory.
+// removeLogDir removes the pod's log directory: the one its runtime
+// labels name, or, when the runtime holds nothing of the pod (its sandbox
+// never came up), those its UID ends.
 func (s *Syncer) removeLogDir(p *cri.PodRuntime) {
+	if s.opts.LogRoot == "" {
+		return
+	}
 	name, namespace := p.Names()
-	if s.opts.LogRoot == "" || name == "" {
-		return
+	dirs := []string{}
+	if name == "" {
+		found, err := logs.PodLogDirs(s.opts.LogRoot)
+		if err != nil {
+			s.opts.Logger.Warn("removing the pod log directory failed", "uid", p.UID, "err", err)
+		}
+		dirs = found[p.UID]
+	} else {
+		// The names come from the runtime's labels: logs.PodDir refuses
+		// any that would lead out of the log root.
+		dir, err := logs.PodDir(s.opts.LogRoot, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: p.UID}})
+		if err != nil {
+			s.opts.Logger.Warn("not removing a pod log directory outside the log root", "uid", p.UID, "err", err)
+			return
+		}
+		dirs = append(dirs, dir)
 	}
-	// The names come from the runtime's labels: logs.PodDir refuses any that
-	// would lead out of the log root, and nothing but a directory of the
-	// log root itself is removed.
-	dir, err := logs.PodDir(s.opts.LogRoot, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: p.UID}})
-	if err != nil || filepath.Dir(dir) != filepath.Clean(s.opts.LogRoot) {
-		s.opts.Logger.Warn("not removing a pod log directory outside the log root", "dir", dir, "uid", p.UID, "err", err)
-		return
+	for _, dir := range dirs {
+		// Nothing but a directory of the log root itself is removed.
+		if filepath.Dir(dir) != filepath.Clean(s.opts.LogRoot) {
+			s.opts.Logger.Warn("not removing a pod log directory outside the log root", "dir", dir, "uid", p.UID)
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			s.opts.Logger.Warn("removing the pod log directory failed", "dir", dir, "uid", p.UID, "err", err)
+		}
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		s.opts.Logger.Warn("removing the pod log directory failed", "dir", dir, "uid", p.UID, "err", err)
+}
+
+// PodsOnDisk lists the UIDs that have a pod directory or a log directory.
+// The agent hands those of pods gone to RemoveDeadPod: a pod whose sandbox
+// never came up left nothing in the runtime, but its directory, its
+// volumes (a memory emptyDir's tmpfs) and maybe its log directory.
+func (s *Syncer) PodsOnDisk() ([]types.UID, error) {
+	uids, err := volume.PodDirUIDs(s.opts.PodsRoot)
+	if err != nil || s.opts.LogRoot == "" {
+		return uids, err
 	}
+	dirs, err := logs.PodLogDirs(s.opts.LogRoot)
+	for _, uid := range uids {
+		delete(dirs, uid)
+	}
+	for uid := range dirs {
+		uids = append(uids, uid)
+	}
+	slices.Sort(uids)
+	return uids, err
 }

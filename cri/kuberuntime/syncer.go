@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/containergc"
 	"github.com/podlife/podlife/cri/envvars"
 	"github.com/podlife/podlife/cri/prober"
 	"github.com/podlife/podlife/cri/securitycontext"
@@ -114,6 +116,10 @@ type Syncer struct {
 	// removed twice at once.
 	removingMu sync.Mutex
 	removing   map[types.UID]bool
+	// gc is the container garbage collector; collecting is set while a
+	// collection runs (GarbageCollect).
+	gc         *containergc.Collector
+	collecting atomic.Bool
 
 	// hooks are the preStop hooks in progress.
 	hooks preStopHooks
@@ -149,6 +155,7 @@ func NewSyncer(rt cri.Runtime, images cri.Images, opts Options) *Syncer {
 	}
 	return &Syncer{
 		rt: rt, images: images, opts: opts, removing: map[types.UID]bool{},
+		gc:      containergc.New(rt, opts.LogRoot, opts.PodsRoot, opts.Clock, opts.Logger),
 		backoff: newRestartBackoff(opts.Clock, opts.RestartBackoff, opts.MaxRestartBackoff),
 		pulls:   newPullBackoff(opts.Clock, opts.RestartBackoff, opts.MaxRestartBackoff),
 	}

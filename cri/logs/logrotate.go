@@ -25,7 +25,9 @@ type Reopener interface {
 // kubelet's container log manager does: a log of MaxSize bytes or more is
 // renamed to <log>.<YYYYMMDD-hhmmss>, the runtime reopens it, and the
 // oldest rotated files beyond MaxFiles-1 are deleted. Rotated files are
-// not compressed (the kubelet gzips all but the newest).
+// not compressed (the kubelet gzips all but the newest). An exited
+// container's log over MaxSize is trimmed to its last MaxSize bytes, once
+// (trimLog). Rotate is not for concurrent use.
 type Rotator struct {
 	rt     cri.Runtime
 	reopen Reopener
@@ -36,27 +38,40 @@ type Rotator struct {
 	// MaxFiles is how many files of a container's log are kept, the
 	// current one included (at least 2).
 	MaxFiles int
+	// trimmed are the exited containers whose logs are within MaxSize:
+	// an exited container writes no more.
+	trimmed map[string]bool
 }
 
 // NewRotator rotates the logs under root (the syncer's LogRoot) of the
 // containers of rt; the logs of other containers of the runtime are not
 // its own.
 func NewRotator(rt cri.Runtime, reopen Reopener, root string, clk clock.Clock, maxSize int64, maxFiles int) *Rotator {
-	return &Rotator{rt: rt, reopen: reopen, root: root, clock: clk, MaxSize: maxSize, MaxFiles: maxFiles}
+	return &Rotator{rt: rt, reopen: reopen, root: root, clock: clk, MaxSize: maxSize, MaxFiles: maxFiles, trimmed: map[string]bool{}}
 }
 
-// Rotate rotates every running container's log that reached MaxSize. It
-// goes on past a container it cannot rotate and returns every such error.
+// Rotate rotates every running container's log that reached MaxSize, and
+// trims every exited container's log beyond it. It goes on past a
+// container it cannot rotate and returns every such error.
 func (r *Rotator) Rotate(ctx context.Context) error {
-	listed, err := r.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{
-		State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
-	})
+	listed, err := r.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{})
 	if err != nil {
-		return fmt.Errorf("log rotation: list running containers: %w", err)
+		return fmt.Errorf("log rotation: list containers: %w", err)
 	}
 	var errs []error
+	exited := map[string]bool{}
 	for _, c := range listed {
 		if _, ours := c.GetLabels()[cri.PodUIDLabel]; !ours {
+			continue
+		}
+		switch c.State {
+		case runtimeapi.ContainerState_CONTAINER_EXITED:
+			exited[c.Id] = true
+			if r.trimmed[c.Id] {
+				continue
+			}
+		case runtimeapi.ContainerState_CONTAINER_RUNNING:
+		default:
 			continue
 		}
 		resp, err := r.rt.ContainerStatus(ctx, c.Id, false)
@@ -66,10 +81,25 @@ func (r *Rotator) Rotate(ctx context.Context) error {
 		}
 		path := resp.GetStatus().GetLogPath()
 		if rel, err := filepath.Rel(r.root, path); path == "" || err != nil || !filepath.IsLocal(rel) {
+			if exited[c.Id] {
+				r.trimmed[c.Id] = true // not ours to trim, now or later
+			}
 			continue
 		}
-		if err := r.rotateOne(ctx, c, path); err != nil {
+		if !exited[c.Id] {
+			err = r.rotateOne(ctx, c, path)
+		} else if err = trimLog(path, r.MaxSize); err != nil {
+			err = fmt.Errorf("log rotation of exited container %.12s: %w", c.Id, err)
+		} else {
+			r.trimmed[c.Id] = true
+		}
+		if err != nil {
 			errs = append(errs, err)
+		}
+	}
+	for id := range r.trimmed {
+		if !exited[id] {
+			delete(r.trimmed, id) // removed
 		}
 	}
 	return errors.Join(errs...)

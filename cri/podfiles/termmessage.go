@@ -10,6 +10,8 @@ import (
 	"strconv"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/cri"
@@ -145,4 +147,21 @@ func terminationMessageFile(podsRoot string, pod *v1.Pod, name string, attempt u
 		return "", err
 	}
 	return filepath.Join(dir, "containers", name, strconv.FormatUint(uint64(attempt), 10)), nil
+}
+
+// RemoveMessageFile removes the message file of the attempt-th instance
+// of container name of pod uid, once the garbage collector removed that
+// instance; a missing file, or podsRoot "", is no error.
+func RemoveMessageFile(podsRoot string, uid types.UID, name string, attempt uint32) error {
+	if podsRoot == "" {
+		return nil
+	}
+	path, err := terminationMessageFile(podsRoot, &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}}, name, attempt)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove the termination message file: %w", err)
+	}
+	return nil
 }

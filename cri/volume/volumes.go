@@ -365,3 +365,29 @@ func RemovePodDir(podsRoot string, uid types.UID) error {
 	}
 	return os.RemoveAll(dir)
 }
+
+// PodDirUIDs lists the UIDs that have a directory under podsRoot, so that
+// the directory of a pod the runtime never held anything of (its sandbox
+// never came up) is found once the pod is gone, as the kubelet's
+// cleanupOrphanedPodDirs finds it. A name with "_" is a pod's log
+// directory (cri/logs shares the root), not a pod directory; a symbolic
+// link is no pod directory either.
+func PodDirUIDs(podsRoot string) ([]types.UID, error) {
+	if podsRoot == "" {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(podsRoot)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pod directories: %w", err)
+	}
+	var out []types.UID
+	for _, e := range entries {
+		if e.IsDir() && !strings.Contains(e.Name(), "_") {
+			out = append(out, types.UID(e.Name()))
+		}
+	}
+	return out, nil
+}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/internal/crifake"
 )
@@ -470,5 +472,38 @@ func TestSubPathBeneathFSGroupTmpfs(t *testing.T) {
 	}
 	if st := fi.Sys().(*syscall.Stat_t); st.Gid != uint32(fsGroup) {
 		t.Errorf("made subPath: group %d; want the fsGroup %d", st.Gid, fsGroup)
+	}
+}
+
+// PodDirUIDs lists the pod directories: not the log directories sharing
+// the root, not files, not symbolic links.
+func TestPodDirUIDs(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"u1", "u2", "ns_a_u1"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o750); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "u3"), nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "u1"), filepath.Join(root, "u4")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		root string
+		want []types.UID
+	}{
+		{"pod directories", root, []types.UID{"u1", "u2"}},
+		{"a missing root", filepath.Join(root, "missing"), nil},
+		{"no root", "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := PodDirUIDs(tc.root)
+			if err != nil || !slices.Equal(got, tc.want) {
+				t.Errorf("got %v, %v; want %v", got, err, tc.want)
+			}
+		})
 	}
 }

@@ -150,6 +150,9 @@ var jobEdges = map[string][]string{
 	"cri/lifecycle": {"cri/prober"},
 	// A termination message falls back to the tail of the container's log.
 	"cri/podfiles": {"cri/logs"},
+	// The container garbage collector removes a dead instance's log files
+	// and termination message file with it.
+	"cri/containergc": {"cri/logs", "cri/podfiles"},
 	// A downwardAPI volume holds the downward API's values; every volume
 	// is mounted through the mount layer.
 	"cri/volume": {"cri/envvars", "cri/mount"},

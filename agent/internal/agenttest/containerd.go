@@ -113,6 +113,10 @@ type CtrdEnv struct {
 	// recreate a sandbox removed under it, and leave it to the next test.
 	uidsMu sync.Mutex
 	uids   []string
+
+	// RestartBackoff, when set, is the crash-loop back-off's first delay
+	// and cap of the agents started after (agent.Options).
+	RestartBackoff time.Duration
 }
 
 // NewCtrdEnv skips the test without a runtime, and checks that the image
@@ -344,6 +348,8 @@ func (e *CtrdEnv) StartAgent(manifestDir string, edit func(*agent.Config)) *Ctrd
 		Logger:      slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Observer:    obs,
 		SyncBackOff: 500 * time.Millisecond,
+
+		RestartBackoff: e.RestartBackoff, MaxRestartBackoff: e.RestartBackoff,
 	})
 	if err != nil {
 		t.Fatalf("agent.New: %v", err)
