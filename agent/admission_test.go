@@ -9,8 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/fsm"
 )
@@ -20,7 +20,7 @@ import (
 // that fits is admitted, and counts against what is left.
 func TestAdmissionRejectsWhatDoesNotFit(t *testing.T) {
 	t.Parallel()
-	h := agenttest.Start(t, agenttest.WithConfig(func(c *agent.Config) { c.Allocatable = agenttest.Resources("cpu=2,memory=1Gi") }))
+	h := agenttest.Start(t, agenttest.WithConfig(func(c *config.Config) { c.Allocatable = agenttest.Resources("cpu=2,memory=1Gi") }))
 	big := agenttest.PodSpec{Name: "big", UID: agenttest.UID(1), CPU: "3"}
 	fat := agenttest.PodSpec{Name: "fat", UID: agenttest.UID(2), Memory: "2Gi"}
 	fits := agenttest.PodSpec{Name: "fits", UID: agenttest.UID(3), CPU: "1500m", Memory: "512Mi"}
@@ -101,7 +101,7 @@ func TestAdmissionCountsTerminalPodUntilTerminated(t *testing.T) {
 	// in which a manifest is scanned (50 ms) and admitted. Nothing retries
 	// it sooner: the pod is desired (housekeeping drives only orphans) and
 	// its runtime state does not change meanwhile (no poll resyncs it).
-	h := agenttest.Start(t, agenttest.WithSyncBackOff(2*time.Second), agenttest.WithConfig(func(c *agent.Config) { c.Allocatable = agenttest.Resources("cpu=1,memory=1Gi") }))
+	h := agenttest.Start(t, agenttest.WithSyncBackOff(2*time.Second), agenttest.WithConfig(func(c *config.Config) { c.Allocatable = agenttest.Resources("cpu=1,memory=1Gi") }))
 	job := agenttest.PodSpec{Name: "job", UID: agenttest.UID(1), RestartPolicy: "Never", CPU: "600m"}
 	next := agenttest.PodSpec{Name: "next", UID: agenttest.UID(2), CPU: "600m"}
 	h.WritePod(job)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/podlife/podlife/agent/admission"
 	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/kubeletserver"
 	"github.com/podlife/podlife/agent/manifests"
 	"github.com/podlife/podlife/agent/podstatus"
@@ -66,7 +67,7 @@ type Options struct {
 
 // Agent is a running node agent. Its goroutines start with Run.
 type Agent struct {
-	cfg      Config
+	cfg      config.Config
 	opts     Options
 	log      *slog.Logger
 	clock    clock.WithTicker
@@ -119,7 +120,7 @@ type Agent struct {
 // New prepares the root directory, connects to the runtime (or starts the
 // embedded one), builds the engine and opens the HTTP listener and the
 // control socket. Nothing runs until Run.
-func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
+func New(ctx context.Context, cfg config.Config, opts Options) (*Agent, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -127,7 +128,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 	if cfg.RootDir, err = prepareRootDir(cfg.RootDir); err != nil {
 		return nil, err
 	}
-	bands, _ := cfg.shutdownBands()
+	bands, _ := cfg.ShutdownBands()
 	a := &Agent{
 		cfg: cfg, opts: opts, log: opts.Logger, clock: opts.Clock, registry: opts.Registry,
 		shutdownRequested: make(chan struct{}), controlSocket: api.ControlSocket(cfg.RootDir),
@@ -145,7 +146,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	a.events = eventLog{log: a.log}
-	lanes := cfg.lanes()
+	lanes := cfg.Lanes()
 	lanes.Observe = newLaneWait(a.registry)
 	conn, err := connectRuntime(ctx, cfg.RuntimeEndpoint, cfg.RootDir, lanes)
 	if err != nil {
@@ -161,7 +162,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 		}
 	}
 	machine, machineErr := machineCapacity()
-	allocatable, err := cfg.allocatable(machine, machineErr)
+	allocatable, err := cfg.AllocatableResources(machine, machineErr)
 	if err != nil {
 		a.close()
 		return nil, err
@@ -184,14 +185,14 @@ func New(ctx context.Context, cfg Config, opts Options) (*Agent, error) {
 	}
 	a.syncer = kuberuntime.NewSyncer(conn.runtime, conn.images, kuberuntime.Options{
 		Statuses: a.statuses, Events: a.events, Clock: a.clock, Logger: a.log,
-		RuntimeName: conn.name, LogRoot: podLogRoot(cfg), PodsRoot: podLogRoot(cfg), Probes: a.probes,
+		RuntimeName: conn.name, LogRoot: cfg.PodLogRoot(), PodsRoot: cfg.PodLogRoot(), Probes: a.probes,
 		Allocatable: downwardAllocatable(allocatable, cfg.RootDir), HostIPs: hostIPs(), MachineMemory: machine.Memory().Value(),
 		VolumeAPI: a.volumeAPI(), Services: a.serviceLister(),
-		Security: cfg.securityOptions(), RuntimeFeatures: conn.features, RuntimeClasses: a.runtimeClasses(),
+		Security: cfg.SecurityOptions(), RuntimeFeatures: conn.features, RuntimeClasses: a.runtimeClasses(),
 		RestartBackoff: opts.RestartBackoff, MaxRestartBackoff: opts.MaxRestartBackoff,
 	})
-	if root := podLogRoot(cfg); root != "" {
-		maxSize, _ := cfg.containerLogMaxSize()
+	if root := cfg.PodLogRoot(); root != "" {
+		maxSize, _ := cfg.ContainerLogMaxBytes()
 		a.rotator = logs.NewRotator(conn.poll, conn.service, root, a.clock, maxSize, cfg.ContainerLogMaxFiles)
 	}
 	a.cache = podcache.New(conn.poll, a.log)

@@ -25,7 +25,7 @@ func (a *Agent) clientConfig(ctx context.Context) (*rest.Config, *certificate.Cl
 		}
 		return restCfg, nil, nil
 	}
-	certDir, err := certificate.PrepareCertDir(cfg.certDir())
+	certDir, err := certificate.PrepareCertDir(cfg.ResolvedCertDir())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -50,7 +50,7 @@ func (a *Agent) servingCertificate(client kubernetes.Interface, nm *node.Manager
 	if !a.cfg.RotateServerCertificates {
 		return nil, nil
 	}
-	certDir, err := certificate.PrepareCertDir(a.cfg.certDir())
+	certDir, err := certificate.PrepareCertDir(a.cfg.ResolvedCertDir())
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/client"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
@@ -139,7 +140,7 @@ func TestContainerdLocalUserCannotStopNode(t *testing.T) {
 	}
 	e := agenttest.NewCtrdEnv(t)
 	podUID := e.NewUID()
-	a := e.StartAgent(filepath.Join(e.Dir, "manifests"), func(c *agent.Config) {
+	a := e.StartAgent(filepath.Join(e.Dir, "manifests"), func(c *config.Config) {
 		c.ShutdownGracePeriod.Duration = 4 * time.Second
 		c.ShutdownGracePeriodCriticalPods.Duration = 2 * time.Second
 	})

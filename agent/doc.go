@@ -11,9 +11,7 @@
 // Run also holds systemd-logind's inhibitor lock (logind.go) and runs the
 // node shutdown logind announces.
 //
-// What the root does itself: the configuration (Config, the file kind
-// AgentConfiguration, the flags' defaults) and the root directory's
-// checks; the pods of its sources (manifests and, in cluster mode, the API
+// What the root does itself: the root directory's checks; the pods of its sources (manifests and, in cluster mode, the API
 // server), admitted or rejected, handed to the engine; housekeeping, which
 // reconciles the engine with the sources and the runtime (orphans,
 // restarts, the pod gauges); the runtime poll that resyncs changed pods,
@@ -32,7 +30,10 @@
 //   - certificate: the node's client certificate (bootstrap with a
 //     bootstrap token, rotation) and serving certificate from the CSR API.
 //   - client: the control socket's client (ShutdownNode, ContainerLogs).
-//   - kubeletserver: the kubelet API on Config.Port (HTTPS, authenticated
+//   - config: the configuration (config.Config, the file kind
+//     AgentConfiguration, the flags' defaults, validation, and what is
+//     derived from it).
+//   - kubeletserver: the kubelet API on config.Config.Port (HTTPS, authenticated
 //     and authorized as the kubelet's: logs, exec, attach, port-forward,
 //     pods, metrics, stats); kubeletapi.go builds its authentication from
 //     the configuration and answers its Host.

@@ -14,6 +14,7 @@ import (
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/agent/client"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/internal/testlog"
@@ -68,7 +69,7 @@ func TestStopSaysWhatBecomesOfPods(t *testing.T) {
 func TestVerbosityLogsTransitions(t *testing.T) {
 	t.Parallel()
 	for _, verbosity := range []int{0, 1} {
-		h := agenttest.Start(t, agenttest.WithConfig(func(c *agent.Config) { c.Verbosity = verbosity }))
+		h := agenttest.Start(t, agenttest.WithConfig(func(c *config.Config) { c.Verbosity = verbosity }))
 		web := agenttest.PodSpec{Name: "web", UID: agenttest.UID(1)}
 		h.WritePod(web)
 		h.WaitRunning(web.UID)
@@ -91,7 +92,7 @@ func TestJSONLogsNameManifestOps(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(root) })
-	cfg := agent.DefaultConfig()
+	cfg := config.Default()
 	cfg.NodeName, cfg.RootDir, cfg.Address, cfg.StaticPodPath = agenttest.NodeName, root, "127.0.0.1:0", root
 	cfg.FileCheckFrequency.Duration = 50 * time.Millisecond
 	cfg.Allocatable = agenttest.Resources("cpu=8,memory=16Gi")

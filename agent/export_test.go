@@ -27,6 +27,3 @@ func (a *Agent) Resync(ctx context.Context) error {
 // AppArmorEnabledForTest is whether this host enforces AppArmor, as the
 // agent's admission reads it.
 func AppArmorEnabledForTest() bool { return appArmorEnabled() }
-
-// ParallelPulls is the width of the pull lane cfg gives (0: no limit).
-func ParallelPulls(cfg *Config) int { return cfg.parallelPulls() }

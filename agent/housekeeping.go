@@ -94,7 +94,7 @@ func (a *Agent) housekeeping(ctx context.Context) {
 	// The dead instances of the pods that remain beyond the policy go, as
 	// the kubelet's container garbage collector removes them (it runs every
 	// minute; one list call each housekeeping is cheap enough here).
-	a.syncer.GarbageCollect(a.cfg.gcPolicy())
+	a.syncer.GarbageCollect(a.cfg.GCPolicy())
 	if a.cluster != nil {
 		a.gauges.mirror.Set(float64(a.syncMirrors(ctx)))
 	}

@@ -9,8 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
@@ -18,7 +18,7 @@ import (
 // else is 404 (/shutdown too: it is on the control socket).
 func TestHTTPEndpoint(t *testing.T) {
 	t.Parallel()
-	h := agenttest.Start(t, agenttest.WithConfig(func(c *agent.Config) { c.Allocatable = agenttest.Resources("cpu=1,memory=1Gi") }))
+	h := agenttest.Start(t, agenttest.WithConfig(func(c *config.Config) { c.Allocatable = agenttest.Resources("cpu=1,memory=1Gi") }))
 	web := agenttest.PodSpec{Name: "web", UID: agenttest.UID(1), Containers: []string{"server", "sidecar"}}
 	big := agenttest.PodSpec{Name: "big", UID: agenttest.UID(2), CPU: "2"}
 	h.WritePod(web)

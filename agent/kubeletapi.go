@@ -45,7 +45,7 @@ func (a *Agent) listenKubeletAPI(opts Options) error {
 	if err != nil {
 		return err
 	}
-	certDir := cfg.certDir()
+	certDir := cfg.ResolvedCertDir()
 	getCertificate := opts.ServingCertificate
 	if a.cluster != nil && a.cluster.serving != nil { // RotateServerCertificates
 		getCertificate = a.cluster.serving.GetCertificate

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/agent/kubeletserver"
 )
@@ -30,7 +30,7 @@ func freePort(t testing.TB) int {
 // missing streaming server is a 501 that says so.
 func TestKubeletAPIStandalone(t *testing.T) {
 	t.Parallel()
-	off := agenttest.Start(t, agenttest.WithConfig(func(c *agent.Config) { c.Port = freePort(t) }))
+	off := agenttest.Start(t, agenttest.WithConfig(func(c *config.Config) { c.Port = freePort(t) }))
 	if addr := off.Agent.KubeletAPIAddr(); addr != "" {
 		t.Errorf("standalone with the default Webhook authorization, the kubelet API listens on %s; want it off", addr)
 	}
@@ -38,7 +38,7 @@ func TestKubeletAPIStandalone(t *testing.T) {
 		t.Errorf("the agent does not say why the kubelet API is off: %q", lines)
 	}
 
-	h := agenttest.Start(t, agenttest.WithConfig(func(c *agent.Config) {
+	h := agenttest.Start(t, agenttest.WithConfig(func(c *config.Config) {
 		c.Port, c.BindAddress = freePort(t), "127.0.0.1"
 		c.AnonymousAuth, c.AuthorizationMode = true, kubeletserver.ModeAlwaysAllow
 	}))

@@ -13,8 +13,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/fsm"
 )
@@ -96,7 +96,7 @@ func TestManifestLifecycle(t *testing.T) {
 // none runs after the first, before the manifest was written).
 func TestRemovedPodReportedUntilDropped(t *testing.T) {
 	t.Parallel()
-	h := agenttest.Start(t, agenttest.WithConfig(func(c *agent.Config) { c.HousekeepingInterval.Duration = time.Hour }))
+	h := agenttest.Start(t, agenttest.WithConfig(func(c *config.Config) { c.HousekeepingInterval.Duration = time.Hour }))
 	web := agenttest.PodSpec{Name: "web", UID: agenttest.UID(1)}
 	h.WritePod(web)
 	h.WaitRunning(web.UID)
@@ -230,7 +230,7 @@ func TestReAddWhileTerminating(t *testing.T) {
 	// the second failure comes from a housekeeping, and the next attempt
 	// waits for the next one, a second later (the back-off is longer).
 	// The manifest is back within a scan (50 ms) of the second failure.
-	h := agenttest.Start(t, agenttest.WithSyncBackOff(3*time.Second), agenttest.WithConfig(func(c *agent.Config) {
+	h := agenttest.Start(t, agenttest.WithSyncBackOff(3*time.Second), agenttest.WithConfig(func(c *config.Config) {
 		c.HousekeepingInterval.Duration = time.Second
 	}))
 	db := agenttest.PodSpec{Name: "db", UID: agenttest.UID(1)}

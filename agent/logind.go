@@ -38,7 +38,7 @@ func (a *Agent) watchLogind(ctx context.Context, wg *sync.WaitGroup) {
 // shutdownGracePeriod is the whole time a node shutdown takes: the sum of
 // its bands' periods (the kubelet's periodRequested).
 func (a *Agent) shutdownGracePeriod() time.Duration {
-	bands, _ := a.cfg.shutdownBands()
+	bands, _ := a.cfg.ShutdownBands()
 	var total time.Duration
 	for _, b := range bands {
 		total += b.Period

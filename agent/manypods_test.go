@@ -12,8 +12,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
@@ -33,7 +33,7 @@ func TestManyPodsRemovedAtOnce(t *testing.T) {
 			t.Fatalf("PODLIFE_MANY_PODS=%q: %v", s, err)
 		}
 	}
-	h := agenttest.Start(t, agenttest.WithConfig(func(c *agent.Config) { c.Allocatable = agenttest.Resources("cpu=10000,memory=10000Gi") }))
+	h := agenttest.Start(t, agenttest.WithConfig(func(c *config.Config) { c.Allocatable = agenttest.Resources("cpu=10000,memory=10000Gi") }))
 	specs := make([]agenttest.PodSpec, n)
 	for i := range specs {
 		specs[i] = agenttest.PodSpec{Name: "p" + strconv.Itoa(i), UID: agenttest.UID(i + 1)}

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/fsm"
@@ -99,7 +99,7 @@ func TestRunningPodOfManifestAdoptedAtStartup(t *testing.T) {
 	rt := agenttest.OutlivingRuntime(t)
 	kept := agenttest.PodSpec{Name: "kept", UID: agenttest.UID(1)}
 	var sandboxID, containerID string
-	h := agenttest.Start(t, agenttest.WithConfig(func(c *agent.Config) { c.RuntimeEndpoint = rt.Endpoint() }), agenttest.BeforeRun(func(h *agenttest.Harness) {
+	h := agenttest.Start(t, agenttest.WithConfig(func(c *config.Config) { c.RuntimeEndpoint = rt.Endpoint() }), agenttest.BeforeRun(func(h *agenttest.Harness) {
 		sandboxID, containerID = plant(h, kept.UID, "kept-"+agenttest.NodeName, "test")
 		h.WritePod(kept)
 	}))
@@ -153,7 +153,7 @@ func TestFinishedPodNotTakenForOrphan(t *testing.T) {
 	t.Parallel()
 	// Only housekeeping reads the runtime's full lists (the poller reads
 	// them once, at start), so it is the one to meet the injected error.
-	h := agenttest.Start(t, agenttest.WithConfig(func(c *agent.Config) {
+	h := agenttest.Start(t, agenttest.WithConfig(func(c *config.Config) {
 		c.HousekeepingInterval.Duration = 500 * time.Millisecond
 		c.RuntimePollInterval.Duration = time.Hour
 	}))

@@ -13,8 +13,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/internal/podtable"
 )
@@ -23,7 +23,7 @@ import (
 // with its spec and its status as the kubelet reports it.
 func TestPodsIsAPodList(t *testing.T) {
 	t.Parallel()
-	h := agenttest.Start(t, agenttest.WithConfig(func(c *agent.Config) { c.Allocatable = agenttest.Resources("cpu=1,memory=1Gi") }))
+	h := agenttest.Start(t, agenttest.WithConfig(func(c *config.Config) { c.Allocatable = agenttest.Resources("cpu=1,memory=1Gi") }))
 	web := agenttest.PodSpec{Name: "web", UID: agenttest.UID(1), Containers: []string{"server", "sidecar"}}
 	big := agenttest.PodSpec{Name: "big", UID: agenttest.UID(2), CPU: "2"}
 	h.WritePod(web)
@@ -155,7 +155,7 @@ func TestManifestErrorsAreShown(t *testing.T) {
 func TestMissingManifestDirectory(t *testing.T) {
 	t.Parallel()
 	var dir string
-	h := agenttest.Start(t, agenttest.WithConfig(func(c *agent.Config) {
+	h := agenttest.Start(t, agenttest.WithConfig(func(c *config.Config) {
 		dir = filepath.Join(c.RootDir, "absent")
 		c.StaticPodPath = dir
 	}))

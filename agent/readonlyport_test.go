@@ -16,6 +16,7 @@ import (
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/agent/client"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
@@ -30,7 +31,7 @@ func TestDefaultsListenOnNoTCPPort(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(root) })
 	before := tcpListeners(t)
-	cfg := agent.DefaultConfig()
+	cfg := config.Default()
 	cfg.RootDir = root
 	cfg.StaticPodPath = filepath.Join(root, "manifests")
 	a, err := agent.New(t.Context(), cfg, agent.Options{})

@@ -4,19 +4,16 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/podlife/podlife/agent/admission"
-	"github.com/podlife/podlife/agent/shutdown"
 )
 
 // machineCapacity is the machine's CPUs and memory (MemTotal): the Node's
@@ -30,20 +27,6 @@ func machineCapacity() (v1.ResourceList, error) {
 	}
 	capacity[v1.ResourceMemory] = *resource.NewQuantity(mem, resource.BinarySI)
 	return capacity, nil
-}
-
-// allocatable is the CPU and memory pods may request: the configured
-// amounts, or the machine's (machineErr: why its memory is unknown).
-func (c *Config) allocatable(machine v1.ResourceList, machineErr error) (admission.Resources, error) {
-	cpu := c.allocatableQuantity(v1.ResourceCPU, machine[v1.ResourceCPU])
-	mem, ok := c.Allocatable[v1.ResourceMemory]
-	if !ok {
-		if machineErr != nil {
-			return admission.Resources{}, fmt.Errorf("allocatable memory is not set and %w", machineErr)
-		}
-		mem = machine[v1.ResourceMemory]
-	}
-	return admission.Resources{MilliCPU: cpu.MilliValue(), Memory: mem.Value()}, nil
 }
 
 // machineMemory is MemTotal from /proc/meminfo, in bytes.
@@ -65,35 +48,6 @@ func machineMemory() (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("/proc/meminfo has no MemTotal")
-}
-
-// shutdownBands are the node-shutdown priority bands; none disables
-// graceful node shutdown.
-func (c *Config) shutdownBands() ([]shutdown.Band, error) {
-	var byPriority []shutdown.Band
-	for _, b := range c.ShutdownGracePeriodByPodPriority {
-		if b.ShutdownGracePeriodSeconds < 0 {
-			return nil, fmt.Errorf("shutdownGracePeriodByPodPriority: priority %d has a negative period", b.Priority)
-		}
-		byPriority = append(byPriority, shutdown.Band{Priority: b.Priority, Period: time.Duration(b.ShutdownGracePeriodSeconds) * time.Second})
-	}
-	bands, err := shutdown.Bands(c.ShutdownGracePeriod.Duration, c.ShutdownGracePeriodCriticalPods.Duration, byPriority)
-	if err != nil {
-		return nil, fmt.Errorf("graceful node shutdown: %w", err)
-	}
-	return bands, nil
-}
-
-// podLogRoot is where a real runtime writes container logs, and where the
-// syncer keeps each pod's files (/etc/hosts, termination messages; in
-// <uid> directories, beside the logs' <namespace>_<name>_<uid>): under the
-// agent's root directory. The embedded runtime runs no process that could
-// read or write them, so it gets neither.
-func podLogRoot(c Config) string {
-	if c.RuntimeEndpoint == "" {
-		return ""
-	}
-	return filepath.Join(c.RootDir, "pods")
 }
 
 // downwardAllocatable is what a container's resourceFieldRef gets for a

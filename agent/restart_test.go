@@ -8,8 +8,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
@@ -22,7 +22,7 @@ func TestCompletedPodStaysCompletedAcrossRestart(t *testing.T) {
 	t.Parallel()
 	rt := agenttest.OutlivingRuntime(t)
 	onRuntime := func(manifests string) agenttest.Option {
-		return agenttest.WithConfig(func(c *agent.Config) {
+		return agenttest.WithConfig(func(c *config.Config) {
 			c.RuntimeEndpoint = rt.Endpoint()
 			if manifests != "" {
 				c.StaticPodPath = manifests

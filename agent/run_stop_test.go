@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
@@ -19,7 +19,7 @@ func TestRunReturnsAfterCancel(t *testing.T) {
 	const runs = 30
 	for i := range runs {
 		t.Run(fmt.Sprintf("run %d", i), func(t *testing.T) {
-			h := agenttest.Start(t, agenttest.WithConfig(func(c *agent.Config) {
+			h := agenttest.Start(t, agenttest.WithConfig(func(c *config.Config) {
 				c.SyncFrequency.Duration = 2 * time.Millisecond
 				c.RuntimePollInterval.Duration = 2 * time.Millisecond
 				c.FileCheckFrequency.Duration = 2 * time.Millisecond

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -10,14 +9,7 @@ import (
 
 	"github.com/podlife/podlife/agent/admission"
 	"github.com/podlife/podlife/cri/kuberuntime"
-	"github.com/podlife/podlife/cri/securitycontext"
 )
-
-// securityOptions are the syncer's seccomp settings: Localhost profiles
-// under <rootDir>/seccomp, as the kubelet's under its root directory.
-func (c *Config) securityOptions() securitycontext.Options {
-	return securitycontext.Options{SeccompProfileRoot: filepath.Join(c.RootDir, "seccomp"), SeccompDefault: c.SeccompDefault}
-}
 
 // admissionChain is the agent's admission: node shutdown first, then in
 // the kubelet's order the sysctls (the safe ones for this kernel and the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
@@ -31,7 +32,7 @@ spec:
 // the kubelet's AppArmor rejection.
 func TestAdmissionOfSecurity(t *testing.T) {
 	t.Parallel()
-	h := agenttest.Start(t, agenttest.WithConfig(func(c *agent.Config) { c.AllowedUnsafeSysctls = []string{"net.core.somaxconn"} }))
+	h := agenttest.Start(t, agenttest.WithConfig(func(c *config.Config) { c.AllowedUnsafeSysctls = []string{"net.core.somaxconn"} }))
 	unsafe, safe, allowed := agenttest.UID(1), agenttest.UID(2), agenttest.UID(3)
 	h.Write("unsafe.yaml", sysctlManifest("unsafe", unsafe, "kernel.msgmax"))
 	h.Write("safe.yaml", sysctlManifest("safe", safe, "net/ipv4/ip_unprivileged_port_start"))

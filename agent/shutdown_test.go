@@ -12,16 +12,16 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/agent/client"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/fsm"
 )
 
 // withShutdown gives node shutdown 4 s, the last 2 s for critical pods.
 func withShutdown() agenttest.Option {
-	return agenttest.WithConfig(func(c *agent.Config) {
+	return agenttest.WithConfig(func(c *config.Config) {
 		c.ShutdownGracePeriod.Duration = 4 * time.Second
 		c.ShutdownGracePeriodCriticalPods.Duration = 2 * time.Second
 	})

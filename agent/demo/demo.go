@@ -22,6 +22,7 @@ import (
 
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/internal/podtable"
@@ -75,7 +76,7 @@ func Run(ctx context.Context, w io.Writer, opts Options) (err error) {
 	defer traceFile.Close()
 	tw := trace.NewWriter(traceFile)
 
-	cfg := agent.DefaultConfig()
+	cfg := config.Default()
 	cfg.NodeName = "demo"
 	cfg.StaticPodPath = d.manifest
 	cfg.RootDir = dir

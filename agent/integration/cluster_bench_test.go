@@ -32,7 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
@@ -112,8 +112,8 @@ func median(ds []time.Duration) time.Duration {
 // defaultIntervals sets the agent's polling back to its defaults (the
 // test harnesses poll many times faster), so the CPU measured is what an
 // agent run with its defaults spends.
-func defaultIntervals(cfg *agent.Config) {
-	d := agent.DefaultConfig()
+func defaultIntervals(cfg *config.Config) {
+	d := config.Default()
 	cfg.FileCheckFrequency, cfg.HousekeepingInterval = d.FileCheckFrequency, d.HousekeepingInterval
 	cfg.RuntimePollInterval, cfg.SyncFrequency = d.RuntimePollInterval, d.SyncFrequency
 }

@@ -15,7 +15,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/internal/critest"
@@ -24,9 +24,9 @@ import (
 // joinContainerd runs an agent on e's containerd as a new node of the control
 // plane (a second call for the same clusterNode restarts it as that node);
 // edits change its configuration further.
-func joinContainerd(e *agenttest.CtrdEnv, n *clusterNode, edits ...func(*agent.Config)) *agenttest.CtrdAgent {
+func joinContainerd(e *agenttest.CtrdEnv, n *clusterNode, edits ...func(*config.Config)) *agenttest.CtrdAgent {
 	e.T.Helper()
-	a := e.StartAgent(e.Dir+"/manifests-"+n.node, func(cfg *agent.Config) {
+	a := e.StartAgent(e.Dir+"/manifests-"+n.node, func(cfg *config.Config) {
 		cfg.NodeName = n.node
 		cfg.Kubeconfig = n.kubeconfig
 		cfg.Allocatable = agenttest.Resources("cpu=4,memory=8Gi")

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/internal/clustertest"
@@ -153,7 +153,7 @@ func TestClusterAgentRestartWhileDeleting(t *testing.T) {
 func TestClusterRestartKillsNothingBeforeTheFirstList(t *testing.T) {
 	c := clustertest.StartPrivate(t)
 	rt := agenttest.OutlivingRuntime(t)
-	onRuntime := agenttest.WithConfig(func(cfg *agent.Config) { cfg.RuntimeEndpoint = rt.Endpoint() })
+	onRuntime := agenttest.WithConfig(func(cfg *config.Config) { cfg.RuntimeEndpoint = rt.Endpoint() })
 	m := join(t, onRuntime)
 	pod := m.create(m.apiPod("kept", 1, "main"))
 	m.waitPhase("kept", v1.PodRunning)

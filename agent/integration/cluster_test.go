@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	agentnode "github.com/podlife/podlife/agent/node"
 	"github.com/podlife/podlife/fsm"
@@ -72,7 +72,7 @@ func join(t testing.TB, opts ...agenttest.Option) *member {
 
 // asNode configures an agent as the member's node.
 func (m *member) asNode() agenttest.Option {
-	return agenttest.WithConfig(func(cfg *agent.Config) {
+	return agenttest.WithConfig(func(cfg *config.Config) {
 		cfg.NodeName = m.node
 		cfg.Kubeconfig = m.kubeconfig
 		cfg.Allocatable = agenttest.Resources("cpu=8,memory=16Gi")
@@ -472,7 +472,7 @@ func (m *clusterNode) ensureNamespace(ns string) {
 // NotReady, saying why, and the pods are stopped and written Failed as the
 // kubelet's shutdown manager writes them.
 func TestClusterNodeShutdown(t *testing.T) {
-	m := join(t, agenttest.WithConfig(func(cfg *agent.Config) {
+	m := join(t, agenttest.WithConfig(func(cfg *config.Config) {
 		cfg.ShutdownGracePeriod.Duration = 2 * time.Second
 		cfg.ShutdownGracePeriodCriticalPods.Duration = time.Second
 	}))

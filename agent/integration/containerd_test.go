@@ -24,8 +24,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/fsm"
@@ -367,7 +367,7 @@ func TestContainerdOrphanOfKilledAgent(t *testing.T) {
 func TestContainerdNodeShutdown(t *testing.T) {
 	e := agenttest.NewCtrdEnv(t)
 	lowUID, criticalUID := e.NewUID(), e.NewUID()
-	a := e.StartAgent(filepath.Join(e.Dir, "manifests"), func(c *agent.Config) {
+	a := e.StartAgent(filepath.Join(e.Dir, "manifests"), func(c *config.Config) {
 		c.ShutdownGracePeriod.Duration = 6 * time.Second
 		c.ShutdownGracePeriodCriticalPods.Duration = 3 * time.Second
 	})
@@ -442,7 +442,7 @@ func TestContainerdCompletedPodStaysCompleted(t *testing.T) {
 	uid := e.NewUID()
 	manifests := filepath.Join(e.Dir, "manifests")
 	first := e.StartAgent(manifests, nil)
-	sameNode := func(c *agent.Config) {
+	sameNode := func(c *config.Config) {
 		c.NodeName = first.Node
 		c.RootDir = filepath.Join(e.Dir, "root-"+first.Node)
 	}

@@ -11,7 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/internal/critest"
 )
@@ -26,7 +26,7 @@ import (
 func TestContainerdClusterEphemeralContainers(t *testing.T) {
 	e := agenttest.NewCtrdEnv(t)
 	n := newClusterNode(t)
-	joinContainerd(e, n, func(cfg *agent.Config) {
+	joinContainerd(e, n, func(cfg *config.Config) {
 		cfg.Port = freePort(t)
 		cfg.ClientCAFile = filepath.Join(n.c.Dir, "pki", "ca.crt")
 	})

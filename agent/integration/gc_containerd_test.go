@@ -12,7 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/internal/critest"
 )
@@ -41,7 +41,7 @@ func TestContainerdCrashLoopGarbageCollected(t *testing.T) {
 	e.RestartBackoff = 100 * time.Millisecond
 	manifests := filepath.Join(e.Dir, "manifests")
 	var root string
-	a := e.StartAgent(manifests, func(c *agent.Config) { root = c.RootDir })
+	a := e.StartAgent(manifests, func(c *config.Config) { root = c.RootDir })
 	uid := e.NewUID()
 	writeManifest(t, manifests, "crash.yaml", fmt.Sprintf(`apiVersion: v1
 kind: Pod
@@ -115,7 +115,7 @@ func TestContainerdPodWithoutSandboxCleaned(t *testing.T) {
 	e := agenttest.NewCtrdEnv(t)
 	manifests := filepath.Join(e.Dir, "manifests")
 	var root string
-	a := e.StartAgent(manifests, func(c *agent.Config) {
+	a := e.StartAgent(manifests, func(c *config.Config) {
 		root = c.RootDir
 		c.AllowedUnsafeSysctls = []string{"net.ipv4.conf.nowhere0.forwarding"}
 	})

@@ -17,7 +17,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/internal/critest"
 )
@@ -34,7 +34,7 @@ func TestContainerdClusterKubeletAPI(t *testing.T) {
 	e := agenttest.NewCtrdEnv(t)
 	n := newClusterNode(t)
 	port := freePort(t)
-	a := joinContainerd(e, n, func(cfg *agent.Config) {
+	a := joinContainerd(e, n, func(cfg *config.Config) {
 		cfg.Port = port
 		cfg.ClientCAFile = filepath.Join(n.c.Dir, "pki", "ca.crt")
 	})

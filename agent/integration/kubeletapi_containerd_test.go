@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/transport/spdy"
 	utilexec "k8s.io/client-go/util/exec"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/agent/kubeletserver"
 )
@@ -36,7 +36,7 @@ func kubeletAPIAgent(t *testing.T) (*agenttest.CtrdAgent, *clientCA, string) {
 	e := agenttest.NewCtrdEnv(t)
 	ca := newClientCA(t, e.Dir)
 	manifests := filepath.Join(e.Dir, "manifests")
-	a := e.StartAgent(manifests, func(c *agent.Config) {
+	a := e.StartAgent(manifests, func(c *config.Config) {
 		c.Port, c.BindAddress = freePort(t), "127.0.0.1"
 		c.ClientCAFile, c.AuthorizationMode = ca.File, kubeletserver.ModeAlwaysAllow
 	})

@@ -17,7 +17,7 @@ import (
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/internal/critest"
@@ -334,7 +334,7 @@ func TestContainerdPullDeadline(t *testing.T) {
 	reg := newHangingRegistry(t)
 	e := agenttest.NewCtrdEnv(t)
 	manifests := filepath.Join(e.Dir, "manifests")
-	a := e.StartAgent(manifests, func(c *agent.Config) { c.ImagePullProgressDeadline.Duration = 2 * time.Second })
+	a := e.StartAgent(manifests, func(c *config.Config) { c.ImagePullProgressDeadline.Duration = 2 * time.Second })
 	uid := e.NewUID()
 	writeManifest(t, manifests, "pull.yaml", lanePod("pull", uid, 1, reg.addr+"/podlife/never:1", "Always", ""))
 	var sawErr bool

@@ -9,7 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/internal/logindtest"
 )
@@ -22,7 +22,7 @@ import (
 func TestClusterNodeShutdownFromLogind(t *testing.T) {
 	bus := logindtest.StartBus(t)
 	logind := logindtest.StartLogind(t, bus.Address, time.Minute)
-	m := join(t, agenttest.WithSystemBus(bus.Address), agenttest.WithConfig(func(cfg *agent.Config) {
+	m := join(t, agenttest.WithSystemBus(bus.Address), agenttest.WithConfig(func(cfg *config.Config) {
 		cfg.ShutdownGracePeriod.Duration = 2 * time.Second
 		cfg.ShutdownGracePeriodCriticalPods.Duration = time.Second
 	}))

@@ -13,8 +13,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/client"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/internal/critest"
 )
@@ -165,7 +165,7 @@ func TestContainerdLogsRotation(t *testing.T) {
 	e := agenttest.NewCtrdEnv(t)
 	manifests := filepath.Join(e.Dir, "manifests")
 	var root string
-	a := e.StartAgent(manifests, func(c *agent.Config) {
+	a := e.StartAgent(manifests, func(c *config.Config) {
 		root = c.RootDir
 		c.ContainerLogMaxSize = "2Ki"
 		c.ContainerLogMaxFiles = 3

@@ -17,7 +17,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
@@ -56,7 +56,7 @@ func TestContainerdClusterSecretsAndConfigMaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	var root string
-	joinContainerd(e, n, func(cfg *agent.Config) {
+	joinContainerd(e, n, func(cfg *config.Config) {
 		root = cfg.RootDir
 		cfg.SyncFrequency.Duration = 2 * time.Second
 	})

@@ -11,7 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/internal/critest"
 )
@@ -26,7 +26,7 @@ func TestContainerdPodFiles(t *testing.T) {
 	e := agenttest.NewCtrdEnv(t)
 	manifests := filepath.Join(e.Dir, "manifests")
 	var root string
-	a := e.StartAgent(manifests, func(c *agent.Config) { root = c.RootDir })
+	a := e.StartAgent(manifests, func(c *config.Config) { root = c.RootDir })
 	uid := e.NewUID()
 	manifest := fmt.Sprintf(`apiVersion: v1
 kind: Pod

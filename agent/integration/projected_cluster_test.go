@@ -20,7 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/agent/objectcache"
 	"github.com/podlife/podlife/agent/token"
@@ -102,7 +102,7 @@ func TestContainerdClusterServiceAccountVolume(t *testing.T) {
 	n := newClusterNode(t)
 	ca := n.ensureServiceAccount("builder")
 	var root string
-	joinContainerd(e, n, func(cfg *agent.Config) { root = cfg.RootDir })
+	joinContainerd(e, n, func(cfg *config.Config) { root = cfg.RootDir })
 	pod := withAPIAccess(n.busyboxPod("reader", 1, agenttest.CtrdContainer{Name: "main", Command: []string{"sh", "-c", readerScript}}), "builder")
 	pod.Spec.RestartPolicy = v1.RestartPolicyNever
 	pod = n.create(pod)
@@ -118,7 +118,7 @@ func TestContainerdClusterAutomaticAPIAccess(t *testing.T) {
 	e := agenttest.NewCtrdEnv(t)
 	n := newClusterNode(t)
 	var root string
-	joinContainerd(e, n, func(cfg *agent.Config) { root = cfg.RootDir })
+	joinContainerd(e, n, func(cfg *config.Config) { root = cfg.RootDir })
 	pod := n.busyboxPod("plain", 1, agenttest.CtrdContainer{Name: "main", Command: []string{"sh", "-c", readerScript}})
 	pod.Spec.RestartPolicy = v1.RestartPolicyNever
 	pod = n.create(pod)
@@ -283,7 +283,7 @@ func TestContainerdClusterTokenRefresh(t *testing.T) {
 	n := newClusterNode(t)
 	n.ensureServiceAccount("builder")
 	var root string
-	joinContainerd(e, n, func(cfg *agent.Config) {
+	joinContainerd(e, n, func(cfg *config.Config) {
 		root = cfg.RootDir
 		cfg.SyncFrequency.Duration = 5 * time.Second
 	})

@@ -14,7 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
@@ -42,7 +42,7 @@ func TestContainerdClusterServiceEnv(t *testing.T) {
 		t.Fatalf("the Service got cluster IP %q", ip)
 	}
 	var root string
-	joinContainerd(e, n, func(cfg *agent.Config) { root = cfg.RootDir })
+	joinContainerd(e, n, func(cfg *config.Config) { root = cfg.RootDir })
 
 	off := false
 	for _, tc := range []struct {

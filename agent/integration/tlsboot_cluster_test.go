@@ -21,7 +21,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
@@ -41,7 +41,7 @@ func TestClusterTLSBootstrapAndRotation(t *testing.T) {
 	// The node's kubeconfig does not exist: the bootstrap writes it.
 	n.kubeconfig = filepath.Join(t.TempDir(), "kubelet.kubeconfig")
 	m := &member{clusterNode: n}
-	m.Harness = agenttest.Start(t, agenttest.WithConfig(func(cfg *agent.Config) {
+	m.Harness = agenttest.Start(t, agenttest.WithConfig(func(cfg *config.Config) {
 		cfg.NodeName = n.node
 		cfg.Kubeconfig = n.kubeconfig
 		cfg.BootstrapKubeconfig = bootstrap

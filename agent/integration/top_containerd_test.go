@@ -23,7 +23,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
@@ -46,7 +46,7 @@ func TestContainerdClusterKubectlTop(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	joinContainerd(e, n, func(cfg *agent.Config) {
+	joinContainerd(e, n, func(cfg *config.Config) {
 		cfg.Port = port
 		cfg.ClientCAFile = filepath.Join(n.c.Dir, "pki", "ca.crt")
 	})

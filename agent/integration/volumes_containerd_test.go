@@ -10,7 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/internal/critest"
 )
@@ -27,7 +27,7 @@ func TestContainerdVolumes(t *testing.T) {
 	e := agenttest.NewCtrdEnv(t)
 	manifests := filepath.Join(e.Dir, "manifests")
 	var root string
-	a := e.StartAgent(manifests, func(c *agent.Config) { root = c.RootDir })
+	a := e.StartAgent(manifests, func(c *config.Config) { root = c.RootDir })
 	uid := e.NewUID()
 	hostDir := t.TempDir()
 	cfgFile := filepath.Join(hostDir, "app.conf")
@@ -176,7 +176,7 @@ func TestContainerdSubPathSymlinkEscape(t *testing.T) {
 	e := agenttest.NewCtrdEnv(t)
 	manifests := filepath.Join(e.Dir, "manifests")
 	var root string
-	a := e.StartAgent(manifests, func(c *agent.Config) { root = c.RootDir })
+	a := e.StartAgent(manifests, func(c *config.Config) { root = c.RootDir })
 	canary := filepath.Join(e.Dir, "canary")
 	writeManifestFile(t, filepath.Join(canary, "secret"), "node secret")
 	uid := e.NewUID()

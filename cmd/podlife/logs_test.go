@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 )
 
 // twoContainers is a static pod of two containers.
@@ -40,7 +41,7 @@ func TestLogsCommandErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(manifests, "two.yaml"), []byte(twoContainers), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := agent.DefaultConfig()
+	cfg := config.Default()
 	cfg.NodeName = "node1"
 	cfg.RootDir = root
 	cfg.Address = "127.0.0.1:0"

@@ -13,12 +13,13 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 )
 
 func runCommand() *cobra.Command {
 	var (
 		configFile string
-		flagCfg    = agent.DefaultConfig()
+		flagCfg    = config.Default()
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -62,13 +63,13 @@ node shutdown is disabled and the agent exits at once, stopping no pod.`,
 			return runAgent(cmd.Context(), cfg)
 		},
 	}
-	cmd.Flags().StringVar(&configFile, "config", "", "agent configuration file (kind AgentConfiguration, apiVersion "+agent.ConfigAPIVersion+")")
+	cmd.Flags().StringVar(&configFile, "config", "", "agent configuration file (kind AgentConfiguration, apiVersion "+config.APIVersion+")")
 	addConfigFlags(cmd.Flags(), &flagCfg)
 	return cmd
 }
 
 // addConfigFlags binds the flags that override configuration fields.
-func addConfigFlags(fs *pflag.FlagSet, c *agent.Config) {
+func addConfigFlags(fs *pflag.FlagSet, c *config.Config) {
 	fs.StringVar(&c.NodeName, "node-name", c.NodeName, "node name; static pod names get -<node-name>")
 	fs.StringVar(&c.StaticPodPath, "pod-manifest-path", c.StaticPodPath, "directory of static pod manifests (YAML or JSON)")
 	fs.DurationVar(&c.FileCheckFrequency.Duration, "file-check-frequency", c.FileCheckFrequency.Duration, "how often the manifest directory is read")
@@ -109,10 +110,10 @@ func addConfigFlags(fs *pflag.FlagSet, c *agent.Config) {
 
 // resolveConfig is the defaults, then the configuration file, then every
 // flag set on the command line.
-func resolveConfig(fs *pflag.FlagSet, configFile string) (agent.Config, error) {
-	cfg := agent.DefaultConfig()
+func resolveConfig(fs *pflag.FlagSet, configFile string) (config.Config, error) {
+	cfg := config.Default()
 	if configFile != "" {
-		if err := agent.LoadConfigFile(configFile, &cfg); err != nil {
+		if err := config.LoadFile(configFile, &cfg); err != nil {
 			return cfg, err
 		}
 	}
@@ -154,7 +155,7 @@ func newLogger(format string, verbosity int) *slog.Logger {
 // running for the next agent (as a kubelet's restart does), or until a
 // node shutdown asked for by hand (POST /shutdown on the control socket)
 // completed.
-func runAgent(ctx context.Context, cfg agent.Config) error {
+func runAgent(ctx context.Context, cfg config.Config) error {
 	log := newLogger(cfg.LogFormat, cfg.Verbosity)
 	klog.SetSlogLogger(log) // the CRI client logs through klog
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/internal/logindtest"
 )
 
@@ -29,7 +29,7 @@ func TestRunAgentStopsOnSignal(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { os.RemoveAll(root) })
-			cfg := agent.DefaultConfig()
+			cfg := config.Default()
 			cfg.RootDir = root
 			cfg.Address = "127.0.0.1:0"
 			cfg.ShutdownGracePeriod.Duration = 10 * time.Second // graceful node shutdown enabled

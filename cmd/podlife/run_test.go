@@ -9,7 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/podlife/podlife/agent"
+	"github.com/podlife/podlife/agent/config"
 )
 
 // TestResolveConfig checks the precedence defaults < file < flags set on
@@ -31,7 +31,7 @@ allocatable: {cpu: "3"}
 		args  []string
 		check func(t *testing.T, node, path string, hk time.Duration, cpu string)
 		// checkConfig checks the whole configuration.
-		checkConfig func(t *testing.T, cfg agent.Config)
+		checkConfig func(t *testing.T, cfg config.Config)
 		wantErr     string
 	}{
 		{name: "file over defaults", args: []string{"--config", file}, check: func(t *testing.T, node, path string, hk time.Duration, cpu string) {
@@ -44,44 +44,44 @@ allocatable: {cpu: "3"}
 				t.Errorf("got %s %s %s cpu=%s", node, path, hk, cpu)
 			}
 		}},
-		{name: "log rotation flags", args: []string{"--config", file, "--container-log-max-size", "1Ki", "--container-log-max-files", "3"}, checkConfig: func(t *testing.T, cfg agent.Config) {
+		{name: "log rotation flags", args: []string{"--config", file, "--container-log-max-size", "1Ki", "--container-log-max-files", "3"}, checkConfig: func(t *testing.T, cfg config.Config) {
 			if cfg.ContainerLogMaxSize != "1Ki" || cfg.ContainerLogMaxFiles != 3 {
 				t.Errorf("got containerLogMaxSize %q containerLogMaxFiles %d", cfg.ContainerLogMaxSize, cfg.ContainerLogMaxFiles)
 			}
 		}},
-		{name: "garbage collection defaults", args: nil, checkConfig: func(t *testing.T, cfg agent.Config) {
+		{name: "garbage collection defaults", args: nil, checkConfig: func(t *testing.T, cfg config.Config) {
 			if cfg.MinimumContainerTTLDuration.Duration != 0 || cfg.MaximumDeadContainersPerContainer != 1 || cfg.MaximumDeadContainers != -1 {
 				t.Errorf("got %s %d %d; want the kubelet's 0 1 -1", cfg.MinimumContainerTTLDuration.Duration, cfg.MaximumDeadContainersPerContainer, cfg.MaximumDeadContainers)
 			}
 		}},
-		{name: "garbage collection flags", args: []string{"--minimum-container-ttl-duration", "2m", "--maximum-dead-containers-per-container", "3", "--maximum-dead-containers", "100"}, checkConfig: func(t *testing.T, cfg agent.Config) {
+		{name: "garbage collection flags", args: []string{"--minimum-container-ttl-duration", "2m", "--maximum-dead-containers-per-container", "3", "--maximum-dead-containers", "100"}, checkConfig: func(t *testing.T, cfg config.Config) {
 			if cfg.MinimumContainerTTLDuration.Duration != 2*time.Minute || cfg.MaximumDeadContainersPerContainer != 3 || cfg.MaximumDeadContainers != 100 {
 				t.Errorf("got %s %d %d", cfg.MinimumContainerTTLDuration.Duration, cfg.MaximumDeadContainersPerContainer, cfg.MaximumDeadContainers)
 			}
 		}},
 		{name: "negative container TTL", args: []string{"--minimum-container-ttl-duration", "-1s"}, wantErr: "minimumContainerTTLDuration must not be negative"},
-		{name: "TLS bootstrap flags", args: []string{"--kubeconfig", "/k", "--bootstrap-kubeconfig", "/b", "--cert-dir", "/c", "--rotate-server-certificates"}, checkConfig: func(t *testing.T, cfg agent.Config) {
+		{name: "TLS bootstrap flags", args: []string{"--kubeconfig", "/k", "--bootstrap-kubeconfig", "/b", "--cert-dir", "/c", "--rotate-server-certificates"}, checkConfig: func(t *testing.T, cfg config.Config) {
 			if cfg.Kubeconfig != "/k" || cfg.BootstrapKubeconfig != "/b" || cfg.CertDir != "/c" || !cfg.RotateServerCertificates {
 				t.Errorf("got kubeconfig %q bootstrapKubeconfig %q certDir %q rotateServerCertificates %v", cfg.Kubeconfig, cfg.BootstrapKubeconfig, cfg.CertDir, cfg.RotateServerCertificates)
 			}
 		}},
 		{name: "bootstrap without kubeconfig", args: []string{"--bootstrap-kubeconfig", "/b"}, wantErr: "bootstrapKubeconfig and rotateServerCertificates need kubeconfig"},
-		{name: "security flags", args: []string{"--seccomp-default", "--allowed-unsafe-sysctls", "kernel.msg*,net.core.somaxconn"}, checkConfig: func(t *testing.T, cfg agent.Config) {
+		{name: "security flags", args: []string{"--seccomp-default", "--allowed-unsafe-sysctls", "kernel.msg*,net.core.somaxconn"}, checkConfig: func(t *testing.T, cfg config.Config) {
 			if !cfg.SeccompDefault || strings.Join(cfg.AllowedUnsafeSysctls, " ") != "kernel.msg* net.core.somaxconn" {
 				t.Errorf("got seccompDefault %v allowedUnsafeSysctls %q", cfg.SeccompDefault, cfg.AllowedUnsafeSysctls)
 			}
 		}},
-		{name: "pull flags", args: []string{"--serialize-image-pulls=false", "--image-pull-progress-deadline", "90s"}, checkConfig: func(t *testing.T, cfg agent.Config) {
+		{name: "pull flags", args: []string{"--serialize-image-pulls=false", "--image-pull-progress-deadline", "90s"}, checkConfig: func(t *testing.T, cfg config.Config) {
 			if cfg.SerializeImagePulls == nil || *cfg.SerializeImagePulls || cfg.ImagePullProgressDeadline.Duration != 90*time.Second {
 				t.Errorf("got serializeImagePulls %v imagePullProgressDeadline %s", cfg.SerializeImagePulls, cfg.ImagePullProgressDeadline.Duration)
 			}
 		}},
-		{name: "serialized pulls by flag alone", args: []string{"--serialize-image-pulls"}, checkConfig: func(t *testing.T, cfg agent.Config) {
+		{name: "serialized pulls by flag alone", args: []string{"--serialize-image-pulls"}, checkConfig: func(t *testing.T, cfg config.Config) {
 			if cfg.SerializeImagePulls == nil || !*cfg.SerializeImagePulls {
 				t.Errorf("got serializeImagePulls %v", cfg.SerializeImagePulls)
 			}
 		}},
-		{name: "pull defaults", checkConfig: func(t *testing.T, cfg agent.Config) {
+		{name: "pull defaults", checkConfig: func(t *testing.T, cfg config.Config) {
 			if cfg.SerializeImagePulls != nil || cfg.ImagePullProgressDeadline.Duration != 5*time.Minute {
 				t.Errorf("got serializeImagePulls %v imagePullProgressDeadline %s", cfg.SerializeImagePulls, cfg.ImagePullProgressDeadline.Duration)
 			}

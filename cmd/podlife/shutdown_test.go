@@ -11,6 +11,7 @@ import (
 
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/config"
 )
 
 // podlife shutdown stops an agent over its control socket and, with
@@ -22,7 +23,7 @@ func TestShutdownCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(root) })
-	cfg := agent.DefaultConfig()
+	cfg := config.Default()
 	cfg.RootDir = root
 	cfg.Address = "127.0.0.1:0"
 	cfg.ShutdownGracePeriod.Duration = 2 * time.Second                   // graceful node shutdown enabled

@@ -13,6 +13,7 @@ import (
 
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/config"
 )
 
 // lifecycleJSON is an agent's /lifecycle: a pod restarted twice (once in
@@ -103,7 +104,7 @@ func TestStatusOverControlSocket(t *testing.T) {
 	if err := os.WriteFile(broken, []byte("kind: Pod\nmetadata: [\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := agent.DefaultConfig()
+	cfg := config.Default()
 	cfg.RootDir = root
 	cfg.StaticPodPath = manifests
 	a, err := agent.New(t.Context(), cfg, agent.Options{})

@@ -43,6 +43,7 @@ import (
 
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/internal/critest"
@@ -318,12 +319,12 @@ type CtrdAgent struct {
 // manifestDir, fast polling and a 500 ms sync back-off; edit may change
 // its configuration. The agent stops (as on SIGINT: pods keep running) when
 // the test ends, if it has not before.
-func (e *CtrdEnv) StartAgent(manifestDir string, edit func(*agent.Config)) *CtrdAgent {
+func (e *CtrdEnv) StartAgent(manifestDir string, edit func(*config.Config)) *CtrdAgent {
 	t := e.T
 	t.Helper()
 	var suffix [3]byte
 	_, _ = rand.Read(suffix[:])
-	cfg := agent.DefaultConfig()
+	cfg := config.Default()
 	cfg.NodeName = "ctrd-" + hex.EncodeToString(suffix[:])
 	cfg.RuntimeEndpoint = e.Endpoint
 	cfg.StaticPodPath = manifestDir

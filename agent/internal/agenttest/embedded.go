@@ -32,6 +32,7 @@ import (
 
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/embedded"
 	"github.com/podlife/podlife/fsm"
@@ -130,7 +131,7 @@ func (p PodSpec) With(key, value string) PodSpec {
 
 // settings configure one test agent.
 type settings struct {
-	config    []func(*agent.Config)
+	config    []func(*config.Config)
 	backOff   time.Duration
 	beforeRun func(h *Harness)
 	systemBus string // "": logind is left alone
@@ -141,7 +142,7 @@ type Option func(*settings)
 
 // WithConfig edits the agent's configuration before New, after the edits
 // of the options before it.
-func WithConfig(f func(*agent.Config)) Option {
+func WithConfig(f func(*config.Config)) Option {
 	return func(s *settings) { s.config = append(s.config, f) }
 }
 
@@ -196,7 +197,7 @@ func Start(t testing.TB, opts ...Option) *Harness {
 	if err := os.Mkdir(h.Manifests, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg := agent.DefaultConfig()
+	cfg := config.Default()
 	cfg.NodeName = NodeName
 	cfg.StaticPodPath = h.Manifests
 	cfg.RootDir = root

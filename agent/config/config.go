@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"errors"
@@ -20,11 +20,11 @@ import (
 	"github.com/podlife/podlife/cri/containergc"
 )
 
-// ConfigKind and ConfigAPIVersion identify an agent configuration file, in
-// the style of the kubelet's KubeletConfiguration.
+// Kind and APIVersion identify an agent configuration file, in the style
+// of the kubelet's KubeletConfiguration.
 const (
-	ConfigKind       = "AgentConfiguration"
-	ConfigAPIVersion = "podlife.io/v1alpha1"
+	Kind       = "AgentConfiguration"
+	APIVersion = "podlife.io/v1alpha1"
 )
 
 // Config is the agent's configuration: a file in the style of the
@@ -170,11 +170,11 @@ type ShutdownGracePeriodByPodPriority struct {
 	ShutdownGracePeriodSeconds int64 `json:"shutdownGracePeriodSeconds"`
 }
 
-// DefaultConfig is the configuration with nothing set.
-func DefaultConfig() Config {
+// Default is the configuration with nothing set.
+func Default() Config {
 	host, _ := os.Hostname()
 	return Config{
-		TypeMeta:             metav1.TypeMeta{Kind: ConfigKind, APIVersion: ConfigAPIVersion},
+		TypeMeta:             metav1.TypeMeta{Kind: Kind, APIVersion: APIVersion},
 		NodeName:             host,
 		FileCheckFrequency:   metav1.Duration{Duration: time.Second},
 		RootDir:              api.DefaultRootDir(),
@@ -198,20 +198,20 @@ func DefaultConfig() Config {
 	}
 }
 
-// LoadConfigFile reads a configuration file over cfg.
-func LoadConfigFile(path string, cfg *Config) error {
+// LoadFile reads a configuration file over cfg.
+func LoadFile(path string, cfg *Config) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("config file: %w", err)
 	}
-	// The kind checked below must be the file's: cfg's own (DefaultConfig
+	// The kind checked below must be the file's: cfg's own (Default
 	// sets it) would let a file that names no kind pass.
 	cfg.TypeMeta = metav1.TypeMeta{}
 	if err := yaml.UnmarshalStrict(data, cfg); err != nil {
 		return fmt.Errorf("config file %s: %w", path, err)
 	}
-	if cfg.Kind != ConfigKind || cfg.APIVersion != ConfigAPIVersion {
-		return fmt.Errorf("config file %s: kind %q apiVersion %q, want %s %s", path, cfg.Kind, cfg.APIVersion, ConfigKind, ConfigAPIVersion)
+	if cfg.Kind != Kind || cfg.APIVersion != APIVersion {
+		return fmt.Errorf("config file %s: kind %q apiVersion %q, want %s %s", path, cfg.Kind, cfg.APIVersion, Kind, APIVersion)
 	}
 	return nil
 }
@@ -269,7 +269,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("allocatable %s must be positive, got %s", name, q.String()))
 		}
 	}
-	if _, err := c.containerLogMaxSize(); err != nil {
+	if _, err := c.ContainerLogMaxBytes(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.ContainerLogMaxFiles < 2 {
@@ -281,7 +281,7 @@ func (c *Config) Validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("logFormat must be text or json, got %q", c.LogFormat))
 	}
-	if _, err := c.shutdownBands(); err != nil {
+	if _, err := c.ShutdownBands(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.Kubeconfig == "" && (c.BootstrapKubeconfig != "" || c.RotateServerCertificates) {
@@ -290,8 +290,8 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// certDir is CertDir, or <rootDir>/pki.
-func (c *Config) certDir() string {
+// ResolvedCertDir is CertDir, or <rootDir>/pki.
+func (c *Config) ResolvedCertDir() string {
 	if c.CertDir != "" {
 		return c.CertDir
 	}
@@ -306,8 +306,8 @@ func (c *Config) allocatableQuantity(name v1.ResourceName, def resource.Quantity
 	return def
 }
 
-// gcPolicy is the container garbage collection policy.
-func (c *Config) gcPolicy() containergc.Policy {
+// GCPolicy is the container garbage collection policy.
+func (c *Config) GCPolicy() containergc.Policy {
 	return containergc.Policy{
 		MinAge:             c.MinimumContainerTTLDuration.Duration,
 		MaxPerPodContainer: c.MaximumDeadContainersPerContainer,
@@ -315,8 +315,8 @@ func (c *Config) gcPolicy() containergc.Policy {
 	}
 }
 
-// containerLogMaxSize is ContainerLogMaxSize in bytes.
-func (c *Config) containerLogMaxSize() (int64, error) {
+// ContainerLogMaxBytes is ContainerLogMaxSize in bytes.
+func (c *Config) ContainerLogMaxBytes() (int64, error) {
 	q, err := resource.ParseQuantity(c.ContainerLogMaxSize)
 	if err != nil || q.Sign() <= 0 {
 		return 0, fmt.Errorf("containerLogMaxSize must be a positive quantity such as 10Mi, got %q", c.ContainerLogMaxSize)
@@ -345,10 +345,10 @@ func (c *Config) validatePulls() []error {
 	return errs
 }
 
-// parallelPulls is how many pulls may run at once, 0 for no limit: 1 when
+// ParallelPulls is how many pulls may run at once, 0 for no limit: 1 when
 // pulls are serialized (by default unless maxParallelImagePulls is 2 or
 // more, as the kubelet defaults serializeImagePulls).
-func (c *Config) parallelPulls() int {
+func (c *Config) ParallelPulls() int {
 	serialize := c.MaxParallelImagePulls == nil || *c.MaxParallelImagePulls < 2
 	if c.SerializeImagePulls != nil {
 		serialize = *c.SerializeImagePulls
@@ -362,11 +362,11 @@ func (c *Config) parallelPulls() int {
 	return 0
 }
 
-// lanes sizes the CRI lanes (cri.Lanes) from the configuration.
-func (c *Config) lanes() cri.Lanes {
+// Lanes sizes the CRI lanes (cri.Lanes) from the configuration.
+func (c *Config) Lanes() cri.Lanes {
 	return cri.Lanes{
 		Changes:    c.MaxConcurrentRuntimeCalls,
 		ExecPerPod: cri.DefaultExecPerPod, ExecPerNode: cri.DefaultExecPerNode,
-		Pulls: c.parallelPulls(), PullDeadline: c.ImagePullProgressDeadline.Duration,
+		Pulls: c.ParallelPulls(), PullDeadline: c.ImagePullProgressDeadline.Duration,
 	}
 }
