@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
@@ -26,8 +27,11 @@ type Reopener interface {
 // renamed to <log>.<YYYYMMDD-hhmmss>, the runtime reopens it, and the
 // oldest rotated files beyond MaxFiles-1 are deleted. Rotated files are
 // not compressed (the kubelet gzips all but the newest). An exited
-// container's log over MaxSize is trimmed to its last MaxSize bytes, once
-// (trimLog). Rotate is not for concurrent use.
+// container's log over MaxSize is rotated too, once: nobody reopens it,
+// so an empty log takes its place (the kubelet rotates only running
+// containers' logs and leaves the others to the garbage collector, and a
+// container that wrote gigabytes between two rounds and exited would keep
+// them until then). Rotate is not for concurrent use.
 type Rotator struct {
 	rt     cri.Runtime
 	reopen Reopener
@@ -38,20 +42,19 @@ type Rotator struct {
 	// MaxFiles is how many files of a container's log are kept, the
 	// current one included (at least 2).
 	MaxFiles int
-	// trimmed are the exited containers whose logs are within MaxSize:
-	// an exited container writes no more.
-	trimmed map[string]bool
+	// settled are the exited containers whose logs are within MaxSize
+	// (rotated, or not ours): an exited container writes no more.
+	settled map[string]bool
 }
 
 // NewRotator rotates the logs under root (the syncer's LogRoot) of the
 // containers of rt; the logs of other containers of the runtime are not
 // its own.
 func NewRotator(rt cri.Runtime, reopen Reopener, root string, clk clock.Clock, maxSize int64, maxFiles int) *Rotator {
-	return &Rotator{rt: rt, reopen: reopen, root: root, clock: clk, MaxSize: maxSize, MaxFiles: maxFiles, trimmed: map[string]bool{}}
+	return &Rotator{rt: rt, reopen: reopen, root: root, clock: clk, MaxSize: maxSize, MaxFiles: maxFiles, settled: map[string]bool{}}
 }
 
-// Rotate rotates every running container's log that reached MaxSize, and
-// trims every exited container's log beyond it. It goes on past a
+// Rotate rotates every container's log that reached MaxSize. It goes on past a
 // container it cannot rotate and returns every such error.
 func (r *Rotator) Rotate(ctx context.Context) error {
 	listed, err := r.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{})
@@ -67,7 +70,7 @@ func (r *Rotator) Rotate(ctx context.Context) error {
 		switch c.State {
 		case runtimeapi.ContainerState_CONTAINER_EXITED:
 			exited[c.Id] = true
-			if r.trimmed[c.Id] {
+			if r.settled[c.Id] {
 				continue
 			}
 		case runtimeapi.ContainerState_CONTAINER_RUNNING:
@@ -82,31 +85,35 @@ func (r *Rotator) Rotate(ctx context.Context) error {
 		path := resp.GetStatus().GetLogPath()
 		if rel, err := filepath.Rel(r.root, path); path == "" || err != nil || !filepath.IsLocal(rel) {
 			if exited[c.Id] {
-				r.trimmed[c.Id] = true // not ours to trim, now or later
+				r.settled[c.Id] = true // not ours to rotate, now or later
 			}
 			continue
 		}
-		if !exited[c.Id] {
-			err = r.rotateOne(ctx, c, path)
-		} else if err = trimLog(path, r.MaxSize); err != nil {
-			err = fmt.Errorf("log rotation of exited container %.12s: %w", c.Id, err)
-		} else {
-			r.trimmed[c.Id] = true
+		reopen := func(os.FileMode) error { return r.reopen.ReopenContainerLog(ctx, c.Id) }
+		if exited[c.Id] {
+			reopen = func(mode os.FileMode) error { return createEmptyLog(path, mode) }
+		}
+		if err = r.rotateOne(c, path, reopen); err == nil && exited[c.Id] {
+			r.settled[c.Id] = true
 		}
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
-	for id := range r.trimmed {
+	for id := range r.settled {
 		if !exited[id] {
-			delete(r.trimmed, id) // removed
+			delete(r.settled, id) // removed
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// rotateOne rotates the log at path of container c if it reached MaxSize.
-func (r *Rotator) rotateOne(ctx context.Context, c *runtimeapi.Container, path string) error {
+// rotateOne rotates the log at path of container c if it reached MaxSize:
+// it renames the log and has reopen (given the log's mode) put a new one
+// in its place. The renamed file keeps every byte, in order: a reader
+// following the log reads it to its end, then the new one, and loses or
+// repeats nothing.
+func (r *Rotator) rotateOne(c *runtimeapi.Container, path string, reopen func(os.FileMode) error) error {
 	name := fmt.Sprintf("container %q of pod %s/%s (%.12s)", c.GetMetadata().GetName(),
 		c.GetLabels()[cri.PodNamespaceLabel], c.GetLabels()[cri.PodNameLabel], c.Id)
 	fi, err := os.Lstat(path)
@@ -137,7 +144,7 @@ func (r *Rotator) rotateOne(ctx context.Context, c *runtimeapi.Container, path s
 	if err := os.Rename(path, to); err != nil {
 		return fmt.Errorf("log rotation of %s: %w", name, err)
 	}
-	if err := r.reopen.ReopenContainerLog(ctx, c.Id); err != nil {
+	if err := reopen(fi.Mode().Perm()); err != nil {
 		// The runtime still writes to the renamed file: it is the log
 		// again, as the kubelet does.
 		if rerr := os.Rename(to, path); rerr != nil {
@@ -146,4 +153,20 @@ func (r *Rotator) rotateOne(ctx context.Context, c *runtimeapi.Container, path s
 		return fmt.Errorf("log rotation of %s: reopen the log: %w", name, err)
 	}
 	return nil
+}
+
+// createEmptyLog puts an empty log at path, an exited container's, whose
+// log was renamed: readers of the container's log find the current file
+// where they look for it. It neither follows nor replaces anything there.
+func createEmptyLog(path string, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, mode)
+	if err != nil {
+		return err
+	}
+	// The mode whatever the umask.
+	err = f.Chmod(mode)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

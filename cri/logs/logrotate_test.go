@@ -66,8 +66,8 @@ func names(t *testing.T, dir string) []string {
 // The rotator renames a running container's log of MaxSize bytes or more
 // to <log>.<time>, has the runtime reopen it and keeps MaxFiles files in
 // all, the oldest rotated ones deleted; smaller logs, containers not of
-// the syncer's pods and logs outside its root are left alone, a stopped
-// container's is not rotated (it is trimmed: TestLogRotatorTrimsExited); a
+// the syncer's pods and logs outside its root are left alone, an exited
+// container's is rotated without a reopen (TestLogRotatorRotatesExited); a
 // failed reopen renames the log back.
 func TestLogRotator(t *testing.T) {
 	start := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -87,7 +87,7 @@ func TestLogRotator(t *testing.T) {
 		{name: "the oldest beyond max files deleted", size: 150,
 			rotated: []string{"20300101-000001", "20300101-000002", "20300101-000003"},
 			want:    []string{"0.log", "0.log.20300101-000002", "0.log.20300101-000003", "0.log.20300102-030405"}},
-		{name: "a stopped container is not rotated", size: 150, state: runtimeapi.ContainerState_CONTAINER_EXITED, want: []string{"0.log"}},
+		{name: "an exited container's, not reopened", size: 150, state: runtimeapi.ContainerState_CONTAINER_EXITED, want: []string{"0.log", "0.log.20300102-030405"}},
 		{name: "not a pod of the agent", size: 150, notOurs: true, want: []string{"0.log"}},
 		{name: "outside the root", size: 150, outside: true, want: []string{"0.log"}},
 		{name: "reopen fails", size: 150, failReopen: errors.New("no reopen"), want: []string{"0.log"}, wantErr: "no reopen"},
@@ -132,8 +132,12 @@ func TestLogRotator(t *testing.T) {
 			if got := names(t, dir); !slices.Equal(got, tt.want) {
 				t.Errorf("files after Rotate: %v, want %v", got, tt.want)
 			}
-			if len(tt.want) > 1 && !slices.Equal(rt.reopened, []string{"c1"}) {
-				t.Errorf("reopened %v, want c1", rt.reopened)
+			wantReopened := []string(nil)
+			if len(tt.want) > 1 && state == runtimeapi.ContainerState_CONTAINER_RUNNING {
+				wantReopened = []string{"c1"}
+			}
+			if !slices.Equal(rt.reopened, wantReopened) {
+				t.Errorf("reopened %v, want %v", rt.reopened, wantReopened)
 			}
 		})
 	}
