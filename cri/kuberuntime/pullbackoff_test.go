@@ -88,7 +88,7 @@ func TestPullFailureReportedOncePerBackoff(t *testing.T) {
 	if cs := h.statuses.last(t, pod.UID).ContainerStatuses[0]; cs.State.Running == nil {
 		t.Errorf("after the back-off: %+v", cs.State)
 	}
-	if wait, _ := h.s.pulls.wait(pod.UID, "localhost/podlife/busybox:latest"); wait != 0 {
+	if wait, _ := h.s.pulls.Wait(pod.UID, "localhost/podlife/busybox:latest"); wait != 0 {
 		t.Errorf("the back-off outlived a successful pull: %s", wait)
 	}
 }

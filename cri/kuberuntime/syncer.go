@@ -17,6 +17,7 @@ import (
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/containergc"
 	"github.com/podlife/podlife/cri/envvars"
+	"github.com/podlife/podlife/cri/imagepull"
 	"github.com/podlife/podlife/cri/prober"
 	"github.com/podlife/podlife/cri/securitycontext"
 	"github.com/podlife/podlife/cri/volume"
@@ -107,7 +108,7 @@ type Syncer struct {
 	images  cri.Images
 	opts    Options
 	backoff *restartBackoff
-	pulls   *pullBackoff
+	pulls   *imagepull.Backoff
 
 	// removals tracks background removals of stopped sandboxes, so Close
 	// can wait for them.
@@ -157,7 +158,7 @@ func NewSyncer(rt cri.Runtime, images cri.Images, opts Options) *Syncer {
 		rt: rt, images: images, opts: opts, removing: map[types.UID]bool{},
 		gc:      containergc.New(rt, opts.LogRoot, opts.PodsRoot, opts.Clock, opts.Logger),
 		backoff: newRestartBackoff(opts.Clock, opts.RestartBackoff, opts.MaxRestartBackoff),
-		pulls:   newPullBackoff(opts.Clock, opts.RestartBackoff, opts.MaxRestartBackoff),
+		pulls:   imagepull.NewBackoff(opts.Clock, opts.RestartBackoff, opts.MaxRestartBackoff),
 	}
 }
 

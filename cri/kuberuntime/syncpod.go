@@ -383,7 +383,7 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, 
 			return errors.New(msg)
 		}
 	}
-	if wait, reason := s.pulls.wait(pod.UID, c.Image); wait > 0 {
+	if wait, reason := s.pulls.Wait(pod.UID, c.Image); wait > 0 {
 		msg := fmt.Sprintf("Back-off pulling image %q: %s", c.Image, reason)
 		waits[c.Name] = apistatus.Waiting{Reason: "ImagePullBackOff", Message: msg}
 		return fmt.Errorf("container %s: %w %q", c.Name, ErrImagePullBackOff, c.Image)
@@ -396,12 +396,12 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, 
 			return ctxErr
 		}
 		reason := shortReason(err)
-		next := s.pulls.failed(pod.UID, c.Image, reason)
+		next := s.pulls.Failed(pod.UID, c.Image, reason)
 		waits[c.Name] = apistatus.Waiting{Reason: "ErrImagePull", Message: reason}
 		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Failed to pull image %q for container %s: %s (next pull in %s)", c.Image, c.Name, reason, next)
 		return fmt.Errorf("container %s: pull image %q: %s", c.Name, c.Image, reason)
 	}
-	s.pulls.succeeded(pod.UID, c.Image)
+	s.pulls.Succeeded(pod.UID, c.Image)
 	return nil
 }
 

@@ -50,7 +50,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, _ *worker.
 	// A terminating pod starts nothing again: its crash-loop state (and
 	// any last start error) must not outlive it or delay its deletion.
 	s.backoff.forget(pod.UID)
-	s.pulls.forget(pod.UID)
+	s.pulls.Forget(pod.UID)
 	s.hooks.forgetPod(pod.UID)
 	return nil
 }
@@ -97,7 +97,7 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, _ *worker.P
 		return err
 	}
 	s.backoff.forget(pod.UID)
-	s.pulls.forget(pod.UID)
+	s.pulls.Forget(pod.UID)
 	s.hooks.forgetPod(pod.UID)
 	s.opts.Probes.RemovePod(pod.UID)
 	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Terminated", "Pod terminated; its containers are kept until it is deleted")

@@ -506,7 +506,7 @@ func TestSyncTerminatedPod(t *testing.T) {
 	// Some back-off state for the pod, as if it had crashed, and a failed
 	// pull.
 	h.s.backoff.restart(pod.UID, "a", h.clock.Now())
-	h.s.pulls.failed(pod.UID, "img", "registry down")
+	h.s.pulls.Failed(pod.UID, "img", "registry down")
 	stops := h.calls("StopPodSandbox")
 
 	if err := h.s.SyncTerminatedPod(context.Background(), pod, nil); err != nil {
@@ -521,7 +521,7 @@ func TestSyncTerminatedPod(t *testing.T) {
 	if n := h.backoffEntries(pod.UID); n != 0 {
 		t.Errorf("back-off kept for %d containers", n)
 	}
-	if wait, _ := h.s.pulls.wait(pod.UID, "img"); wait != 0 {
+	if wait, _ := h.s.pulls.Wait(pod.UID, "img"); wait != 0 {
 		t.Errorf("pull back-off kept: %s", wait)
 	}
 	if ev := h.events.Reasons(pod.UID); ev[len(ev)-1] != "Terminated" {
