@@ -2,13 +2,11 @@ package kubeletserver
 
 import (
 	"bufio"
-	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -18,26 +16,7 @@ import (
 // request once its idle timeout passed.
 func TestIdleKeepAliveConnectionIsClosed(t *testing.T) {
 	ca := newTestCA(t, "client-ca")
-	caFile := filepath.Join(t.TempDir(), "ca.crt")
-	if err := os.WriteFile(caFile, ca.pem, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	auth, err := BuildAuth(AuthConfig{ClientCAFile: caFile, Mode: ModeAlwaysAllow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Listen(newFakeHost(t), Config{Address: "127.0.0.1", NodeName: "n1", Auth: auth,
-		TLS: TLSConfig{CertDir: filepath.Join(t.TempDir(), "pki"), Host: "n1"}, IdleTimeout: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-		s.Close()
-	})
+	s := listenConfig(t, ca, Config{TLS: TLSConfig{CertDir: filepath.Join(t.TempDir(), "pki"), Host: "n1"}, IdleTimeout: 100 * time.Millisecond})
 	cert := ca.client(t, "system:kube-apiserver", "system:masters")
 	//nolint:gosec // the server's certificate is self-signed; the test is about the connection
 	c, err := tls.Dial("tcp", s.Addr(), &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{cert}})

@@ -69,6 +69,12 @@ func (ca *testCA) client(t testing.TB, cn string, groups ...string) tls.Certific
 // and the real authenticator of a client CA file, authorizing everyone.
 func listenTLS(t testing.TB, ca *testCA, tlsCfg TLSConfig) *Server {
 	t.Helper()
+	return listenConfig(t, ca, Config{TLS: tlsCfg})
+}
+
+// listenConfig is listenTLS with cfg's other settings (TLS, timeouts).
+func listenConfig(t testing.TB, ca *testCA, cfg Config) *Server {
+	t.Helper()
 	caFile := filepath.Join(t.TempDir(), "ca.crt")
 	if err := os.WriteFile(caFile, ca.pem, 0o600); err != nil {
 		t.Fatal(err)
@@ -77,7 +83,8 @@ func listenTLS(t testing.TB, ca *testCA, tlsCfg TLSConfig) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Listen(newFakeHost(t), Config{Address: "127.0.0.1", Port: 0, NodeName: "n1", TLS: tlsCfg, Auth: auth})
+	cfg.Address, cfg.Port, cfg.NodeName, cfg.Auth = "127.0.0.1", 0, "n1", auth
+	s, err := Listen(newFakeHost(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
