@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -103,6 +104,9 @@ func (h *hanging) StopContainer(ctx context.Context, id string, timeout int64) e
 
 func (h *hanging) StopPodSandbox(ctx context.Context, id string) error {
 	h.sawDeadline(ctx, "StopPodSandbox "+id)
+	if strings.HasPrefix(id, "hang") {
+		return h.hold(ctx, "sandbox stop "+id)
+	}
 	return nil
 }
 
@@ -166,6 +170,36 @@ func TestLanesKillWaitsForNothing(t *testing.T) {
 	}
 	if n := h.execs.Load(); n != 4 {
 		t.Errorf("%d hanging execs in the runtime, want the node's 4", n)
+	}
+}
+
+// While a kill call runs (here a preStop hook's exec that hangs), sandbox
+// stops run one at a time, so that the runtime's work for kills comes
+// first; once the kill returns, the ones waiting run at once.
+func TestLanesSandboxStopsYieldToKills(t *testing.T) {
+	h := newHanging()
+	l := cri.Limit(h, h, cri.Lanes{Changes: 10})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(h.release)
+	kill, endKill := context.WithCancel(cri.ForKill(context.Background()))
+	defer endKill()
+	killDone := make(chan struct{})
+	wg.Go(func() {
+		defer close(killDone)
+		_, _, _ = l.Runtime.ExecSync(kill, "dying-app", []string{"hang"}, 0)
+	})
+	crifake.WaitFor(t, h.entered, "the preStop hook to reach the runtime")
+	for i := range 3 {
+		wg.Go(func() { _ = l.Runtime.StopPodSandbox(context.Background(), fmt.Sprintf("hang-%d", i)) })
+	}
+	crifake.WaitFor(t, h.entered, "one sandbox stop to reach the runtime while the kill runs")
+	time.Sleep(50 * time.Millisecond) // time for a wrongly admitted stop to arrive
+	noneEntered(t, h, "a second sandbox stop while the kill runs")
+	endKill()
+	<-killDone
+	for range 2 {
+		crifake.WaitFor(t, h.entered, "the other sandbox stops to run once the kill returned")
 	}
 }
 

@@ -25,7 +25,8 @@ type Limited struct {
 //	lane          calls                                     slots
 //	kill          StopContainer; ExecSync under ForKill      no limit
 //	              (preStop hooks)
-//	sandbox stop  StopPodSandbox                             Changes
+//	sandbox stop  StopPodSandbox                             Changes; 1 while a
+//	                                                        kill call runs
 //	exec          ExecSync (probes, postStart hooks,         ExecPerPod a pod,
 //	              the kubelet API's run)                     ExecPerNode in all
 //	pull          PullImage                                  Pulls
@@ -41,7 +42,8 @@ type Limited struct {
 // grace periods) hold every other pod's kill. Each pod's kill makes one
 // call per container at most, and the grace period bounds it. Sandbox
 // stops tear down the pod's network, which does cost the runtime: they
-// queue in a lane of their own, each bounded by its deadline.
+// queue in a lane of their own, each bounded by its deadline, and yield
+// to kills (killFirst).
 type Lanes struct {
 	// Changes is the size of the change, sandbox stop and read lanes.
 	Changes int
@@ -89,14 +91,16 @@ func Limit(rt Runtime, images Images, l Lanes) Limited {
 	if l.PullDeadline <= 0 {
 		l.PullDeadline = CallTimeout
 	}
+	// One killFirst for both limiters: it counts every kill call.
+	kf := newKillFirst()
 	lim := &limiter{
-		kill: nil, sandboxStop: newLane(l.Changes), exec: newSharedLane(l.ExecPerPod, l.ExecPerNode),
+		killFirst: kf, kill: nil, sandboxStop: newLane(l.Changes), exec: newSharedLane(l.ExecPerPod, l.ExecPerNode),
 		pull: newLane(l.Pulls), change: newLane(l.Changes), read: newLane(l.Changes),
 		pullDeadline: l.PullDeadline, observe: l.Observe,
 	}
 	poll := newLane(1)
 	pollLim := &limiter{
-		kill: poll, sandboxStop: poll, exec: newSharedLane(0, 1), pull: poll, change: poll, read: poll,
+		killFirst: kf, kill: poll, sandboxStop: poll, exec: newSharedLane(0, 1), pull: poll, change: poll, read: poll,
 		pullDeadline: l.PullDeadline, observe: l.Observe, poll: true,
 	}
 	// The poll's lanes are all one slot: it only reads, one call at a
@@ -112,9 +116,15 @@ func Limit(rt Runtime, images Images, l Lanes) Limited {
 type limiter struct {
 	kill, sandboxStop, pull, change, read lane
 	exec                                  *sharedLane
+	killFirst                             *killFirst
 	pullDeadline                          time.Duration
 	observe                               func(string, time.Duration)
 	poll                                  bool
+}
+
+// takeKill takes a slot of the kill lane, counted by killFirst.
+func (lim *limiter) takeKill(ctx context.Context) (func(), error) {
+	return then(lim.kill.acquire, lim.killFirst.enterKill)(ctx)
 }
 
 // wait takes a slot of l, reporting the wait as lane name's.
@@ -170,7 +180,8 @@ func (r *limitedRuntime) RunPodSandbox(ctx context.Context, config *runtimeapi.P
 }
 
 func (r *limitedRuntime) StopPodSandbox(ctx context.Context, podSandboxID string) error {
-	return do(ctx, r.limiter, LaneSandboxStop, r.sandboxStop.acquire, callTimeout, func(ctx context.Context) error {
+	take := then(r.sandboxStop.acquire, r.killFirst.acquireCleanup)
+	return do(ctx, r.limiter, LaneSandboxStop, take, callTimeout, func(ctx context.Context) error {
 		return r.rt.StopPodSandbox(ctx, podSandboxID)
 	})
 }
@@ -207,7 +218,7 @@ func (r *limitedRuntime) StartContainer(ctx context.Context, containerID string)
 
 func (r *limitedRuntime) StopContainer(ctx context.Context, containerID string, timeout int64) error {
 	deadline := func(ctx context.Context) (context.Context, context.CancelFunc) { return stopBound(ctx, timeout) }
-	return do(ctx, r.limiter, LaneKill, r.kill.acquire, deadline, func(ctx context.Context) error {
+	return do(ctx, r.limiter, LaneKill, r.takeKill, deadline, func(ctx context.Context) error {
 		return r.rt.StopContainer(ctx, containerID, timeout)
 	})
 }
@@ -235,7 +246,7 @@ func (r *limitedRuntime) ContainerStatus(ctx context.Context, containerID string
 // without one, of the container alone).
 func (r *limitedRuntime) ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
 	type out struct{ stdout, stderr []byte }
-	name, take := LaneKill, r.kill.acquire
+	name, take := LaneKill, r.takeKill
 	if info := infoOf(ctx); !info.kill {
 		key := "pod/" + string(info.pod)
 		if info.pod == "" {
