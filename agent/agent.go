@@ -289,7 +289,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.housekeeping(inner)
 	if a.source != nil {
 		wg.Go(func() {
-			a.source.Run(inner, a.cfg.FileCheckFrequency.Duration, a.handleChangeLocking, a.reportManifestError)
+			every := a.cfg.FileCheckFrequency.Duration
+			wake := manifests.Notify(inner, a.source.Dir(), every, a.reportManifestError)
+			a.source.Run(inner, every, wake, a.handleChangeLocking, a.reportManifestError)
 		})
 	}
 	if a.cluster != nil {

@@ -38,7 +38,8 @@ type Config struct {
 	// StaticPodPath is the directory of static pod manifests; "" runs no
 	// static pods.
 	StaticPodPath string `json:"staticPodPath,omitempty"`
-	// FileCheckFrequency is how often the manifest directory is read.
+	// FileCheckFrequency is how often the manifest directory is read
+	// besides when inotify reports a change in it.
 	FileCheckFrequency metav1.Duration `json:"fileCheckFrequency,omitzero"`
 	// Kubeconfig is the kubeconfig of the node's identity in a cluster
 	// (system:node:<nodeName>); "" runs the agent on its own, with static

@@ -9,17 +9,16 @@ import (
 // directory.
 const DefaultInterval = 20 * time.Second
 
-// Run scans at once and then every interval (DefaultInterval if not
-// positive), reporting each scan's errors to report (may be nil) and then
-// its changes, in order, to handle. It returns when ctx is done; a scan's
-// changes are all handled even if ctx ends meanwhile, since the Source
-// counts them as reported.
+// Run scans at once, then every interval (DefaultInterval if not
+// positive) and whenever wake (may be nil; Notify's) fires, reporting each
+// scan's errors to report (may be nil) and then its changes, in order, to
+// handle. It returns when ctx is done; a scan's changes are all handled
+// even if ctx ends meanwhile, since the Source counts them as reported.
 //
-// Polling only, where the kubelet adds inotify: it needs no extra
-// dependency, works on every filesystem (NFS, FUSE, bind mounts from a
-// configmap), and a manifest change is rare enough that an interval's delay
-// costs nothing.
-func (s *Source) Run(ctx context.Context, interval time.Duration, handle func(Change), report func(error)) {
+// As the kubelet, a change is seen at once through inotify (Notify) and
+// the interval's re-read catches whatever the watch may miss (a
+// filesystem without inotify: NFS, FUSE).
+func (s *Source) Run(ctx context.Context, interval time.Duration, wake <-chan struct{}, handle func(Change), report func(error)) {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
@@ -44,9 +43,10 @@ func (s *Source) Run(ctx context.Context, interval time.Duration, handle func(Ch
 		case <-ctx.Done():
 			return
 		case <-ticker.C():
-			if ctx.Err() != nil {
-				return
-			}
+		case <-wake:
+		}
+		if ctx.Err() != nil {
+			return
 		}
 	}
 }

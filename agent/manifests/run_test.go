@@ -23,7 +23,7 @@ func TestRun(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		e.src.Run(ctx, interval,
+		e.src.Run(ctx, interval, nil,
 			func(c Change) { events <- show(c) },
 			func(err error) { events <- "error " + err.Error() })
 	}()
@@ -105,5 +105,5 @@ func TestRunCancelledScansNothing(t *testing.T) {
 	e.write("a.yaml", podYAML("a", "i"))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	e.src.Run(ctx, time.Second, func(c Change) { t.Errorf("handled %v after the context ended", show(c)) }, nil)
+	e.src.Run(ctx, time.Second, nil, func(c Change) { t.Errorf("handled %v after the context ended", show(c)) }, nil)
 }
