@@ -229,7 +229,7 @@ type action struct {
 
 // syncContext returns the context of the pod's sync calls (mu held),
 // making one if the pod has none.
-func (w *PodWorkers) syncContext(uid types.UID) context.Context {
+func (w *PodWorkers) syncContext(uid types.UID) *podContext {
 	if c, ok := w.syncCtxs[uid]; ok {
 		return c
 	}
@@ -274,6 +274,7 @@ func (w *PodWorkers) settle(later []action, inline types.UID) (_ []action, runIn
 		case CancelSync:
 			if c, ok := w.syncCtxs[e.UID]; ok {
 				delete(w.syncCtxs, e.UID)
+				c.detached = true
 				later = append(later, action{cancel: c})
 			}
 		}
@@ -305,6 +306,10 @@ func finish(later []action) {
 // otherwise allocate).
 func (w *PodWorkers) runLoop(uid types.UID, until <-chan struct{}, scratch []action) {
 	onRunner := until == nil
+	// ctx is the pod's sync context while it is the one in syncCtxs
+	// (until a CancelSync detaches it): a loop makes its pod's calls in
+	// a row, and keeping it spares a lookup per call.
+	var ctx *podContext
 	defer func() {
 		w.runningLoops--
 		w.idle.Broadcast() // Stop and tests wait for no loop to run
@@ -321,7 +326,9 @@ func (w *PodWorkers) runLoop(uid types.UID, until <-chan struct{}, scratch []act
 			w.unlocked(later)
 			return
 		}
-		ctx := w.syncContext(uid)
+		if ctx == nil || ctx.detached {
+			ctx = w.syncContext(uid)
+		}
 		if onRunner {
 			w.leaving()
 		}
