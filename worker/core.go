@@ -343,8 +343,10 @@ func (c *Core) Next(uid types.UID) (Work, bool) {
 	if !ok {
 		if pd != nil && !pd.gone { // next made no entry: it passes no update to apply
 			pd.loops = max(0, pd.loops-1)
-		} else if c.unendedLoops[uid]--; c.unendedLoops[uid] <= 0 {
+		} else if n := c.unendedLoops[uid] - 1; n <= 0 {
 			delete(c.unendedLoops, uid)
+		} else {
+			c.unendedLoops[uid] = n
 		}
 	}
 	return w, ok
