@@ -331,7 +331,8 @@ func (m *Machine) SyncKnownPods(params func(uid types.UID) Params, each func(Tra
 }
 
 // Get returns a copy of the pod's record; ok is false for a UID without
-// one (Absent).
+// one (Absent). It remembers where it found the record (for the next
+// lookup), so even Get must not run concurrently with another call.
 func (m *Machine) Get(uid types.UID) (r Record, ok bool) {
 	at := m.find(uid)
 	if at < 0 {
