@@ -28,9 +28,19 @@ type Machine struct {
 	// such event. Shared by clones: looplab's table never changes.
 	looplabTo *[len(rows)]State
 
-	// records has an entry for every UID whose state HasRecord; a UID
-	// without one is Absent (a removed record is deleted, not kept).
-	records map[types.UID]record
+	// recs holds a record for every UID whose state HasRecord, and index
+	// maps each such UID to its position in recs; a UID without one is
+	// Absent (a removed record is deleted, not kept). A record lives in a
+	// slice rather than as a map value so that a transition updates it in
+	// place: one hash of the UID per Fire instead of a lookup and a store,
+	// while Clone still copies values only (the slice and the index).
+	recs  []record
+	index map[types.UID]int32
+	// hit caches the last UID index found (hitUID at hitAt): the engine
+	// looks a pod up and fires its event in one step (Core.Next's Get and
+	// Fire), so the second lookup costs a string comparison.
+	hitUID types.UID
+	hitAt  int32
 
 	// slots maps a full name to the static UID that holds it: a record with
 	// Static and Started in a MayHoldSlot state. At most one per full name.
@@ -50,6 +60,7 @@ type Machine struct {
 }
 
 type record struct {
+	uid      types.UID
 	state    State
 	vars     Vars
 	fullName string // set for static pods: the slot key
@@ -72,7 +83,8 @@ func newMachine(observer Observer, evs looplab.Events) *Machine {
 	m := &Machine{
 		lf:       looplab.NewFSM(Absent.String(), evs, nil),
 		ctx:      context.Background(),
-		records:  map[types.UID]record{},
+		index:    map[types.UID]int32{},
+		hitAt:    -1,
 		observer: observer,
 	}
 	m.looplabTo = askLooplab(m.lf, m.ctx)
@@ -95,9 +107,11 @@ func NewChecked(observer Observer) *Machine {
 // the event creates the record of a static pod and ignored otherwise. The
 // world facts of p (SlotFree, FirstInLine) are computed here.
 func (m *Machine) Fire(uid types.UID, fullName string, ev Event, p Params) (Transition, error) {
-	rec, ok := m.records[uid]
-	if !ok {
-		rec = record{state: Absent}
+	at := m.find(uid)
+	ok := at >= 0
+	rec := record{state: Absent}
+	if ok {
+		rec = m.recs[at]
 	}
 	if ev >= numEvents {
 		return Transition{}, m.reject(uid, rec.state, ev, &NoTransitionError{Pod: uid, State: rec.state, Event: ev})
@@ -127,11 +141,11 @@ func (m *Machine) Fire(uid types.UID, fullName string, ev Event, p Params) (Tran
 			return Transition{}, err
 		}
 	}
-	next := record{state: r.to, vars: r.apply(rec.vars, p), fullName: rec.fullName}
+	next := record{uid: uid, state: r.to, vars: r.apply(rec.vars, p), fullName: rec.fullName}
 	if !ok && next.vars.Static {
 		next.fullName = fullName
 	}
-	m.store(uid, rec, next)
+	m.store(at, rec, next)
 	t := Transition{Pod: uid, Row: r.id, Ref: r.ref, Event: ev, From: rec.state, To: r.to, Vars: next.vars, Params: p, Effects: r.effects, Ignores: r.ignores, FullName: next.fullName}
 	if ev == SyncKnownPods {
 		t.Batch = m.syncs
@@ -227,13 +241,41 @@ func (m *Machine) worldFacts(uid types.UID, rec record) (slotFree, firstInLine b
 	return !held || holder == uid, len(w) > 0 && w[0] == uid
 }
 
-// store saves the record after a transition and keeps slots and waiting
-// true to their definitions.
-func (m *Machine) store(uid types.UID, before, after record) {
-	if after.state.HasRecord() {
-		m.records[uid] = after
-	} else {
-		delete(m.records, uid)
+// find returns the position of uid's record in recs, or -1.
+func (m *Machine) find(uid types.UID) int32 {
+	if m.hitAt >= 0 && m.hitUID == uid {
+		return m.hitAt
+	}
+	at, ok := m.index[uid]
+	if !ok {
+		return -1
+	}
+	m.hitUID, m.hitAt = uid, at
+	return at
+}
+
+// store saves the record after a transition (at is its position, -1 for
+// a new one) and keeps slots and waiting true to their definitions.
+func (m *Machine) store(at int32, before, after record) {
+	uid := after.uid
+	switch {
+	case after.state.HasRecord() && at >= 0:
+		m.recs[at] = after
+	case after.state.HasRecord():
+		at = int32(len(m.recs))
+		m.recs = append(m.recs, after)
+		m.index[uid] = at
+		m.hitUID, m.hitAt = uid, at
+	case at >= 0: // removed: the last record takes its place
+		last := int32(len(m.recs) - 1)
+		if at != last {
+			m.recs[at] = m.recs[last]
+			m.index[m.recs[at].uid] = at
+		}
+		m.recs[last] = record{}
+		m.recs = m.recs[:last]
+		delete(m.index, uid)
+		m.hitUID, m.hitAt = "", -1
 	}
 	f := after.fullName
 	if f == "" {
@@ -271,9 +313,9 @@ func (m *Machine) store(uid types.UID, before, after record) {
 func (m *Machine) SyncKnownPods(params func(uid types.UID) Params, each func(Transition)) error {
 	m.synced = true
 	m.syncs++
-	uids := make([]types.UID, 0, len(m.records))
-	for uid := range m.records {
-		uids = append(uids, uid)
+	uids := make([]types.UID, 0, len(m.recs))
+	for i := range m.recs {
+		uids = append(uids, m.recs[i].uid)
 	}
 	slices.Sort(uids)
 	for _, uid := range uids {
@@ -289,12 +331,14 @@ func (m *Machine) SyncKnownPods(params func(uid types.UID) Params, each func(Tra
 }
 
 // Get returns a copy of the pod's record; ok is false for a UID without
-// one (Absent).
+// one (Absent). It remembers where it found the record (for the next
+// lookup), so even Get must not run concurrently with another call.
 func (m *Machine) Get(uid types.UID) (r Record, ok bool) {
-	rec, ok := m.records[uid]
-	if !ok {
+	at := m.find(uid)
+	if at < 0 {
 		return Record{State: Absent}, false
 	}
+	rec := &m.recs[at]
 	return Record{State: rec.state, Vars: rec.vars, FullName: rec.fullName}, true
 }
 
@@ -302,13 +346,14 @@ func (m *Machine) Get(uid types.UID) (r Record, ok bool) {
 func (m *Machine) Synced() bool { return m.synced }
 
 // Len is the number of records.
-func (m *Machine) Len() int { return len(m.records) }
+func (m *Machine) Len() int { return len(m.recs) }
 
 // Range calls f for every record, in no particular order, until f returns
 // false.
 func (m *Machine) Range(f func(uid types.UID, r Record) bool) {
-	for uid, rec := range m.records {
-		if !f(uid, Record{State: rec.state, Vars: rec.vars, FullName: rec.fullName}) {
+	for i := range m.recs {
+		rec := &m.recs[i]
+		if !f(rec.uid, Record{State: rec.state, Vars: rec.vars, FullName: rec.fullName}) {
 			return
 		}
 	}
@@ -328,12 +373,14 @@ func (m *Machine) Waiting(fullName string) []types.UID { return slices.Clone(m.w
 // anything. The copy shares m's looplab FSM (building one costs ~15µs) and
 // observer, so a machine and its clones must be used from one goroutine.
 //
-// The records and slots are values, so a map copy copies them (maps.Clone
-// copies the table wholesale); only the waiting lists are copied one by one.
+// The records and slots are values, so a slice and map copy copies them
+// (maps.Clone copies the table wholesale); only the waiting lists are
+// copied one by one.
 // The slots and waiting maps exist only once a static pod needed them.
 func (m *Machine) Clone() *Machine {
 	c := *m
-	c.records = maps.Clone(m.records)
+	c.recs = slices.Clone(m.recs)
+	c.index = maps.Clone(m.index)
 	c.slots = maps.Clone(m.slots)
 	if m.waiting != nil {
 		c.waiting = make(map[string][]types.UID, len(m.waiting))

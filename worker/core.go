@@ -41,11 +41,14 @@ type Core struct {
 	// pods has an entry for every record that is neither Finished nor
 	// Removed: a finished record needs nothing but its lifecycle state.
 	pods map[types.UID]*podData
-	// unendedLoops counts, per UID, the worker loops the Core asked for
-	// (a RunLoop effect) whose Next has not yet returned false; the Core
-	// asks for another only at 0. It outlives a record, so a loop of a
-	// removed incarnation is still counted. A shell that drops a RunLoop
-	// (PodWorkers after Stop) leaves its count above 0 for good.
+	// unendedLoops counts, per UID without an entry in pods, the worker
+	// loops the Core asked for (a RunLoop effect) whose Next has not yet
+	// returned false; a UID with an entry in pods keeps its count in
+	// podData.loops (one lookup per input instead of two), and the count
+	// moves between the two when the entry is made or dropped. The Core
+	// asks for another loop only at 0. The count outlives a record, so a
+	// loop of a removed incarnation is still counted. A shell that drops a
+	// RunLoop (PodWorkers after Stop) leaves its count above 0 for good.
 	unendedLoops map[types.UID]int
 	// effects are the effects recorded and not yet taken (TakeEffects).
 	effects []Effect
@@ -105,6 +108,11 @@ type podData struct {
 	// panics counts the pod's consecutive sync calls that panicked; a call
 	// that returns sets it back to 0. It lengthens the back-off (backOff).
 	panics int
+	// loops is the pod's count of unended loops (Core.unendedLoops); gone
+	// is set once forget dropped the entry (the count went back to the
+	// map).
+	loops int
+	gone  bool
 }
 
 // UpdatePod delivers an update (semantics 1.4), with what the shell adds
@@ -152,17 +160,21 @@ func (c *Core) UpdatePod(o UpdatePodOptions, in UpdateInput) error {
 	if t.From == fsm.Absent && t.Event == fsm.RuntimeKill {
 		c.metrics.orphanedRuntimePod()
 	}
-	c.apply(t, &o, in.Waiter)
+	c.apply(t, pd, &o, in.Waiter)
 	return nil
 }
 
 // apply carries out the effects of a transition that fired for the pod.
-// incoming is the update that caused it, if any, and waiter its kill's.
-func (c *Core) apply(t fsm.Transition, incoming *UpdatePodOptions, waiter WaiterID) {
+// pd is the pod's entry in pods (nil: none), incoming the update that
+// caused the transition, if any, and waiter its kill's.
+func (c *Core) apply(t fsm.Transition, pd *podData, incoming *UpdatePodOptions, waiter WaiterID) {
 	uid := t.Pod
-	pd := c.pods[uid]
 	if pd == nil && incoming != nil && t.To.HasRecord() && !t.To.IsFinished() {
 		pd = &podData{}
+		if n, ok := c.unendedLoops[uid]; ok { // a loop of an earlier incarnation
+			pd.loops = n
+			delete(c.unendedLoops, uid)
+		}
 		c.pods[uid] = pd
 	}
 	if incoming != nil {
@@ -189,8 +201,8 @@ func (c *Core) apply(t fsm.Transition, incoming *UpdatePodOptions, waiter Waiter
 	case e.Has(fsm.Backoff) && !queued:
 		c.armTimer(uid, c.backOff(pd))
 	}
-	if queued && t.Vars.InFlight == fsm.InFlightNone && c.unendedLoops[uid] == 0 {
-		c.unendedLoops[uid]++
+	if queued && t.Vars.InFlight == fsm.InFlightNone && pd.loops == 0 {
+		pd.loops++
 		c.emit(Effect{Kind: RunLoop, UID: uid})
 	}
 }
@@ -264,6 +276,10 @@ func (c *Core) forget(uid types.UID, pd *podData) {
 	}
 	c.closeWaiters(uid, pd) // rows that end a record close them; this is a backstop
 	delete(c.pods, uid)
+	pd.gone = true
+	if pd.loops > 0 {
+		c.unendedLoops[uid] = pd.loops
+	}
 	c.emit(Effect{Kind: StopTimer, UID: uid})
 }
 
@@ -322,17 +338,21 @@ type Work struct {
 // call to make, or false when the pod has nothing to run now, which ends
 // its worker loop.
 func (c *Core) Next(uid types.UID) (Work, bool) {
-	w, ok := c.next(uid)
+	pd := c.pods[uid]
+	w, ok := c.next(uid, pd)
 	if !ok {
-		if c.unendedLoops[uid]--; c.unendedLoops[uid] <= 0 {
+		if pd != nil && !pd.gone { // next made no entry: it passes no update to apply
+			pd.loops = max(0, pd.loops-1)
+		} else if n := c.unendedLoops[uid] - 1; n <= 0 {
 			delete(c.unendedLoops, uid)
+		} else {
+			c.unendedLoops[uid] = n
 		}
 	}
 	return w, ok
 }
 
-func (c *Core) next(uid types.UID) (Work, bool) {
-	pd := c.pods[uid]
+func (c *Core) next(uid types.UID, pd *podData) (Work, bool) {
 	rec, _ := c.machine.Get(uid)
 	if pd == nil || rec.Vars.Pending != fsm.PendingQueued || rec.Vars.InFlight != fsm.InFlightNone {
 		return Work{}, false
@@ -347,7 +367,7 @@ func (c *Core) next(uid types.UID) (Work, bool) {
 		if t.To.IsFinished() && pd.hasPending {
 			c.metrics.observeDuration("terminated", pd.pending.StartTime, c.clock)
 		}
-		c.apply(t, nil, 0)
+		c.apply(t, pd, nil, 0)
 		return Work{}, false
 	}
 	update := pd.pending
@@ -398,8 +418,9 @@ func (w Work) podName() string {
 	return ""
 }
 
-// resultEvents maps a sync function to its (success, failure) events.
-var resultEvents = map[fsm.InFlight][2]fsm.Event{
+// resultEvents maps a sync function to its (success, failure) events (an
+// array: a map lookup per sync call showed in the lifecycle's profile).
+var resultEvents = [...][2]fsm.Event{
 	fsm.InFlightSyncPod:                   {fsm.SyncPodDone, fsm.SyncPodFailed},
 	fsm.InFlightSyncTerminatingPod:        {fsm.TerminatingDone, fsm.TerminatingFailed},
 	fsm.InFlightSyncTerminatingRuntimePod: {fsm.TerminatingDone, fsm.TerminatingFailed},
@@ -415,12 +436,17 @@ func (c *Core) Done(w Work, isTerminal bool, err error) {
 	if panicked {
 		c.metrics.syncPanicked(w.Func)
 	}
-	if pd := c.pods[w.UID]; pd != nil {
+	pd := c.pods[w.UID]
+	if pd != nil {
 		if panicked {
 			pd.panics++
 		} else {
 			pd.panics = 0
 		}
+	}
+	if int(w.Func) >= len(resultEvents) || w.Func == fsm.InFlightNone {
+		c.log.Error("programmer error: outcome of no sync function", "pod", w.UID, "func", w.Func.String())
+		return
 	}
 	events := resultEvents[w.Func]
 	ev := events[0]
@@ -443,7 +469,7 @@ func (c *Core) Done(w Work, isTerminal bool, err error) {
 		op = "terminated"
 	}
 	c.metrics.observeDuration(op, w.StartTime, c.clock)
-	c.apply(t, nil, 0)
+	c.apply(t, pd, nil, 0)
 }
 
 // isPanic reports whether a sync call's error is (or wraps) a *PanicError.
@@ -465,7 +491,7 @@ func (c *Core) Timer(uid types.UID) {
 		c.log.Error("programmer error: timer rejected", "pod", uid, "err", err)
 		return
 	}
-	c.apply(t, nil, 0)
+	c.apply(t, c.pods[uid], nil, 0)
 }
 
 // SyncKnownPods reconciles the records with the desired pods (semantics
@@ -478,17 +504,19 @@ func (c *Core) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
 		}
 	}
 	var before fsm.Record
+	var pd *podData
 	err := c.machine.SyncKnownPods(func(uid types.UID) fsm.Params {
 		before, _ = c.machine.Get(uid)
+		pd = c.pods[uid]
 		_, desired := want[uid]
 		p := fsm.Params{Orphan: !desired}
-		p.GraceOverride, p.SpecGrace = graceFacts(c.pods[uid].lastPod(), nil)
+		p.GraceOverride, p.SpecGrace = graceFacts(pd.lastPod(), nil)
 		return p
 	}, func(t fsm.Transition) {
 		if t.To == fsm.Absent && before.Vars.RestartRequested {
 			c.metrics.restarted(before.Vars.Static)
 		}
-		c.apply(t, nil, 0)
+		c.apply(t, pd, nil, 0)
 	})
 	if err != nil {
 		c.log.Error("programmer error: SyncKnownPods rejected", "err", err)

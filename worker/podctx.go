@@ -19,6 +19,9 @@ type podContext struct {
 	done   chan struct{} // made by the first Done, or closed by cancel
 	err    error
 	afters map[*afterFunc]struct{} // registered and neither run nor stopped
+	// detached is set (under PodWorkers.mu) once the context left
+	// PodWorkers.syncCtxs: the pod's next sync call gets another.
+	detached bool
 }
 
 // afterFunc is one AfterFunc registration.

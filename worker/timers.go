@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"container/heap"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -10,9 +9,18 @@ import (
 // timerQueue holds at most one due time per pod, earliest first. One
 // goroutine waits for the earliest (PodWorkers.schedule), so an idle pod
 // costs a heap entry, not a goroutine.
+//
+// A removed timer is only marked dead and left in the heap until it comes
+// due or the dead outnumber the live (then the heap is rebuilt without
+// them): every pod's resync timer is removed when the pod finishes, and a
+// heap removal walks the heap's depth of cold entries (the largest share
+// of settle's time in BenchmarkCmpLifecycle's profile), where marking
+// costs the map delete alone. A dead entry due first only wakes the timer
+// goroutine early; popDue skips it.
 type timerQueue struct {
 	items []*timerItem
 	byUID map[types.UID]*timerItem
+	dead  int // entries of items marked dead
 	// free keeps up to maxFreeTimers items of removed timers for reuse: a
 	// pod's resync timer is armed after every SyncPod and dropped when it
 	// finishes, and an item allocated per pod was one of the lifecycle's
@@ -26,6 +34,7 @@ type timerItem struct {
 	uid   types.UID
 	due   time.Time
 	index int
+	dead  bool
 }
 
 func newTimerQueue() *timerQueue { return &timerQueue{byUID: map[types.UID]*timerItem{}} }
@@ -36,7 +45,7 @@ func (q *timerQueue) set(uid types.UID, due time.Time) bool {
 	before, _ := q.earliest()
 	if it, ok := q.byUID[uid]; ok {
 		it.due = due
-		heap.Fix((*timerHeap)(q), it.index)
+		q.fix(it.index)
 	} else {
 		var it *timerItem
 		if n := len(q.free); n > 0 {
@@ -46,17 +55,43 @@ func (q *timerQueue) set(uid types.UID, due time.Time) bool {
 			it = &timerItem{uid: uid, due: due}
 		}
 		q.byUID[uid] = it
-		heap.Push((*timerHeap)(q), it)
+		it.index = len(q.items)
+		q.items = append(q.items, it)
+		q.up(it.index)
 	}
 	after, _ := q.earliest()
 	return !after.Equal(before)
 }
 
+// remove drops uid's timer (marks it dead; see timerQueue).
 func (q *timerQueue) remove(uid types.UID) {
-	if it, ok := q.byUID[uid]; ok {
-		heap.Remove((*timerHeap)(q), it.index)
-		delete(q.byUID, uid)
-		q.recycle(it)
+	it, ok := q.byUID[uid]
+	if !ok {
+		return
+	}
+	delete(q.byUID, uid)
+	it.dead = true
+	q.dead++
+	if q.dead > len(q.items)/2+64 {
+		q.compact()
+	}
+}
+
+// compact rebuilds the heap without its dead entries.
+func (q *timerQueue) compact() {
+	live := q.items[:0]
+	for _, it := range q.items {
+		if it.dead {
+			q.recycle(it)
+			continue
+		}
+		it.index = len(live)
+		live = append(live, it)
+	}
+	clear(q.items[len(live):])
+	q.items, q.dead = live, 0
+	for i := len(q.items)/2 - 1; i >= 0; i-- {
+		q.down(i)
 	}
 }
 
@@ -69,14 +104,19 @@ func (q *timerQueue) earliest() (time.Time, bool) {
 
 // popDue removes and returns a pod whose time is not after now.
 func (q *timerQueue) popDue(now time.Time) (types.UID, bool) {
-	if len(q.items) == 0 || q.items[0].due.After(now) {
-		return "", false
+	for len(q.items) > 0 && !q.items[0].due.After(now) {
+		it := q.pop()
+		if it.dead {
+			q.dead--
+			q.recycle(it)
+			continue
+		}
+		delete(q.byUID, it.uid)
+		uid := it.uid
+		q.recycle(it)
+		return uid, true
 	}
-	it := heap.Pop((*timerHeap)(q)).(*timerItem)
-	delete(q.byUID, it.uid)
-	uid := it.uid
-	q.recycle(it)
-	return uid, true
+	return "", false
 }
 
 // recycle keeps a removed item for reuse, up to maxFreeTimers.
@@ -87,23 +127,59 @@ func (q *timerQueue) recycle(it *timerItem) {
 	}
 }
 
-// timerHeap implements heap.Interface for timerQueue.
-type timerHeap timerQueue
+// The heap: container/heap's algorithms on items, without its interface
+// calls.
 
-func (h *timerHeap) Len() int           { return len(h.items) }
-func (h *timerHeap) Less(i, j int) bool { return h.items[i].due.Before(h.items[j].due) }
-func (h *timerHeap) Swap(i, j int) {
-	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].index, h.items[j].index = i, j
+func (q *timerQueue) less(i, j int) bool { return q.items[i].due.Before(q.items[j].due) }
+
+func (q *timerQueue) swap(i, j int) {
+	q.items[i], q.items[j] = q.items[j], q.items[i]
+	q.items[i].index, q.items[j].index = i, j
 }
-func (h *timerHeap) Push(x any) {
-	it := x.(*timerItem)
-	it.index = len(h.items)
-	h.items = append(h.items, it)
+
+func (q *timerQueue) up(j int) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if !q.less(j, i) {
+			break
+		}
+		q.swap(i, j)
+		j = i
+	}
 }
-func (h *timerHeap) Pop() any {
-	it := h.items[len(h.items)-1]
-	h.items[len(h.items)-1] = nil
-	h.items = h.items[:len(h.items)-1]
+
+func (q *timerQueue) down(i int) bool {
+	i0, n := i, len(q.items)
+	for {
+		j := 2*i + 1
+		if j >= n {
+			break
+		}
+		if j2 := j + 1; j2 < n && q.less(j2, j) {
+			j = j2
+		}
+		if !q.less(j, i) {
+			break
+		}
+		q.swap(i, j)
+		i = j
+	}
+	return i > i0
+}
+
+func (q *timerQueue) fix(i int) {
+	if !q.down(i) {
+		q.up(i)
+	}
+}
+
+// pop removes and returns the earliest entry.
+func (q *timerQueue) pop() *timerItem {
+	n := len(q.items) - 1
+	q.swap(0, n)
+	it := q.items[n]
+	q.items[n] = nil
+	q.items = q.items[:n]
+	q.down(0)
 	return it
 }

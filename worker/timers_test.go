@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -61,6 +62,55 @@ func TestTimerQueueReusesItems(t *testing.T) {
 			}
 			if len(q.byUID) != 0 || len(q.items) != 0 {
 				t.Fatalf("queue not empty after popping all: %d items", len(q.items))
+			}
+		})
+	}
+}
+
+// TestTimerQueueDropsDeadEntries removes most of many timers, so that the
+// dead entries left in the heap outnumber the live ones and the heap is
+// rebuilt without them, and checks that the live timers still come due in
+// time order, each once, with no dead entry left.
+func TestTimerQueueDropsDeadEntries(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	tests := []struct {
+		name         string
+		pods, remove int // set pods timers (pod i due at i s, in reverse), remove the first ones
+		wantCompact  bool
+	}{
+		{"few removed: dead entries stay", 100, 10, false},
+		{"most removed: heap rebuilt", 400, 350, true},
+		{"all removed", 300, 300, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := newTimerQueue()
+			uid := func(i int) types.UID { return types.UID(fmt.Sprintf("pod-%03d", i)) }
+			for i := tc.pods - 1; i >= 0; i-- {
+				q.set(uid(i), t0.Add(time.Duration(i)*time.Second))
+			}
+			for i := range tc.remove {
+				q.remove(uid(i))
+			}
+			if compacted := len(q.items) < tc.pods; compacted != tc.wantCompact {
+				t.Fatalf("%d heap entries for %d timers, %d removed: compacted = %v, want %v", len(q.items), tc.pods, tc.remove, compacted, tc.wantCompact)
+			}
+			var want, got []types.UID
+			for i := tc.remove; i < tc.pods; i++ {
+				want = append(want, uid(i))
+			}
+			for {
+				u, ok := q.popDue(t0.Add(time.Hour))
+				if !ok {
+					break
+				}
+				got = append(got, u)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("due order %v, want %v", got, want)
+			}
+			if len(q.items) != 0 || len(q.byUID) != 0 || q.dead != 0 {
+				t.Fatalf("after popping all: %d entries, %d timers, %d dead", len(q.items), len(q.byUID), q.dead)
 			}
 		})
 	}

@@ -219,17 +219,20 @@ func (w *PodWorkers) Stop() {
 	w.mu.Unlock()
 }
 
-// action is an effect that runs others' code, carried out once mu is
-// released: closing a kill completion channel (it wakes its waiters) or
-// cancelling a sync context (it runs its callbacks).
+// action is an effect that wakes others, carried out once mu is released:
+// closing a kill completion channel wakes its waiters, and they should not
+// wake to find mu held. (Cancelling a sync context is not one: a
+// podContext's cancel wakes no one unless a syncer watches it, and runs
+// its AfterFunc callbacks on goroutines of their own, so settle cancels at
+// once; deferring it cost a runner an unlock and a lock per finished pod,
+// the lock most contended in BenchmarkCmpLifecycle's mutex profile.)
 type action struct {
-	close  chan<- struct{}
-	cancel *podContext
+	close chan<- struct{}
 }
 
 // syncContext returns the context of the pod's sync calls (mu held),
 // making one if the pod has none.
-func (w *PodWorkers) syncContext(uid types.UID) context.Context {
+func (w *PodWorkers) syncContext(uid types.UID) *podContext {
 	if c, ok := w.syncCtxs[uid]; ok {
 		return c
 	}
@@ -238,10 +241,10 @@ func (w *PodWorkers) syncContext(uid types.UID) context.Context {
 	return c
 }
 
-// settle takes the Core's effects (mu held). Loops start and timers change
-// at once; the effects that run others' code (closing a channel wakes its
-// waiters, cancelling a context runs its callbacks) are appended to later,
-// to be carried out by finish once mu is released. A RunLoop for inline is
+// settle takes the Core's effects (mu held). Loops start, timers change
+// and sync contexts are cancelled at once; the closing of a kill
+// completion channel (it wakes its waiters) is appended to later, to be
+// carried out by finish once mu is released. A RunLoop for inline is
 // not started: settle reports it, and its caller runs the loop.
 func (w *PodWorkers) settle(later []action, inline types.UID) (_ []action, runInline bool) {
 	w.taken = w.core.TakeEffects(w.taken[:0])
@@ -274,7 +277,8 @@ func (w *PodWorkers) settle(later []action, inline types.UID) (_ []action, runIn
 		case CancelSync:
 			if c, ok := w.syncCtxs[e.UID]; ok {
 				delete(w.syncCtxs, e.UID)
-				later = append(later, action{cancel: c})
+				c.detached = true
+				c.cancel()
 			}
 		}
 	}
@@ -282,16 +286,11 @@ func (w *PodWorkers) settle(later []action, inline types.UID) (_ []action, runIn
 }
 
 // finish carries out the actions settle left for after the unlock, and
-// clears them (a runner reuses the buffer: it must not keep a context
+// clears them (a runner reuses the buffer: it must not keep a channel
 // alive).
 func finish(later []action) {
 	for _, a := range later {
-		if a.close != nil {
-			close(a.close)
-		}
-		if a.cancel != nil {
-			a.cancel.cancel()
-		}
+		close(a.close)
 	}
 	clear(later)
 }
@@ -301,10 +300,14 @@ func finish(later []action) {
 // on return. It runs on a runner, or, with a non-nil until, on a KillPod
 // caller's goroutine: it then hands the rest of the loop to the runners
 // once until is closed. scratch, if not nil, is the caller's buffer for
-// the actions of each step (a runner keeps one: a step's cancel would
+// the actions of each step (a runner keeps one: a step's channel close would
 // otherwise allocate).
 func (w *PodWorkers) runLoop(uid types.UID, until <-chan struct{}, scratch []action) {
 	onRunner := until == nil
+	// ctx is the pod's sync context while it is the one in syncCtxs
+	// (until a CancelSync detaches it): a loop makes its pod's calls in
+	// a row, and keeping it spares a lookup per call.
+	var ctx *podContext
 	defer func() {
 		w.runningLoops--
 		w.idle.Broadcast() // Stop and tests wait for no loop to run
@@ -321,7 +324,9 @@ func (w *PodWorkers) runLoop(uid types.UID, until <-chan struct{}, scratch []act
 			w.unlocked(later)
 			return
 		}
-		ctx := w.syncContext(uid)
+		if ctx == nil || ctx.detached {
+			ctx = w.syncContext(uid)
+		}
 		if onRunner {
 			w.leaving()
 		}
