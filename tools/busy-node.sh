@@ -5,6 +5,7 @@
 # interleaved rounds, and a table of the medians:
 #
 #   sudo tools/busy-node.sh [--rounds N] [--pods N] [--window DURATION] [--report DIR]
+#                           [--nodes kubelet,podlife] [--podlife BINARY]
 #
 # Each round runs each node in turn (the kubelet first in odd rounds,
 # podlife first in even ones) as the cluster's only node, with a new root
@@ -21,6 +22,10 @@
 # none left at all (removed; waited for at most 75 s, else "not reached").
 # Between nodes the node is stopped, its Node object deleted, and whatever
 # it left in containerd removed (busynode clean).
+#
+# --nodes runs only the nodes named (in that order in odd rounds, reversed
+# in even ones); --podlife measures that podlife binary instead of one
+# built from this checkout (a candidate fix, say).
 #
 # Both nodes run with their defaults (the kubelet's configuration is
 # tools/node-lib.sh's kubelet_config, as tools/conformance.sh runs it).
@@ -46,22 +51,24 @@ skip() {
   exit 0
 }
 usage() {
-  log "usage: busy-node.sh [--rounds N] [--pods N] [--window DURATION] [--report DIR]"
+  log "usage: busy-node.sh [--rounds N] [--pods N] [--window DURATION] [--report DIR] [--nodes kubelet,podlife] [--podlife BINARY]"
   exit 2
 }
 # shellcheck source=tools/node-lib.sh
 source "$tools/node-lib.sh"
 
-rounds=3 pods=100 window=30s report=""
+rounds=3 pods=100 window=30s report="" nodes=kubelet,podlife podlife_bin=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --rounds | --pods | --window | --report)
+    --rounds | --pods | --window | --report | --nodes | --podlife)
       [[ $# -ge 2 && -n "$2" ]] || { log "$1 needs a value"; usage; }
       case "$1" in
         --rounds) rounds="$2" ;;
         --pods) pods="$2" ;;
         --window) window="$2" ;;
         --report) report="$2" ;;
+        --nodes) nodes="$2" ;;
+        --podlife) podlife_bin="$2" ;;
       esac
       shift 2
       ;;
@@ -74,6 +81,18 @@ while [[ $# -gt 0 ]]; do
 done
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { log "--rounds must be a positive number, not $rounds"; usage; }
 [[ "$pods" =~ ^[1-9][0-9]*$ ]] || { log "--pods must be a positive number, not $pods"; usage; }
+IFS=, read -r -a node_list <<<"$nodes"
+for kind in "${node_list[@]}"; do
+  case "$kind" in
+    kubelet | podlife) ;;
+    *) log "--nodes names kubelet and podlife, not $kind"; usage ;;
+  esac
+done
+[[ ${#node_list[@]} -ge 1 ]] || usage
+if [[ -n "$podlife_bin" ]]; then
+  [[ -x "$podlife_bin" ]] || { log "--podlife $podlife_bin is not an executable"; usage; }
+  podlife_bin="$(cd "$(dirname "$podlife_bin")" && pwd)/$(basename "$podlife_bin")"
+fi
 [[ "$window" =~ ^([0-9]+(\.[0-9]+)?(h|m|s))+$ ]] || { log "--window must be a Go duration (e.g. 30s), not $window"; usage; }
 
 [[ $(id -u) -eq 0 ]] || skip "needs root (containerd and the nodes); try: sudo $0 $*"
@@ -110,7 +129,12 @@ trap 'exit 143' TERM
 
 log "report directory: $report"
 log "building podlife and busynode"
-(cd "$repo" && go build -o "$work/podlife" ./cmd/podlife && go build -o "$work/busynode" ./tools/busynode)
+(cd "$repo" && go build -o "$work/busynode" ./tools/busynode)
+if [[ -n "$podlife_bin" ]]; then
+  cp "$podlife_bin" "$work/podlife"
+else
+  (cd "$repo" && go build -o "$work/podlife" ./cmd/podlife)
+fi
 
 log "starting containerd"
 endpoint="$(PODLIFE_CONTAINERD_DIR="$containerd_dir" "$tools/containerd-up.sh" 2>"$report/containerd-up.log" | tail -n 1)" ||
@@ -149,13 +173,17 @@ one_node() {
 
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq "$rounds"); do
-  if ((round % 2 == 1)); then order=(kubelet podlife); else order=(podlife kubelet); fi
+  order=("${node_list[@]}")
+  if ((round % 2 == 0)); then
+    order=()
+    for ((i = ${#node_list[@]} - 1; i >= 0; i--)); do order+=("${node_list[$i]}"); done
+  fi
   for kind in "${order[@]}"; do
     one_node "$kind" "$round"
   done
 done
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
-echo "busy node: $pods pods, $rounds interleaved rounds, idle window $window; $(date -u '+%Y-%m-%d %H:%M UTC'); podlife $(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet HEAD || echo '+dirty'); kubelet $("$PODLIFE_CLUSTER_BIN/kubelet" --version 2>/dev/null); containerd $(containerd --version | awk '{print $3}')"
+echo "busy node: $pods pods, $rounds interleaved rounds, idle window $window; $(date -u '+%Y-%m-%d %H:%M UTC'); podlife ${podlife_bin:-$(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet HEAD || echo '+dirty')}; kubelet $("$PODLIFE_CLUSTER_BIN/kubelet" --version 2>/dev/null); containerd $(containerd --version | awk '{print $3}')"
 echo "load average (1, 5, 15 min): before $load_before, after $load_after"
-"$work/busynode" table -nodes kubelet,podlife "$report/results.jsonl"
+"$work/busynode" table -nodes "$nodes" "$report/results.jsonl"
