@@ -132,7 +132,10 @@ log "building podlife and busynode"
 (cd "$repo" && go build -o "$work/busynode" ./tools/busynode)
 if [[ -n "$podlife_bin" ]]; then
   cp "$podlife_bin" "$work/podlife"
+  podlife_rev="$podlife_bin"
 else
+  # The checkout as built (edits made during the run do not count).
+  podlife_rev="$(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet HEAD || echo '+dirty')"
   (cd "$repo" && go build -o "$work/podlife" ./cmd/podlife)
 fi
 
@@ -184,6 +187,6 @@ for round in $(seq "$rounds"); do
 done
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
-echo "busy node: $pods pods, $rounds interleaved rounds, idle window $window; $(date -u '+%Y-%m-%d %H:%M UTC'); podlife ${podlife_bin:-$(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet HEAD || echo '+dirty')}; kubelet $("$PODLIFE_CLUSTER_BIN/kubelet" --version 2>/dev/null); containerd $(containerd --version | awk '{print $3}')"
+echo "busy node: $pods pods, $rounds interleaved rounds, idle window $window; $(date -u '+%Y-%m-%d %H:%M UTC'); podlife $podlife_rev; kubelet $("$PODLIFE_CLUSTER_BIN/kubelet" --version 2>/dev/null); containerd $(containerd --version | awk '{print $3}')"
 echo "load average (1, 5, 15 min): before $load_before, after $load_after"
 "$work/busynode" table -nodes "$nodes" "$report/results.jsonl"
