@@ -30,8 +30,8 @@ type Limited struct {
 //	              the kubelet API's run)                     ExecPerNode in all
 //	pull          PullImage                                  Pulls
 //	change        RunPodSandbox, CreateContainer,            Changes
-//	              StartContainer, RemoveContainer,
-//	              RemovePodSandbox
+//	              StartContainer, RemoveContainer,           (Create and Start
+//	              RemovePodSandbox                           first: changeLane)
 //	read          statuses, lists, stats, streaming URLs     Changes
 //
 // A kill (a preStop hook, then the stop) waits for nothing: the kubelet
@@ -98,16 +98,17 @@ func Limit(rt Runtime, images Images, l Lanes) Limited {
 	}
 	lim := &limiter{
 		kill: nil, sandboxStop: newLane(l.SandboxStops), exec: newSharedLane(l.ExecPerPod, l.ExecPerNode),
-		pull: newLane(l.Pulls), change: newLane(l.Changes), read: newLane(l.Changes),
+		pull: newLane(l.Pulls), change: newChangeLane(l.Changes), read: newLane(l.Changes),
 		pullDeadline: l.PullDeadline, observe: l.Observe,
 	}
 	poll := newLane(1)
 	pollLim := &limiter{
-		kill: poll, sandboxStop: poll, exec: newSharedLane(0, 1), pull: poll, change: poll, read: poll,
+		kill: poll, sandboxStop: poll, exec: newSharedLane(0, 1), pull: poll, change: newChangeLane(1), read: poll,
 		pullDeadline: l.PullDeadline, observe: l.Observe, poll: true,
 	}
 	// The poll's lanes are all one slot: it only reads, one call at a
-	// time; its exec lane shares nothing with the pods' either.
+	// time; its exec and change lanes share nothing with the pods' either
+	// (it makes no change).
 	pollLim.exec.node = poll
 	return Limited{
 		Runtime: &limitedRuntime{rt: rt, limiter: lim},
@@ -117,11 +118,12 @@ func Limit(rt Runtime, images Images, l Lanes) Limited {
 }
 
 type limiter struct {
-	kill, sandboxStop, pull, change, read lane
-	exec                                  *sharedLane
-	pullDeadline                          time.Duration
-	observe                               func(string, time.Duration)
-	poll                                  bool
+	kill, sandboxStop, pull, read lane
+	change                        *changeLane
+	exec                          *sharedLane
+	pullDeadline                  time.Duration
+	observe                       func(string, time.Duration)
+	poll                          bool
 }
 
 // wait takes a slot of l, reporting the wait as lane name's.
@@ -201,13 +203,13 @@ func (r *limitedRuntime) ListPodSandbox(ctx context.Context, filter *runtimeapi.
 }
 
 func (r *limitedRuntime) CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
-	return call(ctx, r.limiter, LaneChange, r.change.acquire, callTimeout, func(ctx context.Context) (string, error) {
+	return call(ctx, r.limiter, LaneChange, r.change.acquireAhead, callTimeout, func(ctx context.Context) (string, error) {
 		return r.rt.CreateContainer(ctx, podSandboxID, config, sandboxConfig)
 	})
 }
 
 func (r *limitedRuntime) StartContainer(ctx context.Context, containerID string) error {
-	return do(ctx, r.limiter, LaneChange, r.change.acquire, callTimeout, func(ctx context.Context) error {
+	return do(ctx, r.limiter, LaneChange, r.change.acquireAhead, callTimeout, func(ctx context.Context) error {
 		return r.rt.StartContainer(ctx, containerID)
 	})
 }
