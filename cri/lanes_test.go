@@ -339,3 +339,54 @@ func TestLanesPullsSerialized(t *testing.T) {
 	wg.Wait()
 	crifake.WaitFor(t, h.entered, "the second pull")
 }
+
+// Sandbox stops have no limit by default, as the kubelet's: with every
+// change slot held, more sandbox stops than the change lane has slots all
+// reach the runtime at once. Sized (SandboxStops), the lane holds the
+// stops past its size until one ends.
+func TestLanesSandboxStops(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		sandboxStops  int
+		stops, inside int
+	}{
+		{"no limit by default", 0, 5, 5},
+		{"sized", 2, 3, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHanging()
+			l := cri.Limit(h, h, cri.Lanes{Changes: 2, SandboxStops: tt.sandboxStops, PullDeadline: time.Hour})
+			var wg sync.WaitGroup
+			defer wg.Wait()
+			released := false
+			defer func() {
+				if !released {
+					close(h.release)
+				}
+			}()
+			for range 2 {
+				wg.Go(func() {
+					_, _ = l.Runtime.CreateContainer(context.Background(), "sb", &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "hang"}}, nil)
+				})
+			}
+			for range 2 {
+				crifake.WaitFor(t, h.entered, "the change lane's calls to reach the runtime")
+			}
+			for i := range tt.stops {
+				wg.Go(func() { _ = l.Runtime.StopPodSandbox(context.Background(), fmt.Sprintf("hang-%d", i)) })
+			}
+			for range tt.inside {
+				crifake.WaitFor(t, h.entered, "a sandbox stop to reach the runtime")
+			}
+			if tt.inside == tt.stops {
+				return
+			}
+			noneEntered(t, h, "a sandbox stop past the lane's size")
+			close(h.release)
+			released = true
+			for range tt.stops - tt.inside {
+				crifake.WaitFor(t, h.entered, "the held sandbox stop once the others ended")
+			}
+		})
+	}
+}

@@ -25,14 +25,14 @@ type Limited struct {
 //	lane          calls                                     slots
 //	kill          StopContainer; ExecSync under ForKill      no limit
 //	              (preStop hooks)
-//	sandbox stop  StopPodSandbox                             Changes; 1 while a
-//	                                                        kill call runs
+//	sandbox stop  StopPodSandbox                             SandboxStops; 1 while
+//	                                                        a kill call runs
 //	exec          ExecSync (probes, postStart hooks,         ExecPerPod a pod,
 //	              the kubelet API's run)                     ExecPerNode in all
 //	pull          PullImage                                  Pulls
 //	change        RunPodSandbox, CreateContainer,            Changes
-//	              StartContainer, RemoveContainer,
-//	              RemovePodSandbox
+//	              StartContainer, RemoveContainer,           (Create and Start
+//	              RemovePodSandbox                           first: changeLane)
 //	read          statuses, lists, stats, streaming URLs     Changes
 //
 // A kill (a preStop hook, then the stop) waits for nothing: the kubelet
@@ -41,12 +41,19 @@ type Limited struct {
 // many long stops of other pods (containers that ignore SIGTERM, with long
 // grace periods) hold every other pod's kill. Each pod's kill makes one
 // call per container at most, and the grace period bounds it. Sandbox
-// stops tear down the pod's network, which does cost the runtime: they
-// queue in a lane of their own, each bounded by its deadline, and yield
-// to kills (killFirst).
+// stops (the pod's network torn down, its pause process killed) have a
+// lane of their own, each bounded by its deadline, and by default no
+// limit either, as the kubelet's: a pod deleted is gone from the API only
+// once its sandbox is stopped, and with 100 pods deleted at once a limit
+// of 10 made the last of them wait out ten rounds of stops (tools/busy-node.sh:
+// all stopped in 15.7 s against the kubelet's 10.1 s). They yield to
+// kills, though (killFirst).
 type Lanes struct {
-	// Changes is the size of the change, sandbox stop and read lanes.
+	// Changes is the size of the change and read lanes.
 	Changes int
+	// SandboxStops bounds the sandbox stop lane; < 1 is no limit (the
+	// kubelet's).
+	SandboxStops int
 	// ExecPerPod and ExecPerNode bound the exec lane; < 1 is no limit.
 	ExecPerPod, ExecPerNode int
 	// Pulls bounds the pull lane: 1 pulls one image at a time (the
@@ -94,17 +101,18 @@ func Limit(rt Runtime, images Images, l Lanes) Limited {
 	// One killFirst for both limiters: it counts every kill call.
 	kf := newKillFirst()
 	lim := &limiter{
-		killFirst: kf, kill: nil, sandboxStop: newLane(l.Changes), exec: newSharedLane(l.ExecPerPod, l.ExecPerNode),
-		pull: newLane(l.Pulls), change: newLane(l.Changes), read: newLane(l.Changes),
+		killFirst: kf, kill: nil, sandboxStop: newLane(l.SandboxStops), exec: newSharedLane(l.ExecPerPod, l.ExecPerNode),
+		pull: newLane(l.Pulls), change: newChangeLane(l.Changes), read: newLane(l.Changes),
 		pullDeadline: l.PullDeadline, observe: l.Observe,
 	}
 	poll := newLane(1)
 	pollLim := &limiter{
-		killFirst: kf, kill: poll, sandboxStop: poll, exec: newSharedLane(0, 1), pull: poll, change: poll, read: poll,
+		killFirst: kf, kill: poll, sandboxStop: poll, exec: newSharedLane(0, 1), pull: poll, change: newChangeLane(1), read: poll,
 		pullDeadline: l.PullDeadline, observe: l.Observe, poll: true,
 	}
 	// The poll's lanes are all one slot: it only reads, one call at a
-	// time; its exec lane shares nothing with the pods' either.
+	// time; its exec and change lanes share nothing with the pods' either
+	// (it makes no change).
 	pollLim.exec.node = poll
 	return Limited{
 		Runtime: &limitedRuntime{rt: rt, limiter: lim},
@@ -114,12 +122,13 @@ func Limit(rt Runtime, images Images, l Lanes) Limited {
 }
 
 type limiter struct {
-	kill, sandboxStop, pull, change, read lane
-	exec                                  *sharedLane
-	killFirst                             *killFirst
-	pullDeadline                          time.Duration
-	observe                               func(string, time.Duration)
-	poll                                  bool
+	kill, sandboxStop, pull, read lane
+	change                        *changeLane
+	exec                          *sharedLane
+	killFirst                     *killFirst
+	pullDeadline                  time.Duration
+	observe                       func(string, time.Duration)
+	poll                          bool
 }
 
 // takeKill takes a slot of the kill lane, counted by killFirst.
@@ -205,13 +214,13 @@ func (r *limitedRuntime) ListPodSandbox(ctx context.Context, filter *runtimeapi.
 }
 
 func (r *limitedRuntime) CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
-	return call(ctx, r.limiter, LaneChange, r.change.acquire, callTimeout, func(ctx context.Context) (string, error) {
+	return call(ctx, r.limiter, LaneChange, r.change.acquireAhead, callTimeout, func(ctx context.Context) (string, error) {
 		return r.rt.CreateContainer(ctx, podSandboxID, config, sandboxConfig)
 	})
 }
 
 func (r *limitedRuntime) StartContainer(ctx context.Context, containerID string) error {
-	return do(ctx, r.limiter, LaneChange, r.change.acquire, callTimeout, func(ctx context.Context) error {
+	return do(ctx, r.limiter, LaneChange, r.change.acquireAhead, callTimeout, func(ctx context.Context) error {
 		return r.rt.StartContainer(ctx, containerID)
 	})
 }

@@ -58,6 +58,8 @@ die() {
   log "ERROR: $*"
   exit 1
 }
+# shellcheck source=tools/node-lib.sh
+source "$tools/node-lib.sh"
 usage() {
   log "usage: conformance.sh [--node podlife|kubelet] [--focus REGEX] [--ci] [--procs N] [--timeout DURATION] [--report DIR] [--list]"
   exit 2
@@ -184,22 +186,11 @@ containerd_dir="$work/containerd" cluster_dir="$work/cluster" node_pid=""
 cleanup() {
   local rc=$?
   set +e
-  if [[ -n "$node_pid" ]] && kill -0 "$node_pid" 2>/dev/null; then
-    log "stopping the $node (pid $node_pid)"
-    kill -TERM "$node_pid"
-    for _ in $(seq 50); do kill -0 "$node_pid" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL "$node_pid" 2>/dev/null
-    wait "$node_pid" 2>/dev/null
-  fi
+  stop_node "$node"
   # The node's containers and mounts go with containerd.
   [[ ! -d "$containerd_dir" ]] || "$tools/containerd-down.sh" "$containerd_dir" >>"$report/teardown.log" 2>&1
   [[ ! -d "$cluster_dir" ]] || "$tools/cluster-down.sh" "$cluster_dir" >>"$report/teardown.log" 2>&1
-  # The kubelet bind-mounts its root onto itself and mounts the pods'
-  # volumes under it: deepest first.
-  if [[ -d "$work/node" ]]; then
-    awk -v root="$work/node" '$2 == root || index($2, root "/") == 1 { print $2 }' /proc/self/mounts |
-      sort -r | xargs -r -n1 umount -l 2>/dev/null
-  fi
+  [[ ! -d "$work/node" ]] || umount_under "$work/node"
   rm -rf "$work"
   log "stopped everything it started; report in $report"
   exit "$rc"
@@ -224,87 +215,17 @@ eval "$(grep '^export ' <<<"$env_out")"
 kubectl=("$PODLIFE_CLUSTER_BIN/kubectl" --kubeconfig "$KUBECONFIG")
 
 # --- the node -----------------------------------------------------------------------
-# kubelet_config CA ENDPOINT IP: the kubelet's configuration: the API on a
-# free port of IP, the node's address (--node-ip; the kubelet refuses a
-# loopback one): the API server reaches it there for logs and exec. As a
-# real kubelet's, it is authenticated by client
-# certificates of the cluster CA and by token review, authorized by
-# SubjectAccessReview; no read-only port, no healthz port; images never
-# garbage-collected (they cannot be pulled again here); cgroupfs and no QoS
-# cgroups (cgroup v1 here; --fail-cgroupv1=false and the flags below).
-kubelet_config() {
-  cat <<EOF
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-address: $3
-port: $(free_port)
-readOnlyPort: 0
-healthzPort: 0
-authentication:
-  anonymous:
-    enabled: false
-  webhook:
-    enabled: true
-  x509:
-    clientCAFile: $1
-authorization:
-  mode: Webhook
-containerRuntimeEndpoint: $2
-failSwapOn: false
-imageGCHighThresholdPercent: 100
-imageGCLowThresholdPercent: 99
-evictionHard:
-  memory.available: 100Mi
-serializeImagePulls: false
-EOF
-}
-
-# free_port: a TCP port nothing listens on now.
-free_port() {
-  local p
-  while :; do
-    p=$((20000 + RANDOM % 20000))
-    if ! (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-      echo "$p"
-      return
-    fi
-  done
-}
-
-mkdir -p "$work/node"
-chmod 0700 "$work/node"
 if [[ "$node" == podlife ]]; then
   log "building podlife"
   (cd "$repo" && go build -o "$work/podlife" ./cmd/podlife)
-  # The kubelet API on a free port, trusting the cluster CA: the API server
-  # reaches it for logs, exec, attach and port-forward with its kubelet
-  # client certificate, and asks SubjectAccessReviews for other callers. No
-  # read-only endpoint (off by default), as the kubelet's readOnlyPort 0.
-  "$work/podlife" run --kubeconfig "$PODLIFE_NODE_KUBECONFIG" --node-name "$PODLIFE_NODE_NAME" \
-    --runtime-endpoint "$endpoint" --root-dir "$work/node" \
-    --port "$(free_port)" --client-ca-file "$PODLIFE_CLUSTER_DIR/pki/ca.crt" \
-    </dev/null >"$report/node.log" 2>&1 &
-  node_pid=$!
+  node_bin="$work/podlife"
 else
-  kubelet="$PODLIFE_CLUSTER_BIN/kubelet"
-  [[ -x "$kubelet" ]] || kubelet="$CBIN/kubelet"
-  # The address of the default route's interface, as the kubelet picks it.
-  node_ip="$(ip -4 route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')"
-  [[ -n "$node_ip" ]] || die "cannot find this host's IPv4 address (ip -4 route get 1.1.1.1) for the kubelet"
-  kubelet_config "$PODLIFE_CLUSTER_DIR/pki/ca.crt" "$endpoint" "$node_ip" >"$work/kubelet.yaml"
-  "$kubelet" --config "$work/kubelet.yaml" --kubeconfig "$PODLIFE_NODE_KUBECONFIG" \
-    --hostname-override "$PODLIFE_NODE_NAME" --node-ip "$node_ip" --root-dir "$work/node" --cert-dir "$work/node/pki" \
-    --fail-cgroupv1=false --cgroup-driver=cgroupfs --cgroups-per-qos=false --enforce-node-allocatable= \
-    </dev/null >"$report/node.log" 2>&1 &
-  node_pid=$!
+  node_bin="$PODLIFE_CLUSTER_BIN/kubelet"
+  [[ -x "$node_bin" ]] || node_bin="$CBIN/kubelet"
 fi
+start_node "$node" "$node_bin" "$endpoint" "$work/node" "$report/node.log"
 log "waiting for node $PODLIFE_NODE_NAME ($node, pid $node_pid) to be Ready"
-deadline=$((SECONDS + 180))
-until "${kubectl[@]}" get node "$PODLIFE_NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -qx True; do
-  kill -0 "$node_pid" 2>/dev/null || die "the $node exited: $(tail -n 20 "$report/node.log")"
-  [[ $SECONDS -lt $deadline ]] || die "node $PODLIFE_NODE_NAME not Ready after 180s: $(tail -n 20 "$report/node.log")"
-  sleep 1
-done
+wait_node_ready "$node" "$report/node.log" 180
 log "node $PODLIFE_NODE_NAME is Ready"
 
 # The framework waits for each test namespace's `default` service account,

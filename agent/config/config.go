@@ -100,10 +100,10 @@ type Config struct {
 	RuntimePollInterval metav1.Duration `json:"runtimePollInterval,omitzero"`
 	// MaxConcurrentRuntimeCalls bounds the CRI calls that change the
 	// runtime (run, create, start, remove) in flight at once, and apart
-	// from them the reads and the sandbox stops: thousands of pods stopped
-	// at once queue in the agent, not in the runtime. Container stops and
-	// preStop hooks, probes and postStart hooks, and pulls have lanes of
-	// their own (cri.Lanes).
+	// from them the reads: thousands of pods created at once queue in the
+	// agent, not in the runtime. Container and sandbox stops and preStop
+	// hooks (no limit, as the kubelet's), probes and postStart hooks, and
+	// pulls have lanes of their own (cri.Lanes).
 	MaxConcurrentRuntimeCalls int `json:"maxConcurrentRuntimeCalls,omitempty"`
 	// SerializeImagePulls pulls one image at a time, as the kubelet's
 	// serializeImagePulls; unset, it is true unless MaxParallelImagePulls

@@ -90,7 +90,7 @@ func addConfigFlags(fs *pflag.FlagSet, c *config.Config) {
 	fs.DurationVar(&c.HousekeepingInterval.Duration, "housekeeping-interval", c.HousekeepingInterval.Duration, "how often the engine is reconciled with manifests and runtime")
 	fs.DurationVar(&c.SyncFrequency.Duration, "sync-frequency", c.SyncFrequency.Duration, "how often a running pod is resynced")
 	fs.DurationVar(&c.RuntimePollInterval.Duration, "runtime-poll-interval", c.RuntimePollInterval.Duration, "how often the runtime status cache polls the runtime")
-	fs.IntVar(&c.MaxConcurrentRuntimeCalls, "max-concurrent-runtime-calls", c.MaxConcurrentRuntimeCalls, "CRI calls that change the runtime in flight at once (and, apart from them, reads, and sandbox stops); container stops, hooks, probes and pulls have lanes of their own")
+	fs.IntVar(&c.MaxConcurrentRuntimeCalls, "max-concurrent-runtime-calls", c.MaxConcurrentRuntimeCalls, "CRI calls that change the runtime in flight at once (and, apart from them, reads); container and sandbox stops, hooks, probes and pulls have lanes of their own")
 	fs.Var(boolPtrFlag{&c.SerializeImagePulls}, "serialize-image-pulls", "pull images one at a time (default true unless maxParallelImagePulls is 2 or more)")
 	fs.Lookup("serialize-image-pulls").NoOptDefVal = "true"
 	fs.DurationVar(&c.ImagePullProgressDeadline.Duration, "image-pull-progress-deadline", c.ImagePullProgressDeadline.Duration, "cancel an image pull not completed after this long (the CRI reports no progress, so this bounds the whole pull)")
