@@ -38,29 +38,27 @@ tools="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(dirname "$tools")"
 # shellcheck source=tools/proc-lib.sh
 source "$tools/proc-lib.sh"
+# shellcheck source=tools/node-lib.sh
+source "$tools/node-lib.sh" # umount_under
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/podlife-prestops.XXXXXX")"
 chmod 0700 "$work"
 node_pid="" node_dir=""
-stop_node() {
+stop_standalone() {
   [[ -z "$node_pid" ]] || stop_owned "$1" "$node_dir" "$node_pid"
   node_pid=""
-  if [[ -n "$node_dir" ]]; then
-    # The kubelet mounts its root onto itself and volumes under it: deepest first.
-    awk -v root="$node_dir" '$2 == root || index($2, root "/") == 1 { print $2 }' /proc/self/mounts |
-      sort -r | xargs -r -n1 umount -l 2>/dev/null || true
-  fi
+  [[ -z "$node_dir" ]] || umount_under "$node_dir"
 }
 cleanup() {
   set +e
-  stop_node node
+  stop_standalone node
   [[ -z "${endpoint:-}" ]] || "$work/prestops" -endpoint "$endpoint" -clean 2>/dev/null
   [[ ! -d "$work/containerd" ]] || "$tools/containerd-down.sh" "$work/containerd" >/dev/null 2>&1
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-log "building tools/prestops${PODLIFE_BINARY:+} and podlife"
+log "building tools/prestops and podlife"
 (cd "$repo" && go build -o "$work/prestops" ./tools/prestops)
 podlife="${PODLIFE_BINARY:-}"
 if [[ -z "$podlife" && " $nodes " == *" podlife "* ]]; then
@@ -75,8 +73,8 @@ log "starting containerd"
 endpoint="$(PODLIFE_CONTAINERD_DIR="$work/containerd" "$tools/containerd-up.sh" 2>"$work/containerd-up.log" | tail -n 1)" ||
   die "containerd-up.sh failed: $(tail -n 5 "$work/containerd-up.log")"
 
-# start_node NODE DIR: starts NODE standalone with DIR/manifests and DIR/root.
-start_node() {
+# start_standalone NODE DIR: starts NODE standalone with DIR/manifests and DIR/root.
+start_standalone() {
   local node="$1" dir="$2"
   mkdir -p "$dir/manifests" "$dir/root"
   chmod 0700 "$dir/root"
@@ -129,10 +127,10 @@ for ((r = 1; r <= rounds; r++)); do
     if [[ "$node" == floor ]]; then
       out="$("$work/prestops" -endpoint "$endpoint" -floor -pods "$pods")" || die "floor failed"
     else
-      start_node "$node" "$dir"
+      start_standalone "$node" "$dir"
       out="$("$work/prestops" -endpoint "$endpoint" -manifests "$dir/manifests" -pods "$pods" -node "$node" 2>"$dir/prestops.err")" ||
         die "$node: $(cat "$dir/prestops.err"); its log: $(tail -n 20 "$dir/node.log")"
-      stop_node "$node"
+      stop_standalone "$node"
     fi
     "$work/prestops" -endpoint "$endpoint" -clean
     echo "round $r: $out (load $(cut -d' ' -f1-3 /proc/loadavg))"
