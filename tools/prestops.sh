@@ -17,7 +17,8 @@
 # node; the last line of stdout is a table row per node.
 #
 # Env: PODLIFE_KUBELET (a kubelet binary; default: tools/cluster-build.sh's),
-# PODLIFE_BINARY (default: built from ./cmd/podlife). Needs root.
+# PODLIFE_BINARY (default: built from ./cmd/podlife), PRESTOPS_KEEP=1 (keep
+# the work directory with each node's log). Needs root.
 set -euo pipefail
 
 TOOL=prestops
@@ -54,7 +55,11 @@ cleanup() {
   stop_standalone node
   [[ -z "${endpoint:-}" ]] || "$work/prestops" -endpoint "$endpoint" -clean 2>/dev/null
   [[ ! -d "$work/containerd" ]] || "$tools/containerd-down.sh" "$work/containerd" >/dev/null 2>&1
-  rm -rf "$work"
+  if [[ -n "${PRESTOPS_KEEP:-}" ]]; then
+    log "kept the nodes' logs in $work"
+  else
+    rm -rf "$work"
+  fi
 }
 trap cleanup EXIT
 
@@ -82,7 +87,7 @@ start_standalone() {
   case "$node" in
   podlife)
     "$podlife" run --root-dir "$dir/root" --pod-manifest-path "$dir/manifests" --runtime-endpoint "$endpoint" \
-      --port 0 </dev/null >"$dir/node.log" 2>&1 &
+      --port 0 ${PRESTOPS_PODLIFE_FLAGS:-} </dev/null >"$dir/node.log" 2>&1 &
     ;;
   kubelet)
     # Standalone: no API server, no kubelet API; cgroupfs and no QoS
