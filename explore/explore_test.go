@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,3 +123,58 @@ func TestBrokenGuardIsCaught(t *testing.T) {
 	}
 	t.Logf("the explorer's report:\n%s", out)
 }
+
+// TestExploreLanesAgree: the lanes change nothing but the speed: one lane
+// and several number the same states the same way, with the same parents
+// (so the same shortest behaviours), transitions and graph, and find the
+// same first violation; so do lanes that keep few cores and rebuild the
+// rest by replay.
+func TestExploreLanesAgree(t *testing.T) {
+	onePod, err := ShippedConfig("MCOnePod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	onePod.Properties = []string{"TerminationCompletes"}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		opts Options
+	}{
+		{"one-pod", Config{Name: "one-pod", Pods: []types.UID{"p1"}, StaticPods: []types.UID{"p1"}, GraceOverrides: []int64{0, 1, 3}, SpecGrace: 2, KillChannels: 1, RuntimePods: true, TerminalPhases: true}, Options{}},
+		{"unfair", onePod, Options{dropFairness: "Success"}},
+		{"replayed", onePod, Options{SkipLiveness: true, MaxSims: 16}}, // most states rebuilt by replay
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var results []*Result
+			for _, lanes := range []int{1, 3} {
+				opts := tc.opts
+				opts.Lanes = lanes
+				res, err := Explore(tc.cfg, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				results = append(results, res)
+			}
+			one, many := results[0], results[1]
+			if one.States != many.States || one.Transitions != many.Transitions || one.Depth != many.Depth {
+				t.Fatalf("1 lane: %d states, %d transitions, depth %d; 3 lanes: %d, %d, %d",
+					one.States, one.Transitions, one.Depth, many.States, many.Transitions, many.Depth)
+			}
+			if !slices.Equal(one.nodes, many.nodes) {
+				t.Fatal("1 lane and 3 lanes number the states differently")
+			}
+			if (one.Violation == nil) != (many.Violation == nil) {
+				t.Fatalf("violations: 1 lane %v, 3 lanes %v", one.Violation, many.Violation)
+			}
+			if one.Violation != nil {
+				if !slices.EqualFunc(one.Violation.Trace, many.Violation.Trace, inputsEqual) ||
+					!slices.EqualFunc(one.Violation.Cycle, many.Violation.Cycle, inputsEqual) {
+					t.Fatalf("the behaviours differ:\n1 lane:  %v %v\n3 lanes: %v %v", one.Violation.Trace, one.Violation.Cycle, many.Violation.Trace, many.Violation.Cycle)
+				}
+			}
+			t.Logf("%d states, %d transitions, depth %d, violation %v", one.States, one.Transitions, one.Depth, one.Violation)
+		})
+	}
+}
+
+func inputsEqual(a, b Input) bool { return a.String() == b.String() }

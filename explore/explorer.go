@@ -21,6 +21,13 @@ type Options struct {
 	Strict bool
 	// SkipLiveness skips the liveness check (it keeps the state graph).
 	SkipLiveness bool
+	// Lanes is the number of goroutines that expand states (default
+	// GOMAXPROCS). The result does not depend on it.
+	Lanes int
+	// MaxSims bounds the engine cores kept between levels (default
+	// 256Ki, about 512 MiB): the states beyond it are rebuilt by replaying
+	// their shortest path. The result does not depend on it.
+	MaxSims int
 	// dropFairness removes the fairness of an event's class ("Success":
 	// of both strong classes), for the mutation tests.
 	dropFairness string
@@ -50,8 +57,10 @@ type Result struct {
 	// Violation is the first property found violated, or nil.
 	Violation *Violation
 
-	w        *world
-	nodes    []node
+	w     *world
+	nodes []node
+	// levels holds where each depth starts in nodes.
+	levels   []int32
 	liveness bool // the leads-to properties were checked
 	// dropFairness: see Options.
 	dropFairness string
@@ -85,12 +94,13 @@ type Violation struct {
 
 func (v *Violation) Error() string { return v.Property + ": " + v.Message }
 
-// node is one distinct state of the graph.
+// node is one distinct state of the graph, in 24 bytes. Nodes are numbered
+// breadth-first, so a node's depth is the level it falls in
+// (Result.levels).
 type node struct {
 	key    key
 	parent int32 // -1 for the initial state
 	input  int16 // the input from the parent
-	depth  int32
 }
 
 // edge is a transition between two different states.
@@ -99,7 +109,8 @@ type edge struct {
 	input    int16
 }
 
-// Explore checks the engine's core on the configuration's bounds.
+// Explore checks the engine's core on the configuration's bounds. See
+// bfs.go for how the lanes share the work.
 func Explore(cfg Config, opts Options) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -111,77 +122,17 @@ func Explore(cfg Config, opts Options) (*Result, error) {
 	if !slices.ContainsFunc(w.properties, func(p *property) bool { return p.kind == leadsTo }) {
 		opts.SkipLiveness = true // no leads-to property: the graph is not needed
 	}
-	inputs := cfg.Inputs()
 	res := &Result{Config: cfg, w: w}
-	start := time.Now()
-	lastProgress := start
-
-	root := w.newSim(nil)
-	s0 := w.project(root)
-	index := map[key]int32{s0.key(): 0}
-	res.nodes = append(res.nodes, node{key: s0.key(), parent: -1})
-	if err := w.stateInvariants(&s0); err != nil {
-		res.Violation = res.violation(err, 0)
+	edges, err := newSearch(w, res, opts).run()
+	if err != nil {
+		return nil, err
+	}
+	if res.Violation != nil {
 		return res, nil
 	}
-	// frontier holds the simulations of the states still to expand, by node.
-	frontier := map[int32]*sim{0: root}
-	var edges []edge
-	for n := int32(0); int(n) < len(res.nodes); n++ {
-		parent := frontier[n]
-		delete(frontier, n)
-		ps := res.nodes[n].key.decode(len(cfg.Pods))
-		pk := res.nodes[n].key
-		work := parent.clone()
-		for ii, in := range inputs {
-			offered, err := w.apply(work, in)
-			if err != nil {
-				res.Violation = res.violationAfter(err, n, int16(ii))
-				return res.finish(start), nil
-			}
-			if !offered {
-				continue // the core did not change
-			}
-			res.Transitions++
-			next := w.project(work)
-			k := next.key()
-			if k == pk {
-				if opts.Strict {
-					work = parent.clone()
-				}
-				continue
-			}
-			if err := w.stepProperties(&ps, &next); err != nil {
-				res.Violation = res.violationAfter(err, n, int16(ii))
-				return res.finish(start), nil
-			}
-			dst, seen := index[k]
-			if !seen {
-				dst = int32(len(res.nodes))
-				index[k] = dst
-				res.nodes = append(res.nodes, node{key: k, parent: n, input: int16(ii), depth: res.nodes[n].depth + 1})
-				res.Depth = max(res.Depth, int(res.nodes[dst].depth))
-				if err := w.stateInvariants(&next); err != nil {
-					res.Violation = res.violation(err, dst)
-					return res.finish(start), nil
-				}
-				frontier[dst] = work
-			}
-			if !opts.SkipLiveness {
-				edges = append(edges, edge{src: n, dst: dst, input: int16(ii)})
-			}
-			work = parent.clone()
-		}
-		if opts.Progress != nil && time.Since(lastProgress) >= opts.ProgressEvery {
-			lastProgress = time.Now()
-			opts.Progress(Progress{States: len(res.nodes), Queue: len(res.nodes) - int(n) - 1, Depth: int(res.nodes[n].depth),
-				Transitions: res.Transitions, Elapsed: time.Since(start)})
-		}
-	}
-	res.finish(start)
 	res.liveness, res.dropFairness = !opts.SkipLiveness, opts.dropFairness
 	if res.liveness {
-		res.Violation = res.checkLiveness(inputs, edges)
+		res.Violation = res.checkLiveness(cfg.Inputs(), edges)
 	}
 	return res, nil
 }
@@ -195,12 +146,6 @@ func (r *Result) Checked() []string {
 		}
 	}
 	return out
-}
-
-func (r *Result) finish(start time.Time) *Result {
-	r.States = len(r.nodes)
-	r.Elapsed = time.Since(start)
-	return r
 }
 
 // path returns the inputs from the initial state to node n.
@@ -347,16 +292,20 @@ func TraceOf(cfg Config, inputs []Input, out io.Writer) error {
 
 // Deepest returns a shortest behaviour to a state at the greatest depth.
 func (r *Result) Deepest() []Input {
-	deepest := int32(0)
-	for i, n := range r.nodes {
-		if n.depth > r.nodes[deepest].depth {
-			deepest = int32(i)
-		}
-	}
+	deepest := r.levels[len(r.levels)-1] // the first node of the last level
 	inputs := r.Config.Inputs()
 	var out []Input
 	for _, ii := range r.path(deepest) {
 		out = append(out, inputs[ii])
 	}
 	return out
+}
+
+// depth is node n's distance from the initial state.
+func (r *Result) depth(n int32) int {
+	i, found := slices.BinarySearch(r.levels, n)
+	if !found {
+		i--
+	}
+	return i
 }

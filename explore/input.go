@@ -122,8 +122,12 @@ type world struct {
 	runtimePods []*worker.RunningPod
 	// kills are the kill options of the Kill inputs.
 	kills map[killKey]*worker.KillPodOptions
-	// properties are the generated properties the configuration checks.
-	properties []*property
+	// properties are the generated properties the configuration checks;
+	// invariants and steps: whether any is of that kind.
+	properties        []*property
+	invariants, steps bool
+	// fullName is the one full name the static pods share.
+	fullName string
 }
 
 type killKey struct {
@@ -168,8 +172,11 @@ func newWorld(c Config) *world {
 	for i := range properties {
 		if c.checks(properties[i].name) {
 			w.properties = append(w.properties, &properties[i])
+			w.invariants = w.invariants || properties[i].kind == invariant
+			w.steps = w.steps || properties[i].kind == stepProperty
 		}
 	}
+	w.fullName = kubetypes.FullName(podName, podNamespace)
 	return w
 }
 

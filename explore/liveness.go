@@ -280,7 +280,7 @@ func (r *Result) livenessViolation(prop liveness, g *graph, w waiting, comp []in
 	entry := comp[0]
 	for _, s := range comp {
 		member[s] = true
-		if r.nodes[s].depth < r.nodes[entry].depth {
+		if r.depth(s) < r.depth(entry) {
 			entry = s
 		}
 	}

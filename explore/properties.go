@@ -56,14 +56,17 @@ func pick[T any](c bool, a, b T) T {
 }
 
 // views returns the view of every pod of a snapshot.
-func (w *world) views(s *snapshot) []podView {
+func (w *world) views(s *snapshot) []podView { return w.viewsInto(nil, s) }
+
+// viewsInto is views into dst's array (the explorer reuses one per lane).
+func (w *world) viewsInto(dst []podView, s *snapshot) []podView {
 	holders := 0
 	for _, p := range s.pods {
 		if p.Vars.Static && p.Vars.Started && p.State.MayHoldSlot() {
 			holders++
 		}
 	}
-	out := make([]podView, len(s.pods))
+	out := slices.Grow(dst[:0], len(s.pods))[:len(s.pods)]
 	for i, p := range s.pods {
 		v := p.Vars
 		out[i] = podView{
@@ -90,8 +93,10 @@ func countOf(xs []int, x int) int {
 }
 
 // stateInvariants checks the configuration's invariants in a state.
-func (w *world) stateInvariants(s *snapshot) error {
-	vs := w.views(s)
+func (w *world) stateInvariants(s *snapshot) error { return w.invariantsOn(w.views(s), s) }
+
+// invariantsOn is stateInvariants on the snapshot's views vs.
+func (w *world) invariantsOn(vs []podView, s *snapshot) error {
 	for _, p := range w.properties {
 		if p.kind != invariant {
 			continue
@@ -107,7 +112,11 @@ func (w *world) stateInvariants(s *snapshot) error {
 
 // stepProperties checks the configuration's step properties on a step.
 func (w *world) stepProperties(from, to *snapshot) error {
-	a, b := w.views(from), w.views(to)
+	return w.stepPropertiesOn(w.views(from), w.views(to), from, to)
+}
+
+// stepPropertiesOn is stepProperties on the snapshots' views a and b.
+func (w *world) stepPropertiesOn(a, b []podView, from, to *snapshot) error {
 	for _, p := range w.properties {
 		if p.kind != stepProperty {
 			continue

@@ -52,6 +52,23 @@ func (s *sim) clone() *sim {
 	return &c
 }
 
+// cloneInto is clone into dst's core and maps (worker.Core.CopyInto), so
+// that resetting the scratch simulation to a parent allocates nothing;
+// dst nil is clone.
+func (s *sim) cloneInto(dst *sim) *sim {
+	if dst == nil {
+		return s.clone()
+	}
+	core, effects := dst.core, dst.effects
+	*dst = *s
+	dst.core = s.core.CopyInto(core)
+	for i, o := range s.open {
+		dst.open[i] = slices.Clip(o)
+	}
+	dst.effects = effects[:0]
+	return dst
+}
+
 // apply feeds one input to the simulation, as the engine's shell would: an
 // UpdatePod call, the pod's worker loop asking for work (Next), the sync
 // call in flight returning (Done), the pod's timer firing, or

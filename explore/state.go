@@ -2,10 +2,10 @@ package explore
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/podlife/podlife/fsm"
-	"github.com/podlife/podlife/kubetypes"
 )
 
 // podState is one pod's part of a spec state: rec[p] and the pod's shell
@@ -42,7 +42,7 @@ func (w *world) project(s *sim) snapshot {
 		out.pods[i].shell = s.shell[i]
 		out.pods[i].Channels = len(s.open[i])
 	}
-	for _, uid := range s.core.Waiting(kubetypes.FullName(podName, podNamespace)) {
+	for _, uid := range s.core.Waiting(w.fullName) {
 		for i, p := range w.cfg.Pods {
 			if p == uid {
 				out.waiting = append(out.waiting, i)
@@ -52,42 +52,101 @@ func (w *world) project(s *sim) snapshot {
 	return out
 }
 
-// key packs a snapshot: 24 bits per pod, the waiting order in base
-// MaxPods+1, and synced.
-type key struct {
-	pods    [MaxPods]uint32
-	waiting uint32
-	synced  bool
-}
+// key packs a snapshot into 128 bits, so that the visited set and the node
+// table hold a state in 16 bytes: 24 bits per pod (podBits), the waiting
+// order in base MaxPods+1 (10 bits for four pods) and synced.
+//
+//	k[0]: pod 0 (bits 0-23), pod 1 (24-47), pod 2's low 16 bits (48-63)
+//	k[1]: pod 2's high 8 bits (0-7), pod 3 (8-31), waiting (32-41), synced (62)
+type key [2]uint64
 
 // boolVars lists the Boolean record variables in key order.
 func boolVars(v *fsm.Vars) []*bool {
 	return []*bool{&v.Static, &v.HasConfig, &v.Started, &v.Deleted, &v.Evicted, &v.RestartRequested, &v.ObservedRuntime, &v.Waiters}
 }
 
+// podBits packs one pod's part of a state: state (3 bits), pending (2),
+// in flight (3), grace (4), the Boolean variables in boolVars order (8),
+// loop, timer and channels (2).
+func podBits(state fsm.State, v *fsm.Vars, sh shell) uint32 {
+	bits := uint32(state) | uint32(v.Pending)<<3 | uint32(v.InFlight)<<5 | uint32(min(max(v.Grace, 0), 15))<<8
+	for j, b := range [...]bool{v.Static, v.HasConfig, v.Started, v.Deleted, v.Evicted, v.RestartRequested, v.ObservedRuntime, v.Waiters} {
+		if b {
+			bits |= 1 << (12 + j)
+		}
+	}
+	if sh.Loop {
+		bits |= 1 << 20
+	}
+	if sh.Timer {
+		bits |= 1 << 21
+	}
+	return bits | uint32(sh.Channels)<<22
+}
+
+// packKey assembles a key from the pods' bits, the waiting order (already
+// in base MaxPods+1) and synced.
+func packKey(pods *[MaxPods]uint32, waiting uint32, synced bool) key {
+	k := key{uint64(pods[0]) | uint64(pods[1])<<24 | uint64(pods[2]&0xffff)<<48,
+		uint64(pods[2]>>16) | uint64(pods[3])<<8 | uint64(waiting)<<32}
+	if synced {
+		k[1] |= 1 << 62
+	}
+	return k
+}
+
+// podAt returns pod i's 24 bits.
+func (k key) podAt(i int) uint32 {
+	switch i {
+	case 0:
+		return uint32(k[0] & 0xffffff)
+	case 1:
+		return uint32(k[0] >> 24 & 0xffffff)
+	case 2:
+		return uint32(k[0]>>48) | uint32(k[1]&0xff)<<16
+	default:
+		return uint32(k[1] >> 8 & 0xffffff)
+	}
+}
+
+func (k key) waiting() uint32 { return uint32(k[1] >> 32 & 0x3ff) }
+func (k key) synced() bool    { return k[1]&(1<<62) != 0 }
+
 func (s *snapshot) key() key {
-	var k key
+	var pods [MaxPods]uint32
 	for i := range s.pods {
 		p := &s.pods[i]
-		bits := uint32(p.State) | uint32(p.Vars.Pending)<<3 | uint32(p.Vars.InFlight)<<5 | uint32(min(max(p.Vars.Grace, 0), 15))<<8
-		for j, b := range boolVars(&p.Vars) {
-			if *b {
-				bits |= 1 << (12 + j)
+		pods[i] = podBits(p.State, &p.Vars, p.shell)
+	}
+	var waiting uint32
+	for _, i := range s.waiting {
+		waiting = waiting*(MaxPods+1) + uint32(i+1)
+	}
+	return packKey(&pods, waiting, s.synced)
+}
+
+// keyOf is project(s).key() without building the snapshot: the explorer
+// computes it for every step.
+func (w *world) keyOf(s *sim) key {
+	var pods [MaxPods]uint32
+	for i, uid := range w.cfg.Pods {
+		sh := s.shell[i]
+		sh.Channels = len(s.open[i])
+		if r, ok := s.core.Record(uid); ok {
+			pods[i] = podBits(r.State, &r.Vars, sh)
+		} else {
+			pods[i] = podBits(0, &fsm.Vars{}, sh) // as project: a pod without a record is all zero
+		}
+	}
+	var waiting uint32
+	for _, uid := range s.core.Waiting(w.fullName) {
+		for i, p := range w.cfg.Pods {
+			if p == uid {
+				waiting = waiting*(MaxPods+1) + uint32(i+1)
 			}
 		}
-		if p.Loop {
-			bits |= 1 << 20
-		}
-		if p.Timer {
-			bits |= 1 << 21
-		}
-		k.pods[i] = bits | uint32(p.Channels)<<22
 	}
-	for _, i := range s.waiting {
-		k.waiting = k.waiting*(MaxPods+1) + uint32(i+1)
-	}
-	k.synced = s.synced
-	return k
+	return packKey(&pods, waiting, s.core.Synced())
 }
 
 // spec renders the snapshot as a TLC state of tla/PodLifecycle.tla.
@@ -176,9 +235,17 @@ func (s *snapshot) String() string {
 
 // decode inverts key for a configuration with n pods.
 func (k key) decode(n int) snapshot {
-	s := snapshot{pods: make([]podState, n), synced: k.synced}
+	var s snapshot
+	k.decodeInto(&s, n)
+	return s
+}
+
+// decodeInto is decode into s, reusing its arrays.
+func (k key) decodeInto(s *snapshot, n int) {
+	*s = snapshot{pods: slices.Grow(s.pods[:0], n)[:n], waiting: s.waiting[:0], synced: k.synced()}
+	clear(s.pods)
 	for i := range s.pods {
-		bits := k.pods[i]
+		bits := k.podAt(i)
 		p := &s.pods[i]
 		p.State = fsm.State(bits & 7)
 		p.Vars.Pending = fsm.Pending(bits >> 3 & 3)
@@ -189,8 +256,8 @@ func (k key) decode(n int) snapshot {
 		}
 		p.Loop, p.Timer, p.Channels = bits&(1<<20) != 0, bits&(1<<21) != 0, int(bits>>22&3)
 	}
-	for w := k.waiting; w > 0; w /= MaxPods + 1 {
-		s.waiting = append([]int{int(w%(MaxPods+1)) - 1}, s.waiting...)
+	for w := k.waiting(); w > 0; w /= MaxPods + 1 {
+		s.waiting = append(s.waiting, int(w%(MaxPods+1))-1)
 	}
-	return s
+	slices.Reverse(s.waiting)
 }
