@@ -71,7 +71,25 @@ func TestShippedConfigsMatchTheTLA(t *testing.T) {
 		if got := cfgProperties(t, strings.TrimSuffix(f, ".tla")+".cfg"); !slices.Equal(got, cfg.Properties) {
 			t.Errorf("%s.cfg checks %v; the explorer checks %v", name, got, cfg.Properties)
 		}
+		if got := cfgOutsideCI(t, strings.TrimSuffix(f, ".tla")+".cfg"); got != cfg.OutsideCI {
+			t.Errorf("%s.cfg: marked %q %v; the explorer's OutsideCI is %v", name, outsideCIMark, got, cfg.OutsideCI)
+		}
 	}
+}
+
+// outsideCIMark starts the line of a .cfg that CI skips (.ci/run, and
+// tools/tlc.sh without --config, look for it).
+const outsideCIMark = `\* OUTSIDE CI`
+
+// cfgOutsideCI reports whether a TLC .cfg has a line starting with
+// outsideCIMark.
+func cfgOutsideCI(t *testing.T, path string) bool {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(outsideCIMark)).Match(src)
 }
 
 // cfgProperties lists the INVARIANTS and PROPERTIES a TLC .cfg names, in
