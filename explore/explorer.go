@@ -201,6 +201,9 @@ func replay(cfg Config, inputs []Input, each func(*snapshot)) error {
 	w := newWorld(cfg)
 	sm := w.newSim(nil)
 	s := w.project(sm)
+	if err := w.sameKey(sm, &s); err != nil {
+		return err
+	}
 	if each != nil {
 		each(&s)
 	}
@@ -219,6 +222,9 @@ func replay(cfg Config, inputs []Input, each func(*snapshot)) error {
 			return fmt.Errorf("step %d (%s): the model offers no such step here", i+1, in)
 		}
 		next := w.project(sm)
+		if err := w.sameKey(sm, &next); err != nil {
+			return fmt.Errorf("step %d (%s): %w", i+1, in, err)
+		}
 		if each != nil {
 			each(&next)
 		}
@@ -229,6 +235,16 @@ func replay(cfg Config, inputs []Input, each func(*snapshot)) error {
 			return fmt.Errorf("step %d (%s): %w", i+1, in, err)
 		}
 		s = next
+	}
+	return nil
+}
+
+// sameKey checks the search's key of sm (keyOf, computed from the core)
+// against the key of its projection, which the properties read: the two
+// must name one state, or the search would merge states that differ.
+func (w *world) sameKey(sm *sim, s *snapshot) error {
+	if got, want := w.keyOf(sm), s.key(); got != want {
+		return fmt.Errorf("the search's key of this state (%x) is not its projection's (%x): keyOf and project disagree", got, want)
 	}
 	return nil
 }

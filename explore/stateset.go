@@ -68,19 +68,6 @@ func hashKey(k key) uint64 {
 	return h ^ h>>32
 }
 
-// lookup returns the node of k (>= 0 once settled, a freshRef in the level
-// that found it) and whether k is in the set.
-func (s *stateSet) lookup(k key) (int32, bool) {
-	h := hashKey(k)
-	sh := &s.shards[h>>(64-setShardBits)]
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if i, ok := sh.find(k, h); ok {
-		return sh.slots[i].node, true
-	}
-	return 0, false
-}
-
 // visit returns k's node, inserting k as a fresh state found from parent
 // by input (with the lane's simulation sm) when it is new; for a fresh
 // state it keeps the smallest (parent, input). isNew reports an insertion.
@@ -161,13 +148,4 @@ func (sh *setShard) grow() {
 		}
 		sh.slots[i] = sl
 	}
-}
-
-// bytes is the memory the tables hold.
-func (s *stateSet) bytes() int {
-	n := 0
-	for i := range s.shards {
-		n += len(s.shards[i].slots) * 24
-	}
-	return n
 }
