@@ -61,7 +61,8 @@ type gcCandidate struct {
 // removed, whatever the policy says: the pod's status is read from it
 // (restart count, exit code, a Never container that completed for good, an
 // init container that succeeded), and the next instance's attempt number
-// follows it. The kubelet's default keeps it anyway.
+// follows it. The kubelet's default keeps it anyway. While the newest is
+// only created (its start in progress), the one before it stays too.
 func selectDead(listed []*runtimeapi.Container, policy Policy, now time.Time, skip func(types.UID) bool) []*runtimeapi.Container {
 	all := map[evictUnit][]*runtimeapi.Container{}
 	for _, c := range listed {
@@ -76,10 +77,14 @@ func selectDead(listed []*runtimeapi.Container, policy Policy, now time.Time, sk
 	units := map[evictUnit][]gcCandidate{}
 	for key, cs := range all {
 		slices.SortFunc(cs, newestFirst)
+		// A newest instance only created is a start in progress: until it
+		// runs, the one before it is still what the status and `logs
+		// --previous` read, so it stays too.
+		starting := cs[0].State == runtimeapi.ContainerState_CONTAINER_CREATED
 		for i, c := range cs {
 			dead := c.State == runtimeapi.ContainerState_CONTAINER_EXITED || c.State == runtimeapi.ContainerState_CONTAINER_CREATED
 			if dead && c.CreatedAt <= oldest {
-				units[key] = append(units[key], gcCandidate{c: c, newest: i == 0})
+				units[key] = append(units[key], gcCandidate{c: c, newest: i == 0 || i == 1 && starting})
 			}
 		}
 	}

@@ -53,6 +53,10 @@ func TestSelectDead(t *testing.T) {
 		listed: []*runtimeapi.Container{instance("p", "a", 2, stExited, 3), instance("p", "a", 0, stExited, 1), instance("p", "a", 1, stExited, 2)},
 		want:   []string{"p-a0", "p-a1"},
 	}, {
+		name: "a restart in progress: the instance before the created one stays", policy: def, now: 100,
+		listed: []*runtimeapi.Container{instance("p", "a", 0, stExited, 1), instance("p", "a", 1, stExited, 2), instance("p", "a", 2, stCreated, 3)},
+		want:   []string{"p-a0"},
+	}, {
 		name: "fifty restarts keep one dead instance", policy: def, now: 1000,
 		listed: crashLoop("p", "a", 51),
 		want:   ids("p", "a", 0, 48),

@@ -84,6 +84,11 @@ func Lookup(ctx context.Context, rt cri.Runtime, logRoot string, pod *v1.Pod, co
 		}
 		return nil, logNotFound("container %q of pod %s has not been created yet", name, podName)
 	}
+	if !previous && listed[0].State == runtimeapi.ContainerState_CONTAINER_CREATED {
+		// As the kubelet: an instance not started yet has no log to
+		// follow (it would end at once, empty); the caller asks again.
+		return nil, logNotFound("container %q in pod %s is waiting to start: ContainerCreating", name, podName)
+	}
 	dir, err := PodDir(logRoot, pod)
 	if err == nil {
 		err = cri.PathElement(pod, "container name", name)

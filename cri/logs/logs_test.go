@@ -24,7 +24,13 @@ func TestContainerLog(t *testing.T) {
 		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "app"}}},
 	}
 	instance := func(id string, attempt uint32, created int64) *runtimeapi.Container {
-		return &runtimeapi.Container{Id: id, CreatedAt: created, Metadata: &runtimeapi.ContainerMetadata{Name: "app", Attempt: attempt}}
+		return &runtimeapi.Container{Id: id, CreatedAt: created, Metadata: &runtimeapi.ContainerMetadata{Name: "app", Attempt: attempt},
+			State: runtimeapi.ContainerState_CONTAINER_EXITED}
+	}
+	starting := func(id string, attempt uint32, created int64) *runtimeapi.Container {
+		c := instance(id, attempt, created)
+		c.State = runtimeapi.ContainerState_CONTAINER_CREATED
+		return c
 	}
 	tests := []struct {
 		name      string
@@ -40,6 +46,10 @@ func TestContainerLog(t *testing.T) {
 		{name: "the previous", instances: []*runtimeapi.Container{instance("b", 1, 2), instance("a", 0, 1)}, files: []string{"app/0.log", "app/1.log"}, previous: true, want: "app/0.log"},
 		{name: "no previous", instances: []*runtimeapi.Container{instance("a", 0, 1)}, files: []string{"app/0.log"}, previous: true,
 			err: `container "app" of pod ns/web has no previous instance`, notFound: true},
+		{name: "the latest not started yet", instances: []*runtimeapi.Container{instance("a", 0, 1), starting("b", 1, 2)}, files: []string{"app/0.log", "app/1.log"},
+			err: `container "app" in pod ns/web is waiting to start: ContainerCreating`, notFound: true},
+		{name: "the previous while the latest starts", instances: []*runtimeapi.Container{instance("a", 0, 1), starting("b", 1, 2)}, files: []string{"app/0.log", "app/1.log"},
+			previous: true, want: "app/0.log"},
 		{name: "not created", err: `container "app" of pod ns/web has not been created yet`, notFound: true},
 		{name: "no log directory", instances: []*runtimeapi.Container{instance("a", 0, 1)}, err: `container "app" of pod ns/web has no log directory`, notFound: true},
 		{name: "no log file", instances: []*runtimeapi.Container{instance("a", 0, 1)}, files: []string{"app/"}, err: "(restart 0) has no log file", notFound: true},
