@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/podlife/podlife/explore/tlavalue"
+
 	"github.com/podlife/podlife/fsm"
 )
 
@@ -151,42 +153,45 @@ func (w *world) keyOf(s *sim) key {
 
 // spec renders the snapshot as a TLC state of tla/PodLifecycle.tla.
 func (w *world) spec(s *snapshot) State {
-	rec := Value{Kind: FuncValue}
+	rec := tlavalue.Value{Kind: tlavalue.FuncValue}
 	for i, p := range s.pods {
 		v := p.Vars
-		str := func(x string) Value { return Value{Kind: StringValue, Str: x} }
-		boolean := func(b bool) Value { return Value{Kind: BoolValue, Bool: b} }
-		r := Value{Kind: RecordValue, Fields: []Field{
-			{str("state"), str(p.State.String())},
-			{str("static"), boolean(v.Static)},
-			{str("hasConfig"), boolean(v.HasConfig)},
-			{str("started"), boolean(v.Started)},
-			{str("deleted"), boolean(v.Deleted)},
-			{str("evicted"), boolean(v.Evicted)},
-			{str("restartRequested"), boolean(v.RestartRequested)},
-			{str("observedRuntime"), boolean(v.ObservedRuntime)},
-			{str("grace"), Value{Kind: IntValue, Int: v.Grace}},
-			{str("pending"), str(v.Pending.String())},
-			{str("inFlight"), str(v.InFlight.String())},
-			{str("waiters"), boolean(v.Waiters)},
+		str := func(x string) tlavalue.Value { return tlavalue.Value{Kind: tlavalue.StringValue, Str: x} }
+		boolean := func(b bool) tlavalue.Value { return tlavalue.Value{Kind: tlavalue.BoolValue, Bool: b} }
+		field := func(name string, v tlavalue.Value) tlavalue.Field { return tlavalue.Field{Key: str(name), Value: v} }
+		r := tlavalue.Value{Kind: tlavalue.RecordValue, Fields: []tlavalue.Field{
+			field("state", str(p.State.String())),
+			field("static", boolean(v.Static)),
+			field("hasConfig", boolean(v.HasConfig)),
+			field("started", boolean(v.Started)),
+			field("deleted", boolean(v.Deleted)),
+			field("evicted", boolean(v.Evicted)),
+			field("restartRequested", boolean(v.RestartRequested)),
+			field("observedRuntime", boolean(v.ObservedRuntime)),
+			field("grace", tlavalue.Value{Kind: tlavalue.IntValue, Int: v.Grace}),
+			field("pending", str(v.Pending.String())),
+			field("inFlight", str(v.InFlight.String())),
+			field("waiters", boolean(v.Waiters)),
 		}}
-		rec.Fields = append(rec.Fields, Field{Key: str(string(w.cfg.Pods[i])), Value: r})
+		rec.Fields = append(rec.Fields, tlavalue.Field{Key: str(string(w.cfg.Pods[i])), Value: r})
 	}
-	waiting := Value{Kind: SeqValue, Elems: []Value{}}
+	waiting := tlavalue.Value{Kind: tlavalue.SeqValue, Elems: []tlavalue.Value{}}
 	for _, i := range s.waiting {
-		waiting.Elems = append(waiting.Elems, Value{Kind: StringValue, Str: string(w.cfg.Pods[i])})
+		waiting.Elems = append(waiting.Elems, tlavalue.Value{Kind: tlavalue.StringValue, Str: string(w.cfg.Pods[i])})
 	}
-	perPod := func(f func(p *podState) Value) Value {
-		v := Value{Kind: FuncValue}
+	perPod := func(f func(p *podState) tlavalue.Value) tlavalue.Value {
+		v := tlavalue.Value{Kind: tlavalue.FuncValue}
 		for i := range s.pods {
-			v.Fields = append(v.Fields, Field{Key: Value{Kind: StringValue, Str: string(w.cfg.Pods[i])}, Value: f(&s.pods[i])})
+			v.Fields = append(v.Fields, tlavalue.Field{Key: tlavalue.Value{Kind: tlavalue.StringValue, Str: string(w.cfg.Pods[i])}, Value: f(&s.pods[i])})
 		}
 		return v
 	}
-	return State{"rec": rec, "waiting": waiting, "synced": Value{Kind: BoolValue, Bool: s.synced},
-		"loop":     perPod(func(p *podState) Value { return Value{Kind: BoolValue, Bool: p.Loop} }),
-		"timer":    perPod(func(p *podState) Value { return Value{Kind: BoolValue, Bool: p.Timer} }),
-		"channels": perPod(func(p *podState) Value { return Value{Kind: IntValue, Int: int64(p.Channels)} }),
+	return State{"rec": rec, "waiting": waiting, "synced": tlavalue.Value{Kind: tlavalue.BoolValue, Bool: s.synced},
+		"loop":  perPod(func(p *podState) tlavalue.Value { return tlavalue.Value{Kind: tlavalue.BoolValue, Bool: p.Loop} }),
+		"timer": perPod(func(p *podState) tlavalue.Value { return tlavalue.Value{Kind: tlavalue.BoolValue, Bool: p.Timer} }),
+		"channels": perPod(func(p *podState) tlavalue.Value {
+			return tlavalue.Value{Kind: tlavalue.IntValue, Int: int64(p.Channels)}
+		}),
 	}
 }
 

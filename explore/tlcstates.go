@@ -7,10 +7,12 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/podlife/podlife/explore/tlavalue"
 )
 
 // State is an assignment of TLC values to the spec's variables.
-type State map[string]Value
+type State map[string]tlavalue.Value
 
 // Canonical prints the state with its variables sorted, one line, each
 // value in its canonical form (see Value.Canonical).
@@ -101,7 +103,7 @@ func parseConjuncts(text string) (State, error) {
 		if !ok {
 			return nil, fmt.Errorf("want \"var = value\", have %q", part)
 		}
-		v, err := ParseValue(val)
+		v, err := tlavalue.ParseValue(val)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}

@@ -1,4 +1,8 @@
-package explore
+// Package tlavalue reads and prints TLA+ values in the notation TLC uses
+// (its error traces and state dumps), and compares them by TLA+'s equality:
+// the explorer's states meet TLC's through it. It has no kubelet
+// counterpart.
+package tlavalue
 
 import (
 	"fmt"
@@ -17,7 +21,8 @@ import (
 // 1..n is a sequence. TLC prints every function whose domain is a set of
 // strings as a record ([p1 |-> ..., p2 |-> ...] for [p \in {"p1", "p2"} |->
 // ...]) and one whose domain is 1..n as a sequence. Canonical, Equal and
-// everything built on them (State.Canonical, DiffStates, WriteDump) follow
+// everything built on them (explore's State.Canonical, DiffStates, WriteDump)
+// follow
 // TLA+'s equality, not the Kind a value was built or parsed with.
 type Value struct {
 	Kind   ValueKind
