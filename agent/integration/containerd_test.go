@@ -112,9 +112,6 @@ func TestContainerdGracePeriods(t *testing.T) {
 	a.WaitRunning(uid, 2)
 	w := e.Watch(uid, a.Obs.Poke(), "trapper", "ignorer")
 	final := a.RecordFinal(uid)
-	// The trap is set within milliseconds of the shell's start; give it
-	// time, or a SIGTERM before it would be ignored.
-	time.Sleep(300 * time.Millisecond)
 
 	killAt := a.RemovePod(pod)
 	trapper, ignorer := w.Exited("trapper"), w.Exited("ignorer")
@@ -306,7 +303,6 @@ func TestContainerdOrphanOfKilledAgent(t *testing.T) {
 	pod := agenttest.CtrdPod{Name: "left", UID: uid, Grace: 3, Containers: []agenttest.CtrdContainer{agenttest.CtrdTrapper("trapper"), agenttest.CtrdIgnorer("ignorer")}}
 	a.WritePod(pod)
 	a.WaitRunning(uid, 2)
-	time.Sleep(300 * time.Millisecond) // the trap is set
 
 	if err := a.Stop(); err != nil {
 		t.Fatalf("agent A: Run = %v, want nil after its context ended", err)

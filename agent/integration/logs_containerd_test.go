@@ -17,6 +17,7 @@ import (
 	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
 	"github.com/podlife/podlife/internal/critest"
+	"github.com/podlife/podlife/internal/testlog"
 )
 
 // logPod is a static pod of one busybox container running script.
@@ -253,12 +254,14 @@ func TestContainerdLogsFollowEndsWithAgent(t *testing.T) {
 		return out == "hello\n", fmt.Sprintf("%q %v", out, err)
 	})
 	done := make(chan error, 1)
-	var out bytes.Buffer
+	out := &testlog.Buffer{} // written by the follow, read here
 	go func() {
-		done <- client.ContainerLogs(t.Context(), a.ControlSocket(), agenttest.CtrdNamespace, "sleeper-"+a.Node, "app", url.Values{"follow": {"true"}}, &out)
+		done <- client.ContainerLogs(t.Context(), a.ControlSocket(), agenttest.CtrdNamespace, "sleeper-"+a.Node, "app", url.Values{"follow": {"true"}}, out)
 	}()
-	agenttest.CtrdEventually(t, "the agent serves the follow", func() (bool, string) {
-		return strings.Contains(a.Logs.String(), "path=/containerLogs/"+agenttest.CtrdNamespace+"/sleeper-"+a.Node+"/app"), ""
+	// The follow is under way once its first line came: before, the agent
+	// may still be finding the log, and a stop then answers 503.
+	agenttest.CtrdEventually(t, "the follow printed hello", func() (bool, string) {
+		return out.String() == "hello\n", fmt.Sprintf("%q", out.String())
 	})
 	if err := a.Stop(); err != nil {
 		t.Fatalf("Run: %v", err)

@@ -133,7 +133,8 @@ func TestContainerdRestartKeepsPodsRunning(t *testing.T) {
 	a.WaitPod(restarted.UID, "restarted runs again after 1 restart", func(p api.PodInfo) bool {
 		return agenttest.IsRunning(p) && p.Containers[0].Restarts == 1
 	})
-	time.Sleep(300 * time.Millisecond) // the traps are set
+	a.WaitSignalsSet(web)
+	a.WaitSignalsSet(restarted)
 	before := map[string]runningView{}
 	for _, p := range []agenttest.CtrdPod{web, restarted} {
 		uid := p.UID

@@ -81,27 +81,36 @@ func TestContainerdClusterKubectlTop(t *testing.T) {
 
 	metricsServerUp(t, n.c.Dir, n.c.Bin(t), n.c.AdminKubeconfig)
 
-	// metrics-server needs two scrapes (15 s apart) to give a rate; the
-	// container may still be filling its variable at the first.
+	// metrics-server needs two scrapes (15 s apart) to give a rate, for the
+	// pod and for the node alike, and keeps each apart: the pod's metrics
+	// can be served a scrape before the node's. The container may still be
+	// filling its variable at the first.
 	var m podMetrics
 	var raw []byte
 	path := "/apis/metrics.k8s.io/v1beta1/namespaces/" + n.ns + "/pods/burner"
+	nodePath := "/apis/metrics.k8s.io/v1beta1/nodes/" + n.node
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		raw, err = n.c.Admin.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(ctx)
-		cancel()
+		podReady := false
 		if err == nil && json.Unmarshal(raw, &m) == nil && len(m.Containers) == 1 {
 			c := m.Containers[0]
 			cpu, mem := c.Usage["cpu"], c.Usage["memory"]
-			if c.Name == "burn" && cpu.MilliValue() > 0 && mem.Value() >= 20_000_000 {
-				break
-			}
+			podReady = c.Name == "burn" && cpu.MilliValue() > 0 && mem.Value() >= 20_000_000
+		}
+		var nodeErr error
+		if podReady {
+			_, nodeErr = n.c.Admin.CoreV1().RESTClient().Get().AbsPath(nodePath).DoRaw(ctx)
+		}
+		cancel()
+		if podReady && nodeErr == nil {
+			break
 		}
 		if time.Now().After(deadline) {
 			logs, _ := os.ReadFile(filepath.Join(n.c.Dir, "metrics-server", "metrics-server.log"))
-			t.Fatalf("after 3 minutes GET %s: %v %s; want container burn with CPU above 0 and at least 20 MB of memory\nmetrics-server's log:\n%s\nagent's log:\n%s",
-				path, err, raw, tail(string(logs), 40), n.agentLog())
+			t.Fatalf("after 3 minutes GET %s: %v %s (GET %s: %v); want container burn with CPU above 0 and at least 20 MB of memory, and the node's metrics\nmetrics-server's log:\n%s\nagent's log:\n%s",
+				path, err, raw, nodePath, nodeErr, tail(string(logs), 40), n.agentLog())
 		}
 		time.Sleep(2 * time.Second)
 	}

@@ -67,7 +67,13 @@ func (s ContainerLogs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	log, err := s.Source.ContainerLog(r.Context(), r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container"), previous)
 	if err != nil {
 		code := http.StatusInternalServerError
-		if _, ok := errors.AsType[*notFoundError](err); ok {
+		if r.Context().Err() != nil {
+			// The request was cut (the client left, or the agent is
+			// stopping) while the log was looked up: no fault of the
+			// server's, and the caller may ask again.
+			code = http.StatusServiceUnavailable
+			err = fmt.Errorf("the request ended before the log was found (the agent may be stopping): %w", err)
+		} else if _, ok := errors.AsType[*notFoundError](err); ok {
 			code = http.StatusNotFound
 		} else if le, ok := errors.AsType[*logs.LookupError](err); ok {
 			code = http.StatusBadRequest

@@ -1,11 +1,17 @@
 package server
 
 import (
+	"context"
+	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/podlife/podlife/cri/logs"
 )
@@ -84,4 +90,28 @@ func FuzzParseLogQuery(f *testing.F) {
 			t.Errorf("parseLogQuery(%q) accepted %+v", query, opts)
 		}
 	})
+}
+
+// cutSource fails a lookup as a runtime call does when its context ends.
+type cutSource struct{}
+
+func (cutSource) ContainerLog(ctx context.Context, _, _, _ string, _ bool) (*logs.ContainerLog, error) {
+	<-ctx.Done()
+	return nil, fmt.Errorf("list its instances: %w", ctx.Err())
+}
+
+// A lookup cut by the request's end (the agent stopping) answers 503, which
+// a caller may retry, not 500.
+func TestContainerLogsCutLookupIsUnavailable(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/containerLogs/ns/web/app", nil)
+	r.SetPathValue("namespace", "ns")
+	r.SetPathValue("pod", "web")
+	r.SetPathValue("container", "app")
+	w := httptest.NewRecorder()
+	ContainerLogs{Source: cutSource{}, Clock: clocktesting.NewFakePassiveClock(time.Now())}.ServeHTTP(w, r)
+	if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "the agent may be stopping") {
+		t.Errorf("a lookup cut by the request's end: %d %q, want 503 saying the agent may be stopping", w.Code, w.Body.String())
+	}
 }

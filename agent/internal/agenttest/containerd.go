@@ -18,6 +18,7 @@ package agenttest
 // clock just before it asked for the kill; both clocks are the host's.
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -43,6 +44,7 @@ import (
 
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/api"
+	"github.com/podlife/podlife/agent/client"
 	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/fsm"
@@ -57,24 +59,36 @@ const CtrdTimeout = 30 * time.Second
 // CtrdNamespace is the namespace of every test pod.
 const CtrdNamespace = "podlife-it"
 
+// signalsSet is the line CtrdTrapper and CtrdIgnorer print once their
+// SIGTERM disposition is in place. Until then PID 1 of the container is
+// runc's init, whose Go runtime dies on SIGTERM, or a shell without its
+// trap: a kill in that window, which a loaded machine widens to seconds,
+// would end an ignorer early or leave a trapper to SIGKILL.
+const signalsSet = "podlife-test: signals set"
+
 // CtrdTrapper handles SIGTERM: its shell (PID 1 of its container) exits 0
 // on TERM, at the latest when the current 0.2 s sleep ends.
 func CtrdTrapper(name string) CtrdContainer {
-	return CtrdContainer{Name: name, Command: []string{"sh", "-c", `trap "exit 0" TERM; while true; do sleep 0.2; done`}}
+	return CtrdContainer{Name: name, SignalsSet: true,
+		Command: []string{"sh", "-c", `trap "exit 0" TERM; echo "` + signalsSet + `"; while true; do sleep 0.2; done`}}
 }
 
-// CtrdIgnorer ignores SIGTERM: sleep is PID 1 of its container (the syncer
-// gives each container its own PID namespace, as the kubelet does) and has
-// no handler, and the kernel does not deliver a signal PID 1 does not
-// handle. Only SIGKILL ends it, exit code 137.
+// CtrdIgnorer ignores SIGTERM: its shell ignores TERM, then becomes sleep,
+// PID 1 of its container (the syncer gives each container its own PID
+// namespace, as the kubelet does), which keeps the signal ignored. Only
+// SIGKILL ends it, exit code 137.
 func CtrdIgnorer(name string) CtrdContainer {
-	return CtrdContainer{Name: name, Command: []string{"sleep", "1000"}}
+	return CtrdContainer{Name: name, SignalsSet: true,
+		Command: []string{"sh", "-c", `trap "" TERM; echo "` + signalsSet + `"; exec sleep 1000`}}
 }
 
 // CtrdContainer is a container of a CtrdPod: its name and command.
 type CtrdContainer struct {
 	Name    string
 	Command []string
+	// SignalsSet: the command prints signalsSet once it handles SIGTERM
+	// as it means to; WaitRunning waits for that line.
+	SignalsSet bool
 }
 
 // CtrdPod is a static pod manifest with restartPolicy Always.
@@ -313,6 +327,9 @@ type CtrdAgent struct {
 	cancel    context.CancelFunc
 	done      chan struct{}
 	runErr    error // set before done is closed
+
+	mu      sync.Mutex
+	written map[string]CtrdPod // by UID: the pods WritePod wrote
 }
 
 // StartAgent runs an agent on the test's runtime with the manifests in
@@ -401,6 +418,12 @@ func (a *CtrdAgent) Wait() error {
 // file (dotfiles are skipped).
 func (a *CtrdAgent) WritePod(p CtrdPod) {
 	a.t.Helper()
+	a.mu.Lock()
+	if a.written == nil {
+		a.written = map[string]CtrdPod{}
+	}
+	a.written[p.UID] = p
+	a.mu.Unlock()
 	tmp := filepath.Join(a.manifests, "."+p.file()+".tmp")
 	if err := os.WriteFile(tmp, []byte(p.yaml()), 0o644); err != nil {
 		a.t.Fatal(err)
@@ -458,12 +481,37 @@ func (a *CtrdAgent) WaitPod(uid, what string, cond func(api.PodInfo) bool) api.P
 }
 
 // WaitRunning waits until the agent reports uid running with every one of
-// its containers.
+// its containers and, for a pod WritePod wrote, until its containers handle
+// their signals (WaitSignalsSet).
 func (a *CtrdAgent) WaitRunning(uid string, containers int) api.PodInfo {
 	a.t.Helper()
-	return a.WaitPod(uid, "pod "+uid+" runs", func(p api.PodInfo) bool {
+	p := a.WaitPod(uid, "pod "+uid+" runs", func(p api.PodInfo) bool {
 		return len(p.Containers) == containers && IsRunning(p)
 	})
+	a.mu.Lock()
+	pod, ok := a.written[uid]
+	a.mu.Unlock()
+	if ok {
+		a.WaitSignalsSet(pod)
+	}
+	return p
+}
+
+// WaitSignalsSet waits until the current instance of each of the pod's
+// containers that prints signalsSet did: a kill from then on meets the
+// signal handling the container means to have.
+func (a *CtrdAgent) WaitSignalsSet(pod CtrdPod) {
+	a.t.Helper()
+	for _, c := range pod.Containers {
+		if !c.SignalsSet {
+			continue
+		}
+		CtrdEventually(a.t, "container "+c.Name+" of pod "+pod.Name+" handles its signals", func() (bool, string) {
+			var out bytes.Buffer
+			err := client.ContainerLogs(a.t.Context(), a.ControlSocket(), CtrdNamespace, pod.Name+"-"+a.Node, c.Name, nil, &out)
+			return strings.Contains(out.String(), signalsSet), fmt.Sprintf("log %q, %v", out.String(), err)
+		})
+	}
 }
 
 // WaitGone waits until the agent no longer knows uid.
