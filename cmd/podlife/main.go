@@ -5,6 +5,7 @@ package main
 
 import (
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
@@ -15,7 +16,9 @@ func main() {
 		Short:         "The podlife node agent: a pod lifecycle engine with a formal model it cannot drift from",
 		SilenceUsage:  true,
 		SilenceErrors: false,
+		Version:       kubernetesVersion(debug.ReadBuildInfo()),
 	}
+	root.SetVersionTemplate("Kubernetes {{.Version}}\n") // the kubelet's --version
 	root.AddCommand(runCommand(), statusCommand(), shutdownCommand(), logsCommand())
 	if err := root.Execute(); err != nil {
 		os.Exit(1)
