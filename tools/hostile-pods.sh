@@ -8,7 +8,9 @@
 # SCENARIO is one of
 #   log-line      a container writes a 64 MiB line without a newline, then
 #                 `podlife logs --tail 1` and `podlife logs --limit-bytes 1048576` read it
-#   hosts         a container appends 200 MB to its /etc/hosts
+#   hosts         a container appends APPEND_BYTES (default 200000000) to its
+#                 /etc/hosts and exits 1, restartPolicy Always: a restart loop
+#                 that grows the file the agent writes for the pod
 #   probe-output  an exec readiness probe prints 50 MB every 2 s
 #   crash-loop    a container exits 1 at once, restartPolicy Always: the dead
 #                 instances containerd keeps
@@ -131,13 +133,15 @@ log-line)
   result="log-line: VmHWM ${before} kB after the write, ${after_tail} kB after logs --tail 1 (${tail_bytes} bytes out), ${after} kB after logs --limit-bytes 1048576 (${limit_bytes} bytes out)"
   ;;
 hosts)
+  bytes="${APPEND_BYTES:-200000000}"
+  [[ "$bytes" =~ ^[0-9]+$ ]] || die "APPEND_BYTES is a number: $bytes"
   write_pod Always "  - name: app
     $busybox
-    command: [sh, -c, \"head -c 200000000 /dev/zero | tr '\\\\0' x >> /etc/hosts; exec sleep 3600\"]"
-  wait_for 60 "the container runs" running_count 1
+    command: [sh, -c, \"head -c $bytes /dev/zero | tr '\\\\0' x >> /etc/hosts; exit 1\"]"
   sleep "$seconds"
   alive
-  result="hosts: VmHWM $(hwm) kB ${seconds}s after a container appended 200 MB to /etc/hosts"
+  runs="$(find "$dir/root/pods" -path "*_$pod-$node*/app/*.log" 2>/dev/null | wc -l)"
+  result="hosts: VmHWM $(hwm) kB after ${seconds}s of a container appending $bytes bytes to /etc/hosts and exiting 1 ($runs runs)"
   ;;
 probe-output)
   write_pod Always "  - name: app
