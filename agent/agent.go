@@ -30,6 +30,7 @@ import (
 	"github.com/podlife/podlife/cri/podcache"
 	"github.com/podlife/podlife/cri/prober"
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/kubetypes"
 	"github.com/podlife/podlife/worker"
 )
 
@@ -439,7 +440,7 @@ func (a *Agent) scanManifests() {
 	}
 }
 
-func (a *Agent) handleChangeLocking(ch manifests.Change) {
+func (a *Agent) handleChangeLocking(ch kubetypes.Change) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if ch.Path == "" {

@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/agent/admission"
-	"github.com/podlife/podlife/agent/manifests"
 	"github.com/podlife/podlife/kubetypes"
 	"github.com/podlife/podlife/worker"
 )
@@ -26,11 +25,11 @@ type podEntry struct {
 
 // handleChange applies one change of a pod source: a manifest, or an API
 // pod (Path ""). The caller holds a.mu.
-func (a *Agent) handleChange(ch manifests.Change) {
+func (a *Agent) handleChange(ch kubetypes.Change) {
 	switch ch.Op {
-	case manifests.Add:
+	case kubetypes.Add:
 		a.admitLocked(ch.Pod, ch.Path)
-	case manifests.Update:
+	case kubetypes.Update:
 		e, ok := a.pods[ch.Pod.UID]
 		if ok && e.rejection != nil && ch.Path == "" {
 			// A rejected API pod is Failed for good: the API server knows it
@@ -45,7 +44,7 @@ func (a *Agent) handleChange(ch manifests.Change) {
 		}
 		e.pod, e.path = ch.Pod, ch.Path
 		a.updatePod(worker.SyncPodUpdate, ch.Pod)
-	case manifests.Remove:
+	case kubetypes.Remove:
 		e, ok := a.pods[ch.Pod.UID]
 		if !ok {
 			return

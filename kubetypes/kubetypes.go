@@ -1,11 +1,12 @@
 // Package kubetypes is a pod's identity on a node: its full name, the
-// config source it came from, and whether it is static or a mirror. It is a
-// leaf: the engine, the runtime side and the agent's packages all name pods
-// through it, so none of them imports another only for a name.
+// config source it came from, and whether it is static or a mirror; and the
+// Change a config source reports. It is a leaf: the engine, the runtime
+// side and the agent's packages all name pods through it, so none of them
+// imports another only for a name or a type.
 //
 // Kubelet counterpart: pkg/kubelet/types (the config annotations,
-// IsStaticPod), kubecontainer.GetPodFullName and pkg/kubelet/pod's
-// IsMirrorPod.
+// IsStaticPod, PodUpdate), kubecontainer.GetPodFullName and
+// pkg/kubelet/pod's IsMirrorPod.
 package kubetypes
 
 import v1 "k8s.io/api/core/v1"

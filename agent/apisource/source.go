@@ -16,7 +16,6 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/podlife/podlife/agent/manifests"
 	"github.com/podlife/podlife/kubetypes"
 )
 
@@ -26,7 +25,7 @@ type Handler struct {
 	// Change is a pod to run, or no longer to run: Add, a lifecycle-
 	// relevant Update, or Remove (the pod is gone from the API). Mirror
 	// pods never come here: they are the static pods' copies.
-	Change func(manifests.Change)
+	Change func(kubetypes.Change)
 	// Seen is every pod added or updated, mirror pods and status-only
 	// updates included (the status manager's cue to look again).
 	Seen func(*v1.Pod)
@@ -57,7 +56,7 @@ func (s *Source) Run(ctx context.Context, h Handler) error {
 			if pod, ok := obj.(*v1.Pod); ok {
 				h.Seen(pod)
 				if !kubetypes.IsMirror(pod) {
-					h.Change(manifests.Change{Op: manifests.Add, Pod: annotated(pod)})
+					h.Change(kubetypes.Change{Op: kubetypes.Add, Pod: annotated(pod)})
 				}
 			}
 		},
@@ -69,7 +68,7 @@ func (s *Source) Run(ctx context.Context, h Handler) error {
 			}
 			h.Seen(pod)
 			if !kubetypes.IsMirror(pod) && LifecycleChanged(old, pod) {
-				h.Change(manifests.Change{Op: manifests.Update, Pod: annotated(pod)})
+				h.Change(kubetypes.Change{Op: kubetypes.Update, Pod: annotated(pod)})
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -78,7 +77,7 @@ func (s *Source) Run(ctx context.Context, h Handler) error {
 			}
 			if pod, ok := obj.(*v1.Pod); ok {
 				if !kubetypes.IsMirror(pod) {
-					h.Change(manifests.Change{Op: manifests.Remove, Pod: annotated(pod)})
+					h.Change(kubetypes.Change{Op: kubetypes.Remove, Pod: annotated(pod)})
 				}
 			}
 		},

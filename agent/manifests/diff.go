@@ -117,11 +117,11 @@ func fullName(pod *v1.Pod) string { return kubetypes.FullName(pod.Name, pod.Name
 // an Add; a pod whose UID stays is an Update when its decoded form (which
 // has no config.seen) or its path changed, even if its name changed too
 // (possible only with a UID written in the manifest).
-func (s *Source) diff(accepted map[types.UID]candidate) []Change {
-	var changes []Change
+func (s *Source) diff(accepted map[types.UID]candidate) []kubetypes.Change {
+	var changes []kubetypes.Change
 	for uid, old := range s.reported {
 		if _, ok := accepted[uid]; !ok {
-			changes = append(changes, Change{Op: Remove, Pod: old.pod, Path: old.path})
+			changes = append(changes, kubetypes.Change{Op: kubetypes.Remove, Pod: old.pod, Path: old.path})
 			delete(s.reported, uid)
 		}
 	}
@@ -132,7 +132,7 @@ func (s *Source) diff(accepted map[types.UID]candidate) []Change {
 		case !ok:
 			r := &reported{path: c.path, decoded: c.pod, pod: withSeen(c.pod, now)}
 			s.reported[uid] = r
-			changes = append(changes, Change{Op: Add, Pod: r.pod, Path: r.path})
+			changes = append(changes, kubetypes.Change{Op: kubetypes.Add, Pod: r.pod, Path: r.path})
 		case old.decoded == c.pod && old.path == c.path:
 			// the usual case: the file was not decoded again
 		case old.path == c.path && equality.Semantic.DeepEqual(old.decoded, c.pod):
@@ -141,7 +141,7 @@ func (s *Source) diff(accepted map[types.UID]candidate) []Change {
 			// config.seen is when the pod was first seen, as in the kubelet.
 			r := &reported{path: c.path, decoded: c.pod, pod: withSeen(c.pod, old.pod.Annotations[kubetypes.ConfigSeenAnnotation])}
 			s.reported[uid] = r
-			changes = append(changes, Change{Op: Update, Pod: r.pod, Path: r.path})
+			changes = append(changes, kubetypes.Change{Op: kubetypes.Update, Pod: r.pod, Path: r.path})
 		}
 	}
 	sortChanges(changes)
@@ -158,9 +158,9 @@ func withSeen(pod *v1.Pod, seen string) *v1.Pod {
 // static pod replaced under the same full name (an edited or renamed
 // manifest) is then killed before its successor is created, and the pod
 // workers queue the successor until the old pod has terminated.
-func sortChanges(changes []Change) {
-	rank := map[Op]int{Remove: 0, Update: 1, Add: 2}
-	slices.SortFunc(changes, func(a, b Change) int {
+func sortChanges(changes []kubetypes.Change) {
+	rank := map[kubetypes.Op]int{kubetypes.Remove: 0, kubetypes.Update: 1, kubetypes.Add: 2}
+	slices.SortFunc(changes, func(a, b kubetypes.Change) int {
 		return cmp.Or(cmp.Compare(rank[a.Op], rank[b.Op]), cmp.Compare(a.Path, b.Path))
 	})
 }

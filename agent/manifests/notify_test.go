@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podlife/podlife/kubetypes"
 	"go.uber.org/goleak"
 )
 
@@ -24,7 +25,7 @@ func runNotified(t *testing.T, e *env, retry time.Duration) (<-chan string, <-ch
 	go func() {
 		defer close(done)
 		wake := Notify(ctx, e.dir, retry, nil)
-		e.src.Run(ctx, time.Hour, wake, func(c Change) { changes <- show(c) }, func(err error) { errs <- err })
+		e.src.Run(ctx, time.Hour, wake, func(c kubetypes.Change) { changes <- show(c) }, func(err error) { errs <- err })
 	}()
 	t.Cleanup(func() {
 		cancel()

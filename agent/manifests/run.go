@@ -3,6 +3,8 @@ package manifests
 import (
 	"context"
 	"time"
+
+	"github.com/podlife/podlife/kubetypes"
 )
 
 // DefaultInterval is the kubelet's period for re-listing its manifest
@@ -18,7 +20,7 @@ const DefaultInterval = 20 * time.Second
 // As the kubelet, a change is seen at once through inotify (Notify) and
 // the interval's re-read catches whatever the watch may miss (a
 // filesystem without inotify: NFS, FUSE).
-func (s *Source) Run(ctx context.Context, interval time.Duration, wake <-chan struct{}, handle func(Change), report func(error)) {
+func (s *Source) Run(ctx context.Context, interval time.Duration, wake <-chan struct{}, handle func(kubetypes.Change), report func(error)) {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}

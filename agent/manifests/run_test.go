@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podlife/podlife/kubetypes"
 	"go.uber.org/goleak"
 )
 
@@ -24,7 +25,7 @@ func TestRun(t *testing.T) {
 	go func() {
 		defer close(done)
 		e.src.Run(ctx, interval, nil,
-			func(c Change) { events <- show(c) },
+			func(c kubetypes.Change) { events <- show(c) },
 			func(err error) { events <- "error " + err.Error() })
 	}()
 	defer func() {
@@ -105,5 +106,5 @@ func TestRunCancelledScansNothing(t *testing.T) {
 	e.write("a.yaml", podYAML("a", "i"))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	e.src.Run(ctx, time.Second, nil, func(c Change) { t.Errorf("handled %v after the context ended", show(c)) }, nil)
+	e.src.Run(ctx, time.Second, nil, func(c kubetypes.Change) { t.Errorf("handled %v after the context ended", show(c)) }, nil)
 }

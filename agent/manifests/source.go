@@ -13,39 +13,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/podlife/podlife/kubetypes"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 )
-
-// Op is what happened to a pod between two scans.
-type Op int
-
-const (
-	Add Op = iota + 1
-	Update
-	Remove
-)
-
-func (o Op) String() string {
-	switch o {
-	case Add:
-		return "Add"
-	case Update:
-		return "Update"
-	case Remove:
-		return "Remove"
-	}
-	return fmt.Sprintf("Op(%d)", int(o))
-}
-
-// Change is one pod added, updated or removed, with the manifest it comes
-// from. For Remove, Pod is the pod as last reported.
-type Change struct {
-	Op   Op
-	Pod  *v1.Pod
-	Path string
-}
 
 // Source is the static pods of one manifest directory, as of the last Scan.
 // Its methods may be called from several goroutines; scans are serialised.
@@ -119,7 +91,7 @@ func (s *Source) Dir() string { return s.dir }
 // before: a *FileError for a manifest, a *DirError for the directory. A
 // missing directory counts as empty (as in the kubelet: removing it removes
 // its pods); any other listing error changes nothing.
-func (s *Source) Scan() (changes []Change, errs []error) {
+func (s *Source) Scan() (changes []kubetypes.Change, errs []error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 

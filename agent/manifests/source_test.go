@@ -79,7 +79,7 @@ func podYAML(name, image string, metadata ...string) string {
 }
 
 // show renders a change as "Op file podname" for the tables.
-func show(c Change) string {
+func show(c kubetypes.Change) string {
 	return fmt.Sprintf("%s %s %s", c.Op, filepath.Base(c.Path), c.Pod.Name)
 }
 
@@ -326,7 +326,7 @@ func TestScan(t *testing.T) {
 // was first seen; a Remove carries the pod as it was added.
 func TestScanIdentity(t *testing.T) {
 	e := newEnv(t)
-	scan := func() []Change {
+	scan := func() []kubetypes.Change {
 		t.Helper()
 		changes, errs := e.src.Scan()
 		if len(errs) > 0 {
@@ -339,7 +339,7 @@ func TestScanIdentity(t *testing.T) {
 	first := scan()
 	added, addedU := first[0].Pod, first[1].Pod
 	seen := start.Format(time.RFC3339Nano)
-	for _, p := range []*Change{&first[0], &first[1]} {
+	for _, p := range []*kubetypes.Change{&first[0], &first[1]} {
 		if got := p.Pod.Annotations[kubetypes.ConfigSeenAnnotation]; got != seen {
 			t.Errorf("%s: config.seen = %q, want %q", p.Path, got, seen)
 		}
@@ -352,18 +352,18 @@ func TestScanIdentity(t *testing.T) {
 	if len(second) != 3 {
 		t.Fatalf("changes %v, want Remove a, Update u, Add a", second)
 	}
-	if rm := second[0]; rm.Op != Remove || rm.Pod != added {
+	if rm := second[0]; rm.Op != kubetypes.Remove || rm.Pod != added {
 		t.Errorf("Remove carries %v, want the pod added first", rm.Pod)
 	}
 	up := second[1]
-	if up.Op != Update || up.Pod.UID != addedU.UID || up.Pod.Spec.Containers[0].Image != "img:2" {
+	if up.Op != kubetypes.Update || up.Pod.UID != addedU.UID || up.Pod.Spec.Containers[0].Image != "img:2" {
 		t.Errorf("Update %v: want UID %s with img:2", up.Pod, addedU.UID)
 	}
 	if got := up.Pod.Annotations[kubetypes.ConfigSeenAnnotation]; got != seen {
 		t.Errorf("Update: config.seen = %q, want the first seen %q", got, seen)
 	}
 	add := second[2]
-	if add.Op != Add || add.Pod.UID == added.UID {
+	if add.Op != kubetypes.Add || add.Pod.UID == added.UID {
 		t.Errorf("Add %v: want a new UID", add.Pod)
 	}
 	if got, want := add.Pod.Annotations[kubetypes.ConfigSeenAnnotation], start.Add(time.Minute).Format(time.RFC3339Nano); got != want {

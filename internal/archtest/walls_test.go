@@ -318,3 +318,18 @@ func TestAgentServersAndWireTypesStandApart(t *testing.T) {
 		}
 	}
 }
+
+// The pod sources (the manifest directory, the API server) report
+// kubetypes.Change and know nothing of each other or of the agent that
+// consumes them (kubelet: pkg/kubelet/config's sources).
+func TestPodSourcesStandApart(t *testing.T) {
+	pkgs := modulePackages(t)
+	sources := []string{"agent/manifests", "agent/apisource"}
+	for _, src := range sources {
+		for _, imp := range inModule(pkgs[src].Imports) {
+			if slices.Contains(sources, imp) || imp == "agent" {
+				t.Errorf("%s imports %s; a pod source reports kubetypes.Change and imports no other source nor the agent", src, imp)
+			}
+		}
+	}
+}
