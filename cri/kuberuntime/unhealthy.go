@@ -43,13 +43,6 @@ func (s *Syncer) started(c *v1.Container, cur *runtimeapi.ContainerStatus) bool 
 	return ok && r == prober.Success
 }
 
-// unhealthy reports whether a startup or liveness probe's recorded failure
-// condemns the running container id.
-func (s *Syncer) unhealthy(id string) bool {
-	_, ok := s.failedKind(id)
-	return ok
-}
-
 // failedKind is the kind of the probe whose recorded failure condemns the
 // running container id, if one did.
 func (s *Syncer) failedKind(id string) (prober.Kind, bool) {
@@ -71,11 +64,10 @@ func (s *Syncer) failedKind(id string) (prober.Kind, bool) {
 // unless the restart policy is Never. Nothing is killed once termination
 // was requested (ctx cancelled): the termination stops the container
 // anyway.
-func (s *Syncer) killUnhealthy(ctx context.Context, ps *podSync, c *v1.Container, cur *runtimeapi.ContainerStatus) error {
+func (s *Syncer) killUnhealthy(ctx context.Context, ps *podSync, c *v1.Container, cur *runtimeapi.ContainerStatus, k prober.Kind) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	k, _ := s.failedKind(cur.Id)
 	grace := podGracePeriod(ps.pod)
 	p := c.LivenessProbe
 	if k == prober.Startup {
@@ -101,21 +93,4 @@ func (s *Syncer) killUnhealthy(ctx context.Context, ps *podSync, c *v1.Container
 // the rules are not asked, as in the kubelet).
 func restartsUnhealthy(pod *v1.Pod, c *v1.Container) bool {
 	return cri.IsSidecar(c) || cri.RestartsAfterKill(&pod.Spec, c)
-}
-
-// unhealthySidecars are the pod's running sidecars whose startup or
-// liveness probe failed: the sync kills and restarts them, as it restarts
-// the sidecars that exited.
-func (s *Syncer) unhealthySidecars(ps *podSync) []*v1.Container {
-	var out []*v1.Container
-	for i := range ps.pod.Spec.InitContainers {
-		c := &ps.pod.Spec.InitContainers[i]
-		if !cri.IsSidecar(c) {
-			continue
-		}
-		if cur, _ := ps.rt.Latest(ps.sbID, c.Name); cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING && s.unhealthy(cur.Id) {
-			out = append(out, c)
-		}
-	}
-	return out
 }

@@ -1,0 +1,68 @@
+package kuberuntime
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/prober"
+	"github.com/podlife/podlife/internal/crifake"
+)
+
+// The plan must cost less than one CRI call: BenchmarkComputePodActions
+// plans a pod with a sidecar, an init container and three regular
+// containers (one in back-off) beside a dead sandbox's leftovers;
+// BenchmarkCRIContainerStatus is one ContainerStatus call to the embedded
+// runtime through the CRI client, as readPod makes one per container.
+
+func BenchmarkComputePodActions(b *testing.B) {
+	pod := crifake.WithInits(crifake.MakePod("p", v1.RestartPolicyAlways,
+		crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"}, crifake.Ctr{Name: "c"}),
+		crifake.Init{Name: "sc", Sidecar: true}, crifake.Init{Name: "i1"})
+	view := crifake.RuntimePod([]*runtimeapi.PodSandbox{sandbox("s1", 1, true), sandbox("s0", 0, false)},
+		inst("c1", "s1", "c", crifake.Exited, 1, 9), inst("b1", "s1", "b", crifake.Running, 0, 8), inst("a1", "s1", "a", crifake.Running, 0, 7),
+		inst("i1", "s1", "i1", crifake.Exited, 0, 6), inst("sc1", "s1", "sc", crifake.Running, 0, 5),
+		inst("a0", "s0", "a", crifake.Exited, 137, 4), inst("i0", "s0", "i1", crifake.Exited, 0, 2), inst("sc0", "s0", "sc", crifake.Exited, 137, 1))
+	in := &planInput{
+		pod: pod, view: view, now: time.Unix(100, 0),
+		started:     func(*v1.Container, *runtimeapi.ContainerStatus) bool { return true },
+		failedProbe: func(string) (prober.Kind, bool) { return 0, false },
+		backoff:     func(string, time.Time) time.Duration { return 10 * time.Second },
+	}
+	if got := summary(computePodActions(in)); got != "sandbox s1 | ignore a0,i0,sc0 | initialized | containers: c back-off [CrashLoopBackOff: back-off 10s restarting failed container=c pod=p]" {
+		b.Fatalf("plan %s", got)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		computePodActions(in)
+	}
+}
+
+func BenchmarkCRIContainerStatus(b *testing.B) {
+	_, rt, images := embeddedClients(b)
+	s := NewSyncer(rt, images, Options{})
+	defer s.Close()
+	ctx := context.Background()
+	pod := crifake.MakePod("bench", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
+	if _, err := s.SyncPod(ctx, 0, pod, nil, nil); err != nil {
+		b.Fatalf("SyncPod: %v", err)
+	}
+	listed, err := rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: map[string]string{cri.PodUIDLabel: string(pod.UID)}})
+	if err != nil || len(listed) != 1 {
+		b.Fatalf("ListContainers = %v, %v", listed, err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := rt.ContainerStatus(ctx, listed[0].Id, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if err := s.SyncTerminatingPod(ctx, pod, nil, nil, nil); err != nil {
+		b.Fatal(err)
+	}
+}
