@@ -13,10 +13,11 @@ import (
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/apistatus"
 	"github.com/podlife/podlife/cri/lifecycle"
+	"github.com/podlife/podlife/cri/podplan"
 	"github.com/podlife/podlife/cri/qos"
 )
 
-// The apply half of SyncPod: each containerAction of the plan becomes its
+// The apply half of SyncPod: each podplan.ContainerAction of the plan becomes its
 // CRI calls. Why a container that was to run does not is returned in its
 // error (waitingError), and gathered into the sync's result: no step
 // writes it anywhere else.
@@ -61,11 +62,11 @@ func (r *syncResult) add(err error) {
 // applyContainers applies the plan's ephemeral, init and regular
 // container actions in turn (the regular ones once the pod is
 // initialized). It returns ctx's error alone once it is cancelled.
-func (s *Syncer) applyContainers(ctx context.Context, ps *podSync, plan *podActions) (syncResult, error) {
+func (s *Syncer) applyContainers(ctx context.Context, ps *podSync, plan *podplan.Actions) (syncResult, error) {
 	var res syncResult
-	steps := [][]containerAction{plan.ephemeral, plan.init}
-	if plan.initialized {
-		steps = append(steps, plan.containers)
+	steps := [][]podplan.ContainerAction{plan.Ephemeral, plan.Init}
+	if plan.Initialized {
+		steps = append(steps, plan.Containers)
 	}
 	for _, step := range steps {
 		for i := range step {
@@ -81,32 +82,32 @@ func (s *Syncer) applyContainers(ctx context.Context, ps *podSync, plan *podActi
 
 // applyContainer carries out one container's action: the kill first, if
 // any, then the start, the creation or the back-off.
-func (s *Syncer) applyContainer(ctx context.Context, ps *podSync, a *containerAction) error {
-	c := a.spec
-	switch a.why {
-	case killSpecChanged:
-		if err := s.replace(ctx, ps, c, a.kill); err != nil {
+func (s *Syncer) applyContainer(ctx context.Context, ps *podSync, a *podplan.ContainerAction) error {
+	c := a.Spec
+	switch a.Why {
+	case podplan.KillSpecChanged:
+		if err := s.replace(ctx, ps, c, a.Kill); err != nil {
 			return err
 		}
-	case killProbeFailed:
-		if err := s.killUnhealthy(ctx, ps, c, a.kill, a.probe); err != nil {
+	case podplan.KillProbeFailed:
+		if err := s.killUnhealthy(ctx, ps, c, a.Kill, a.Probe); err != nil {
 			return err
 		}
 	}
-	switch a.then {
-	case thenStart:
-		return s.start(ctx, ps, c, a.created.Id)
-	case thenBackOff:
-		return s.backOff(ps.pod, a.wait)
-	case thenRestart:
+	switch a.Then {
+	case podplan.ThenStart:
+		return s.start(ctx, ps, c, a.Created.Id)
+	case podplan.ThenBackOff:
+		return s.backOff(ps.pod, a.Wait)
+	case podplan.ThenRestart:
 		// The plan found the back-off over; counting the restart asks it
 		// again, as time only shortens it.
-		if wait := s.backoff.restart(ps.pod.UID, c.Name, a.exitedAt); wait > 0 {
+		if wait := s.backoff.restart(ps.pod.UID, c.Name, a.ExitedAt); wait > 0 {
 			return s.backOff(ps.pod, apistatus.Waiting{Container: c.Name, Reason: "CrashLoopBackOff",
 				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", wait.Round(time.Second), c.Name, ps.pod.Name)})
 		}
 		return s.create(ctx, ps, c)
-	case thenCreate:
+	case podplan.ThenCreate:
 		return s.create(ctx, ps, c)
 	}
 	return nil

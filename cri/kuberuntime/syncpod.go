@@ -11,6 +11,7 @@ import (
 
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/apistatus"
+	"github.com/podlife/podlife/cri/podplan"
 	"github.com/podlife/podlife/cri/volume"
 	"github.com/podlife/podlife/worker"
 )
@@ -29,7 +30,7 @@ var ErrImagePullBackOff = errors.New("back-off pulling image")
 // isTerminal once a Never or OnFailure pod completed, or a Never pod's init
 // container failed. It starts nothing once ctx is cancelled: the engine
 // cancels it when termination is requested. It reads the runtime once,
-// plans (computePodActions) and applies the plan in numbered steps; the
+// plans (podplan.ComputePodActions) and applies the plan in numbered steps; the
 // status it writes comes from that view, read again only when the sync
 // changed something.
 func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Pod, _ *worker.PodStatus) (bool, error) {
@@ -38,10 +39,10 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 	if err != nil {
 		return false, err
 	}
-	plan := computePodActions(s.planInput(pod, view))
+	plan := podplan.ComputePodActions(s.planInput(pod, view))
 	// Step 2: a pod that is over keeps what it has.
-	if plan.terminal {
-		s.setStatus(pod, view, plan.sandboxID, true, nil)
+	if plan.Terminal {
+		s.setStatus(pod, view, plan.SandboxID, true, nil)
 		return true, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -49,11 +50,11 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 	}
 	// Step 3: a pod this node cannot run as asked, and its volumes.
 	if reason := s.podRefusal(pod); reason != nil {
-		return false, s.refusePod(pod, view, plan.sandboxID, reason)
+		return false, s.refusePod(pod, view, plan.SandboxID, reason)
 	}
 	vols, err := s.volumes(ctx, pod)
 	if err != nil {
-		s.failedMount(pod, view, plan.sandboxID, err)
+		s.failedMount(pod, view, plan.SandboxID, err)
 		return false, err
 	}
 	// Step 4: the sandbox, created after the previous one's containers
@@ -71,7 +72,7 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 		return false, err
 	}
 	// Step 8: the status, with why the containers that did not run wait.
-	if plan.createSandbox || res.acted {
+	if plan.CreateSandbox || res.acted {
 		if view, err = readPod(ctx, s.rt, pod.UID); err != nil {
 			return false, errors.Join(append(res.errs, err)...)
 		}
@@ -80,12 +81,12 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 	return false, errors.Join(res.errs...)
 }
 
-// planInput is what computePodActions reads for pod: view, and the
+// planInput is what the plan (podplan.ComputePodActions) reads for pod: view, and the
 // syncer's probe results and crash-loop back-off as of now.
-func (s *Syncer) planInput(pod *v1.Pod, view *cri.PodRuntime) *planInput {
-	return &planInput{
-		pod: pod, view: view, now: s.opts.Clock.Now(), started: s.started, failedProbe: s.failedKind,
-		backoff: func(name string, exitedAt time.Time) time.Duration { return s.backoff.wait(pod.UID, name, exitedAt) },
+func (s *Syncer) planInput(pod *v1.Pod, view *cri.PodRuntime) *podplan.Input {
+	return &podplan.Input{
+		Pod: pod, View: view, Now: s.opts.Clock.Now(), Started: s.started, FailedProbe: s.failedKind,
+		Backoff: func(name string, exitedAt time.Time) time.Duration { return s.backoff.wait(pod.UID, name, exitedAt) },
 	}
 }
 
@@ -105,11 +106,11 @@ type podSync struct {
 // ensureSandbox returns the pod's ready sandbox, or creates the one the
 // plan asks for. Containers left in older sandboxes are stopped first: a
 // pod runs in one sandbox at a time.
-func (s *Syncer) ensureSandbox(ctx context.Context, pod *v1.Pod, view *cri.PodRuntime, plan *podActions) (*runtimeapi.PodSandboxConfig, string, error) {
-	attempt := plan.sandboxAttempt
-	if !plan.createSandbox {
+func (s *Syncer) ensureSandbox(ctx context.Context, pod *v1.Pod, view *cri.PodRuntime, plan *podplan.Actions) (*runtimeapi.PodSandboxConfig, string, error) {
+	attempt := plan.SandboxAttempt
+	if !plan.CreateSandbox {
 		cfg, err := sandboxConfig(pod, attempt, s.opts.LogRoot)
-		return cfg, plan.sandboxID, err
+		return cfg, plan.SandboxID, err
 	}
 	cfg, err := sandboxConfig(pod, attempt, s.opts.LogRoot)
 	if err != nil {
@@ -121,7 +122,7 @@ func (s *Syncer) ensureSandbox(ctx context.Context, pod *v1.Pod, view *cri.PodRu
 	if err != nil {
 		return nil, "", err
 	}
-	if err := s.killContainers(ctx, pod, view, plan.killPrevious, podGracePeriod(pod)); err != nil {
+	if err := s.killContainers(ctx, pod, view, plan.KillPrevious, podGracePeriod(pod)); err != nil {
 		return nil, "", err
 	}
 	if err := ensureDir(cfg.LogDirectory); err != nil {
@@ -138,28 +139,6 @@ func (s *Syncer) ensureSandbox(ctx context.Context, pod *v1.Pod, view *cri.PodRu
 		s.opts.Events.Eventf(pod, v1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
 	}
 	return cfg, id, nil
-}
-
-// specChanged reports whether the container instance was created from
-// another spec than c (an update of the pod changed it).
-func specChanged(cur *runtimeapi.ContainerStatus, c *v1.Container) bool {
-	h, ok := cur.GetAnnotations()[cri.ContainerHashAnnotation]
-	return ok && h != containerHash(c)
-}
-
-// runsOnce reports whether the pod runs its containers at most once: its
-// restartPolicy is Never and no container may restart by a policy or rule
-// of its own (the kubelet's runOnce in SyncPod).
-func runsOnce(pod *v1.Pod) bool {
-	if pod.Spec.RestartPolicy != v1.RestartPolicyNever {
-		return false
-	}
-	for i := range pod.Spec.Containers {
-		if cri.ContainerRestartable(&pod.Spec, &pod.Spec.Containers[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // setStatus generates and writes the pod's status.

@@ -10,6 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/podplan"
 	"github.com/podlife/podlife/cri/prober"
 )
 
@@ -77,7 +78,7 @@ func (s *Syncer) killUnhealthy(ctx context.Context, ps *podSync, c *v1.Container
 		grace = *p.TerminationGracePeriodSeconds
 	}
 	msg := fmt.Sprintf("Container %s failed %s probe", c.Name, strings.ToLower(k.String()))
-	if restartsUnhealthy(ps.pod, c) {
+	if podplan.RestartsUnhealthy(ps.pod, c) {
 		msg += ", will be restarted"
 	}
 	err := s.killContainer(ctx, kill{pod: ps.pod, spec: c, status: cur, sbID: ps.sbID, grace: grace, event: msg})
@@ -85,12 +86,4 @@ func (s *Syncer) killUnhealthy(ctx context.Context, ps *podSync, c *v1.Container
 		return fmt.Errorf("kill unhealthy container: %w", err)
 	}
 	return err
-}
-
-// restartsUnhealthy reports whether container c is restarted after a kill
-// for a failed probe: a sidecar always, another container unless its own
-// restartPolicy, else the pod's, is Never (the kill's exit code is not 0;
-// the rules are not asked, as in the kubelet).
-func restartsUnhealthy(pod *v1.Pod, c *v1.Container) bool {
-	return cri.IsSidecar(c) || cri.RestartsAfterKill(&pod.Spec, c)
 }

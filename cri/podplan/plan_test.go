@@ -1,4 +1,4 @@
-package kuberuntime
+package podplan
 
 import (
 	"fmt"
@@ -12,6 +12,12 @@ import (
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/prober"
 	"github.com/podlife/podlife/internal/crifake"
+)
+
+const (
+	always    = v1.RestartPolicyAlways
+	onFailure = v1.RestartPolicyOnFailure
+	never     = v1.RestartPolicyNever
 )
 
 // sandbox is a sandbox of the view: ready or not, created at attempt.
@@ -40,28 +46,28 @@ func withHash(f func() (*runtimeapi.ContainerStatus, string), hash string) func(
 
 // summary renders a plan as one line: what the rows of
 // TestComputePodActions expect.
-func summary(a podActions) string {
-	if a.terminal {
-		return "terminal: " + a.why
+func summary(a Actions) string {
+	if a.Terminal {
+		return "terminal: " + a.Why
 	}
 	var parts []string
-	if a.createSandbox {
-		s := fmt.Sprintf("new sandbox %d (%s)", a.sandboxAttempt, a.why)
-		for _, c := range a.killPrevious {
+	if a.CreateSandbox {
+		s := fmt.Sprintf("new sandbox %d (%s)", a.SandboxAttempt, a.Why)
+		for _, c := range a.KillPrevious {
 			s += " kill " + c.Id
 		}
 		parts = append(parts, s)
 	} else {
-		parts = append(parts, "sandbox "+a.sandboxID)
+		parts = append(parts, "sandbox "+a.SandboxID)
 	}
-	if len(a.ignored) > 0 {
-		parts = append(parts, "ignore "+strings.Join(a.ignored, ","))
+	if len(a.Ignored) > 0 {
+		parts = append(parts, "ignore "+strings.Join(a.Ignored, ","))
 	}
 	for _, g := range []struct {
 		what string
-		as   []containerAction
-	}{{"ephemeral", a.ephemeral}, {"init", a.init}, {"", nil}, {"containers", a.containers}} {
-		if g.what == "" && a.initialized {
+		as   []ContainerAction
+	}{{"ephemeral", a.Ephemeral}, {"init", a.Init}, {"", nil}, {"containers", a.Containers}} {
+		if g.what == "" && a.Initialized {
 			parts = append(parts, "initialized")
 		}
 		if len(g.as) == 0 {
@@ -70,8 +76,8 @@ func summary(a podActions) string {
 		var s []string
 		for _, act := range g.as {
 			x := act.String()
-			if act.then == thenBackOff {
-				x += fmt.Sprintf(" [%s: %s]", act.wait.Reason, act.wait.Message)
+			if act.Then == ThenBackOff {
+				x += fmt.Sprintf(" [%s: %s]", act.Wait.Reason, act.Wait.Message)
 			}
 			s = append(s, x)
 		}
@@ -242,16 +248,16 @@ func TestComputePodActions(t *testing.T) {
 			want: "sandbox s0 | init: i1 start"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := &planInput{
-				pod: tc.pod, view: tc.view, now: time.Unix(100, 0),
-				started: func(_ *v1.Container, cur *runtimeapi.ContainerStatus) bool { return !tc.notStarted[cur.Id] },
-				failedProbe: func(id string) (prober.Kind, bool) {
+			in := &Input{
+				Pod: tc.pod, View: tc.view, Now: time.Unix(100, 0),
+				Started: func(_ *v1.Container, cur *runtimeapi.ContainerStatus) bool { return !tc.notStarted[cur.Id] },
+				FailedProbe: func(id string) (prober.Kind, bool) {
 					k, ok := tc.failed[id]
 					return k, ok
 				},
-				backoff: func(name string, _ time.Time) time.Duration { return tc.backoff[name] },
+				Backoff: func(name string, _ time.Time) time.Duration { return tc.backoff[name] },
 			}
-			if got := summary(computePodActions(in)); got != tc.want {
+			if got := summary(ComputePodActions(in)); got != tc.want {
 				t.Errorf("plan:\n got %s\nwant %s", got, tc.want)
 			}
 		})
