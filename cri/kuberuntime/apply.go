@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -17,8 +16,8 @@ import (
 	"github.com/podlife/podlife/cri/qos"
 )
 
-// The apply half of SyncPod: each podplan.ContainerAction of the plan becomes its
-// CRI calls. Why a container that was to run does not is returned in its
+// The apply half of SyncPod: each podplan.ContainerAction becomes its CRI
+// calls. Why a container that was to run does not is returned in its
 // error (waitingError), and gathered into the sync's result: no step
 // writes it anywhere else.
 
@@ -63,6 +62,9 @@ func (r *syncResult) add(err error) {
 // container actions in turn (the regular ones once the pod is
 // initialized). It returns ctx's error alone once it is cancelled.
 func (s *Syncer) applyContainers(ctx context.Context, ps *podSync, plan *podplan.Actions) (syncResult, error) {
+	if err := ctx.Err(); err != nil {
+		return syncResult{}, err
+	}
 	var res syncResult
 	steps := [][]podplan.ContainerAction{plan.Ephemeral, plan.Init}
 	if plan.Initialized {
@@ -100,12 +102,10 @@ func (s *Syncer) applyContainer(ctx context.Context, ps *podSync, a *podplan.Con
 	case podplan.ThenBackOff:
 		return s.backOff(ps.pod, a.Wait)
 	case podplan.ThenRestart:
-		// The plan found the back-off over; counting the restart asks it
-		// again, as time only shortens it.
-		if wait := s.backoff.restart(ps.pod.UID, c.Name, a.ExitedAt); wait > 0 {
-			return s.backOff(ps.pod, apistatus.Waiting{Container: c.Name, Reason: "CrashLoopBackOff",
-				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", wait.Round(time.Second), c.Name, ps.pod.Name)})
-		}
+		// Counts the restart. The plan found the back-off over; time only
+		// shortens it, and only this pod's syncs, which never overlap,
+		// change it: restart answers 0 as well.
+		s.backoff.restart(ps.pod.UID, c.Name, a.ExitedAt)
 		return s.create(ctx, ps, c)
 	case podplan.ThenCreate:
 		return s.create(ctx, ps, c)

@@ -11,11 +11,11 @@ import (
 // them (kuberuntime's computePodActions, EphemeralContainersToStart): the
 // ephemeralcontainers subresource adds one to a running pod's spec, the
 // update reaches SyncPod, and the sync starts each one that has no
-// instance yet in the pod's sandbox, before the init containers (so that
-// a pod whose init container fails can be debugged). An ephemeral
-// container runs once: it is never restarted, whatever its exit and the
-// pod's restart policy, nor started again in a new sandbox; it stops with
-// the pod. Validation refuses probes, ports, resources and lifecycle
+// instance yet in the pod's sandbox (podplan plans which), before the
+// init containers (so that a pod whose init container fails can be
+// debugged). An ephemeral container runs once: it is never restarted,
+// whatever its exit and the pod's restart policy, nor started again in a
+// new sandbox; it stops with the pod. Validation refuses probes, ports, resources and lifecycle
 // hooks on it; targetContainerName puts it in that container's PID
 // namespace (CRI NamespaceOption Pid TARGET).
 

@@ -30,9 +30,9 @@ var ErrImagePullBackOff = errors.New("back-off pulling image")
 // isTerminal once a Never or OnFailure pod completed, or a Never pod's init
 // container failed. It starts nothing once ctx is cancelled: the engine
 // cancels it when termination is requested. It reads the runtime once,
-// plans (podplan.ComputePodActions) and applies the plan in numbered steps; the
-// status it writes comes from that view, read again only when the sync
-// changed something.
+// plans from that view (podplan.ComputePodActions) and applies the plan
+// in numbered steps; the status it writes comes from that view, read
+// again only when the sync changed something.
 func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Pod, _ *worker.PodStatus) (bool, error) {
 	// Step 1: one view of the runtime, and the plan made from it.
 	view, err := readPod(ctx, s.rt, pod.UID)
@@ -81,8 +81,8 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 	return false, errors.Join(res.errs...)
 }
 
-// planInput is what the plan (podplan.ComputePodActions) reads for pod: view, and the
-// syncer's probe results and crash-loop back-off as of now.
+// planInput is what the plan reads for pod: view, and the syncer's probe
+// results and crash-loop back-off as of now.
 func (s *Syncer) planInput(pod *v1.Pod, view *cri.PodRuntime) *podplan.Input {
 	return &podplan.Input{
 		Pod: pod, View: view, Now: s.opts.Clock.Now(), Started: s.started, FailedProbe: s.failedKind,
@@ -107,14 +107,9 @@ type podSync struct {
 // plan asks for. Containers left in older sandboxes are stopped first: a
 // pod runs in one sandbox at a time.
 func (s *Syncer) ensureSandbox(ctx context.Context, pod *v1.Pod, view *cri.PodRuntime, plan *podplan.Actions) (*runtimeapi.PodSandboxConfig, string, error) {
-	attempt := plan.SandboxAttempt
-	if !plan.CreateSandbox {
-		cfg, err := sandboxConfig(pod, attempt, s.opts.LogRoot)
+	cfg, err := sandboxConfig(pod, plan.SandboxAttempt, s.opts.LogRoot)
+	if err != nil || !plan.CreateSandbox {
 		return cfg, plan.SandboxID, err
-	}
-	cfg, err := sandboxConfig(pod, attempt, s.opts.LogRoot)
-	if err != nil {
-		return nil, "", err
 	}
 	// The runtime class is resolved first: a pod whose class is missing
 	// keeps what it has (the kubelet fails the sandbox's creation alike).
@@ -135,7 +130,7 @@ func (s *Syncer) ensureSandbox(ctx context.Context, pod *v1.Pod, view *cri.PodRu
 	if err != nil {
 		return nil, "", fmt.Errorf("run sandbox of pod %s: %w", pod.UID, err)
 	}
-	if attempt > 0 {
+	if plan.SandboxAttempt > 0 {
 		s.opts.Events.Eventf(pod, v1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
 	}
 	return cfg, id, nil
