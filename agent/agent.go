@@ -108,9 +108,6 @@ type Agent struct {
 	// working is what the engine held at the last housekeeping, with the
 	// restarts and runtime-only kills that housekeeping added.
 	working map[types.UID]worker.PodWorkerSync
-	// fingerprints are the runtime states of the admitted pods at the last
-	// poll, to resync the pods whose containers changed.
-	fingerprints map[types.UID]string
 	// lastHousekeeping is when housekeeping last finished (for /healthz).
 	lastHousekeeping time.Time
 
@@ -198,7 +195,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Agent, error) {
 	}
 	a.cache = podcache.New(conn.poll, a.log)
 	a.workers = worker.New(a.syncer, worker.Options{
-		Clock: a.clock, ResyncInterval: cfg.SyncFrequency.Duration, StatusCache: a.cache,
+		Clock: a.clock, ResyncInterval: cfg.SyncFrequency.Duration, StatusCache: a.cache, SyncersReadRuntime: true,
 		Registerer: a.registry, Observer: engineObserver(opts.Observer, a.log, cfg.Verbosity), Logger: a.log, BackOffPeriod: opts.SyncBackOff, Recorder: a.events,
 	})
 	a.shutdown, err = shutdown.NewManager(shutdown.Config{

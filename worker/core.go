@@ -53,7 +53,8 @@ type Core struct {
 	// effects are the effects recorded and not yet taken (TakeEffects).
 	effects []Effect
 	// identityStatus: Work carries an identity status (the shell has no
-	// StatusCache to fetch the runtime status from).
+	// StatusCache to fetch the runtime status from, or its syncer reads
+	// the runtime itself).
 	identityStatus bool
 	jitter         func(time.Duration) time.Duration
 	resync         time.Duration

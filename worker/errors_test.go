@@ -386,6 +386,25 @@ func TestStatusCacheError(t *testing.T) {
 	e.wantFns("a", "SyncPod")
 }
 
+// TestSyncersReadRuntime: a syncer that reads the runtime itself gets the
+// pod's identity, not the cache's status (whose read would be thrown
+// away), and a failing cache does not hold its syncs back; the cache
+// still tells that a pod in a terminal phase runs nothing.
+func TestSyncersReadRuntime(t *testing.T) {
+	cache := newFakeCache()
+	e := start(t, Options{StatusCache: cache, SyncersReadRuntime: true})
+	cache.fail(errors.New("cache unavailable"))
+	e.update(createOp(newPod("a", "web", false)))
+	e.wantFns("a", "SyncPod")
+	if s := e.syncer.calls("a")[0].status; s == nil || s.ID != "a" || s.Name != "web" || len(s.ContainerStatuses) != 0 {
+		t.Fatalf("status %+v, want the pod's identity", s)
+	}
+	cache.fail(nil)
+	cache.set("b", exitedStatus("b"))
+	e.update(createOp(inPhase(newPod("b", "web2", false), v1.PodSucceeded)))
+	e.wantFns("b", "SyncTerminatedPod")
+}
+
 // TestNoStatusCache: without a StatusCache, syncers get the pod's identity.
 func TestNoStatusCache(t *testing.T) {
 	e := start(t, Options{})

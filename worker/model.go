@@ -27,7 +27,7 @@ func NewCore(opts Options) *Core {
 	}
 	return &Core{
 		machine: newMachine(observers(m, opts.Observer)), metrics: m,
-		pods: map[types.UID]*podData{}, unendedLoops: map[types.UID]int{}, clock: opts.Clock, identityStatus: opts.StatusCache == nil,
+		pods: map[types.UID]*podData{}, unendedLoops: map[types.UID]int{}, clock: opts.Clock, identityStatus: opts.StatusCache == nil || opts.SyncersReadRuntime,
 		jitter: opts.Jitter, resync: opts.ResyncInterval, backoff: opts.BackOffPeriod, log: opts.Logger,
 	}
 }

@@ -140,6 +140,12 @@ type Options struct {
 	Observer       fsm.Observer          // nil: no trace; receives every transition
 	Logger         *slog.Logger          // nil: no logs
 	Recorder       EventRecorder         // nil: no events; a SyncPanic event when a sync function panics
+	// SyncersReadRuntime: the syncer reads the runtime itself, once per
+	// sync (cri/kuberuntime plans from its own view), so it gets the pod's
+	// identity, not the StatusCache's status it would throw away; the
+	// StatusCache then only says whether a pod in a terminal phase still
+	// runs anything.
+	SyncersReadRuntime bool
 	// Jitter spreads a timer's delay (nil: uniformly over [d, 1.5d), as
 	// the kubelet's requeues). A model checker or a test injects its own.
 	Jitter func(d time.Duration) time.Duration

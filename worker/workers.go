@@ -35,6 +35,9 @@ type PodWorkers struct {
 	clock    clock.WithTicker
 	log      *slog.Logger
 	recorder EventRecorder // nil: no events
+	// statuses is cache unless the syncer reads the runtime itself
+	// (Options.SyncersReadRuntime): the statuses handed to the syncer.
+	statuses StatusCache
 
 	// Guarded by mu:
 	//   - timers holds each pod's armed timer (ArmTimer, StopTimer).
@@ -69,9 +72,12 @@ type PodWorkers struct {
 func New(syncer PodSyncer, opts Options) *PodWorkers {
 	opts = opts.withDefaults()
 	w := &PodWorkers{
-		syncer: syncer, cache: opts.StatusCache, clock: opts.Clock, log: opts.Logger, recorder: opts.Recorder, timers: newTimerQueue(),
+		syncer: syncer, cache: opts.StatusCache, statuses: opts.StatusCache, clock: opts.Clock, log: opts.Logger, recorder: opts.Recorder, timers: newTimerQueue(),
 		waiters: map[WaiterID]chan<- struct{}{}, syncCtxs: map[types.UID]*podContext{},
 		rearm: make(chan struct{}, 1), stopCh: make(chan struct{}), done: make(chan struct{}),
+	}
+	if opts.SyncersReadRuntime {
+		w.statuses = nil
 	}
 	w.idle = sync.NewCond(&w.mu)
 	w.run.cond = sync.NewCond(&w.mu)
@@ -364,13 +370,14 @@ func isClosed(ch <-chan struct{}) bool {
 }
 
 // call makes one sync call, with the pod's runtime status from the status
-// cache (a failed read fails the call without calling the syncer). A panic
+// cache (a failed read fails the call without calling the syncer), unless
+// the syncer reads the runtime itself. A panic
 // in the syncer is a failed sync whose error is a *PanicError (the Core
 // counts it and backs off longer); it is logged and, for a pod with a
 // config, recorded as a Warning event.
 func (w *PodWorkers) call(ctx context.Context, work Work) (isTerminal bool, err error) {
-	if w.cache != nil && work.Func != fsm.InFlightSyncTerminatingRuntimePod {
-		if work.Status, err = w.cache.Get(work.UID); err != nil {
+	if w.statuses != nil && work.Func != fsm.InFlightSyncTerminatingRuntimePod {
+		if work.Status, err = w.statuses.Get(work.UID); err != nil {
 			return false, err
 		}
 	}

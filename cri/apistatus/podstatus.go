@@ -21,7 +21,8 @@ import (
 
 // Waiting says why a container that does not run is not running, as the
 // kubelet reports it (ContainerCreating, CrashLoopBackOff, ErrImagePull...).
-type Waiting struct{ Reason, Message string }
+// A sync returns them as data, one per container it could not run.
+type Waiting struct{ Container, Reason, Message string }
 
 // Input is what a pod's API status is generated from.
 type Input struct {
@@ -33,13 +34,25 @@ type Input struct {
 	PodIP     string
 	// Terminal: the pod will not run again; its phase is final.
 	Terminal bool
-	Waits    map[string]Waiting
+	// Waits are why containers the sync meant to run wait, in the order
+	// the sync met them; a later one for a container wins.
+	Waits []Waiting
 	// RuntimeName prefixes container IDs ("containerd://...").
 	RuntimeName string
 	// Messages reads exited containers' termination messages.
 	Messages podfiles.MessageReader
 	// Probes, when set, decide the running containers' started and ready.
 	Probes *prober.Manager
+}
+
+// waiting is why the named container waits, if the sync said.
+func (in Input) waiting(name string) (Waiting, bool) {
+	for i := len(in.Waits) - 1; i >= 0; i-- {
+		if in.Waits[i].Container == name {
+			return in.Waits[i], true
+		}
+	}
+	return Waiting{}, false
 }
 
 // Generate is the pod's API status from the runtime's view, with the
@@ -162,7 +175,7 @@ func containerStatus(in Input, c *v1.Container, cur, prev *runtimeapi.ContainerS
 		cs.LastTerminationState = containerState(in, c, prev)
 	}
 	if cur == nil {
-		w, ok := in.Waits[c.Name]
+		w, ok := in.waiting(c.Name)
 		if !ok {
 			w = Waiting{Reason: defaultWaitingReason(in.Pod)}
 		}
@@ -181,7 +194,7 @@ func containerStatus(in Input, c *v1.Container, cur, prev *runtimeapi.ContainerS
 	cs.Ready = started
 	cs.StopSignal = statusStopSignal(c, cur)
 	cs.State = containerState(in, c, cur)
-	if w, ok := in.Waits[c.Name]; ok && !in.Terminal {
+	if w, ok := in.waiting(c.Name); ok && !in.Terminal {
 		switch cur.State {
 		case runtimeapi.ContainerState_CONTAINER_EXITED:
 			// An exited container waiting for its restart: the last run is
@@ -212,7 +225,7 @@ func ephemeralStatuses(in Input) []v1.ContainerStatus {
 		// them, knows only the regular and init containers.
 		cs.Ready, cs.Started = false, nil
 		if cur == nil {
-			if _, ok := in.Waits[c.Name]; !ok {
+			if _, ok := in.waiting(c.Name); !ok {
 				cs.State.Waiting.Reason = "ContainerCreating"
 			}
 		}

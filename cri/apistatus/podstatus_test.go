@@ -83,9 +83,10 @@ func TestGenerateStatus(t *testing.T) {
 		crifake.Instance("b0", "s1", "b", 0, crifake.Running, 0, 20),
 		crifake.Instance("a0", "s1", "a", 0, crifake.Exited, 1, 10),
 	)
-	waits := map[string]Waiting{
-		"a": {Reason: "CrashLoopBackOff", Message: "back-off"},
-		"c": {Reason: "ErrImagePull", Message: "no such image"},
+	waits := []Waiting{
+		{Container: "c", Reason: "ContainerCreating"},
+		{Container: "a", Reason: "CrashLoopBackOff", Message: "back-off"},
+		{Container: "c", Reason: "ErrImagePull", Message: "no such image"},
 	}
 
 	st := Generate(Input{Pod: pod, Runtime: rt, SandboxID: "s1", PodIP: "10.0.0.1", Waits: waits, RuntimeName: "rt"})

@@ -60,6 +60,19 @@ func (b *restartBackoff) restart(uid types.UID, name string, exitedAt time.Time)
 	return 0
 }
 
+// wait is how long container name, which exited at exitedAt, must still
+// wait for its restart; unlike restart, it counts nothing: the plan asks,
+// the apply counts.
+func (b *restartBackoff) wait(uid types.UID, name string, exitedAt time.Time) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e := b.entries[uid][name]
+	if e == nil || exitedAt.Sub(e.lastExit) > 2*b.max {
+		return 0
+	}
+	return max(e.delay-b.clock.Since(exitedAt), 0)
+}
+
 // forget drops the pod's back-off state.
 func (b *restartBackoff) forget(uid types.UID) {
 	b.mu.Lock()

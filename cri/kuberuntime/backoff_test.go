@@ -52,6 +52,11 @@ func TestRestartBackoff(t *testing.T) {
 			b := newRestartBackoff(clk, initial, maxDelay)
 			for i, st := range tc.steps {
 				clk.SetTime(epoch.Add(st.now))
+				// The plan's question first: it counts nothing, and
+				// restart then answers the same.
+				if got := b.wait("uid", "c", epoch.Add(st.exitAt)); got != st.want {
+					t.Fatalf("step %d %+v: wait() %s, want %s", i, st, got, st.want)
+				}
 				if got := b.restart("uid", "c", epoch.Add(st.exitAt)); got != st.want {
 					t.Fatalf("step %d %+v: wait %s, want %s", i, st, got, st.want)
 				}

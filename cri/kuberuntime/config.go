@@ -1,9 +1,7 @@
 package kuberuntime
 
 import (
-	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	"github.com/podlife/podlife/cri/dns"
 	"github.com/podlife/podlife/cri/logs"
 	"github.com/podlife/podlife/cri/podfiles"
+	"github.com/podlife/podlife/cri/podplan"
 	"github.com/podlife/podlife/cri/securitycontext"
 )
 
@@ -99,7 +98,7 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 		Labels:    labels,
 		Annotations: map[string]string{
 			cri.RestartCountAnnotation:  strconv.FormatUint(uint64(attempt), 10),
-			cri.ContainerHashAnnotation: containerHash(c),
+			cri.ContainerHashAnnotation: podplan.ContainerHash(c),
 			cri.GracePeriodAnnotation:   strconv.FormatInt(podGracePeriod(pod), 10),
 		},
 		Linux: &runtimeapi.LinuxContainerConfig{
@@ -136,20 +135,6 @@ func ensureDir(dir string) error {
 		return fmt.Errorf("pod log directory: %w", err)
 	}
 	return nil
-}
-
-// containerHash identifies the container's spec, resources aside (the
-// kubelet resizes those in place rather than restart for them).
-func containerHash(c *v1.Container) string {
-	spec := *c
-	spec.Resources = v1.ResourceRequirements{}
-	data, err := json.Marshal(&spec)
-	if err != nil {
-		panic(fmt.Sprintf("a v1.Container always marshals: %v", err))
-	}
-	h := fnv.New64a()
-	h.Write(data)
-	return strconv.FormatUint(h.Sum64(), 16)
 }
 
 // setDNS gives a new sandbox the pod's DNS configuration (the kubelet's

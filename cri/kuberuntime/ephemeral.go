@@ -1,7 +1,6 @@
 package kuberuntime
 
 import (
-	"context"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
@@ -12,11 +11,11 @@ import (
 // them (kuberuntime's computePodActions, EphemeralContainersToStart): the
 // ephemeralcontainers subresource adds one to a running pod's spec, the
 // update reaches SyncPod, and the sync starts each one that has no
-// instance yet in the pod's sandbox, before the init containers (so that
-// a pod whose init container fails can be debugged). An ephemeral
-// container runs once: it is never restarted, whatever its exit and the
-// pod's restart policy, nor started again in a new sandbox; it stops with
-// the pod. Validation refuses probes, ports, resources and lifecycle
+// instance yet in the pod's sandbox (podplan plans which), before the
+// init containers (so that a pod whose init container fails can be
+// debugged). An ephemeral container runs once: it is never restarted,
+// whatever its exit and the pod's restart policy, nor started again in a
+// new sandbox; it stops with the pod. Validation refuses probes, ports, resources and lifecycle
 // hooks on it; targetContainerName puts it in that container's PID
 // namespace (CRI NamespaceOption Pid TARGET).
 
@@ -29,29 +28,6 @@ func ephemeralContainer(pod *v1.Pod, name string) (*v1.Container, *v1.EphemeralC
 		}
 	}
 	return nil, nil
-}
-
-// startEphemeral creates and starts the ephemeral containers that have no
-// instance in any of the pod's sandboxes. A new sandbox (newSandbox) gets
-// none: they belonged to the sandbox they were added to, as in the kubelet.
-func (s *Syncer) startEphemeral(ctx context.Context, ps *podSync, newSandbox bool) []error {
-	if newSandbox {
-		return nil
-	}
-	var errs []error
-	for i := range ps.pod.Spec.EphemeralContainers {
-		c := (*v1.Container)(&ps.pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
-		if cur, _ := ps.rt.Latest("", c.Name); cur != nil {
-			continue // it ran, or runs: never again
-		}
-		if err := s.runContainer(ctx, ps, c, nil, false); err != nil {
-			errs = append(errs, err)
-		}
-		if ctx.Err() != nil {
-			return errs
-		}
-	}
-	return errs
 }
 
 // targetNamespace puts ephemeral container c in the PID namespace of its

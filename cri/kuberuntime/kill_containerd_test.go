@@ -33,9 +33,35 @@ import (
 const ctrdTimeout = 60 * time.Second
 
 // ctrdTrap is a shell that runs onTerm on SIGTERM, at the latest when its
-// current 0.2 s sleep ends.
+// current 0.2 s sleep ends. It touches /tmp/trapped once the trap is set:
+// until then, as PID 1, it ignores SIGTERM (see trapped).
 func ctrdTrap(onTerm string) []string {
-	return []string{"sh", "-c", `trap '` + onTerm + `' TERM; while true; do sleep 0.2; done`}
+	return []string{"sh", "-c", `trap '` + onTerm + `' TERM; touch /tmp/trapped; while true; do sleep 0.2; done`}
+}
+
+// trapped waits until every running container of the pod (each a
+// ctrdTrap) set its trap: a termination right after the start would
+// otherwise find a shell that ignores SIGTERM, and kill it at the end of
+// the grace period.
+func (e *ctrdSyncer) trapped(pod *v1.Pod) {
+	e.t.Helper()
+	p, err := readPod(e.t.Context(), e.rt, pod.UID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	deadline := time.Now().Add(ctrdTimeout)
+	for _, id := range p.RunningIDs() {
+		for {
+			_, _, err := e.rt.ExecSync(e.t.Context(), id, []string{"test", "-f", "/tmp/trapped"}, 10*time.Second)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				e.t.Fatalf("container %s set no trap after %v: %v", id, ctrdTimeout, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 }
 
 // ctrdSyncer is a syncer on the runtime.
@@ -139,6 +165,7 @@ func TestContainerdPreStopExecBeforeStop(t *testing.T) {
 	c.Lifecycle = preStopExec("sh", "-c", "echo drained > /tmp/drained")
 	pod := e.pod("prestop-exec", 30, c)
 	e.run(pod)
+	e.trapped(pod)
 	e.terminate(pod, nil)
 	if st := e.exited(pod)["app"]; st.ExitCode != 0 {
 		t.Errorf("app exited %d (%s), want 0: its TERM handler did not find the file the preStop hook wrote", st.ExitCode, st.Reason)
@@ -153,6 +180,7 @@ func TestContainerdPreStopSleepThenStop(t *testing.T) {
 	c.Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Sleep: &v1.SleepAction{Seconds: 2}}}
 	pod := e.pod("prestop-sleep", 30, c)
 	e.run(pod)
+	e.trapped(pod)
 	start := time.Now()
 	e.terminate(pod, nil)
 	st := e.exited(pod)["app"]
@@ -201,6 +229,7 @@ func TestContainerdSidecarsStopInReverseOrder(t *testing.T) {
 		pod.Spec.InitContainers = append(pod.Spec.InitContainers, s)
 	}
 	e.run(pod)
+	e.trapped(pod)
 	e.terminate(pod, nil)
 	cs := e.exited(pod)
 	m, s2, s1 := finishedAt(cs["main"]), finishedAt(cs["second"]), finishedAt(cs["first"])

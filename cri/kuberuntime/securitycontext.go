@@ -120,19 +120,15 @@ func containerPath(pod *v1.Pod, c *v1.Container) string {
 // waits in CreateContainerConfigError, with a Failed event, and nothing of
 // the pod is created. The sync fails, and its retries find the pod
 // refused again: the API does not let these fields change.
-func (s *Syncer) refusePod(pod *v1.Pod, p *cri.PodRuntime, sb *runtimeapi.PodSandbox, reason error) error {
+func (s *Syncer) refusePod(pod *v1.Pod, p *cri.PodRuntime, sbID string, reason error) error {
 	err := fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, reason)
-	waits := map[string]apistatus.Waiting{}
+	var waits []apistatus.Waiting
 	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range cs {
-			waits[cs[i].Name] = apistatus.Waiting{Reason: "CreateContainerConfigError", Message: err.Error()}
+			waits = append(waits, apistatus.Waiting{Container: cs[i].Name, Reason: "CreateContainerConfigError", Message: err.Error()})
 		}
 	}
 	s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
-	sbID := ""
-	if sb != nil {
-		sbID = sb.Id
-	}
 	s.setStatus(pod, p, sbID, false, waits)
 	return err
 }

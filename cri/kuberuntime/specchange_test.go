@@ -66,3 +66,29 @@ func TestSyncPodReplacesChangedContainer(t *testing.T) {
 		})
 	}
 }
+
+// A running sidecar whose image an update changed is replaced, as the
+// kubelet does (issue 29: podlife left it running the old image); the
+// regular container is left alone.
+func TestSyncPodReplacesSidecarWhoseImageChanged(t *testing.T) {
+	h := newHarness(t, Options{}, "img", "img2")
+	pod := crifake.WithInits(crifake.MakePod("web", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"}), crifake.Init{Name: "sc", Sidecar: true})
+	h.mustSync(pod)
+	h.mustSync(pod)
+	app, first, second := "web_ns_uid-web_0_app_0", "web_ns_uid-web_0_sc_0", "web_ns_uid-web_0_sc_1"
+	if h.containerState(app) != runtimeapi.ContainerState_CONTAINER_RUNNING || h.containerState(first) != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		t.Fatalf("app %s, sidecar %s: want both running", h.containerState(app), h.containerState(first))
+	}
+	updated := pod.DeepCopy()
+	updated.Spec.InitContainers[0].Image = "img2"
+	h.mustSync(updated)
+	if h.containerState(first) != runtimeapi.ContainerState_CONTAINER_EXITED || h.containerState(second) != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		t.Fatalf("first %s, second %s: want the old sidecar stopped and a new one running", h.containerState(first), h.containerState(second))
+	}
+	if got := h.container(second).GetImage().GetImage(); got != "img2" {
+		t.Errorf("new sidecar runs image %s, want img2", got)
+	}
+	if h.containerState(app) != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		t.Error("the regular container was touched")
+	}
+}

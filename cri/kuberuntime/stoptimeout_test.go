@@ -17,7 +17,7 @@ import (
 
 // embeddedClients starts an embedded runtime for the test and connects the
 // CRI client to it.
-func embeddedClients(t *testing.T) (*embedded.Runtime, cri.Runtime, cri.Images) {
+func embeddedClients(t testing.TB) (*embedded.Runtime, cri.Runtime, cri.Images) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "pl") // short: a unix socket path
 	if err != nil {

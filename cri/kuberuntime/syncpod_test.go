@@ -850,16 +850,15 @@ func TestSyncPodSandboxStatusError(t *testing.T) {
 }
 
 // readPod's errors fail SyncPod before anything is created, and so do the
-// errors of the read after the containers were started.
+// errors of the read after the containers were started, for the status.
 func TestSyncPodReadErrors(t *testing.T) {
 	for _, tc := range []struct {
 		method string
 		skip   int // calls of method that succeed first
 	}{
 		{"ContainerStatus", 0},
-		{"ListPodSandbox", 1}, // the re-read after the new sandbox
-		{"ListPodSandbox", 2}, // the last read, for the status
-		{"ListContainers", 2},
+		{"ListPodSandbox", 1}, // the read for the status, after the new sandbox
+		{"ListContainers", 1},
 	} {
 		h := newHarness(t, Options{}, "img")
 		pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})
@@ -878,5 +877,25 @@ func TestSyncPodReadErrors(t *testing.T) {
 			t.Errorf("%s #%d: a status was written from a failed read", tc.method, tc.skip)
 		}
 		h.mustSync(pod)
+	}
+}
+
+// A sync plans from one view of the runtime: one that changes nothing
+// reads it once, and one that acts reads it once more, for the status.
+func TestSyncPodReadsTheRuntimeOnce(t *testing.T) {
+	h := newHarness(t, Options{}, "img")
+	pod := crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}, crifake.Ctr{Name: "b"})
+	for _, want := range []struct {
+		what  string
+		reads int
+	}{{"the first sync", 2}, {"a sync with nothing to do", 1}} {
+		sandboxes, containers := h.calls("ListPodSandbox"), h.calls("ListContainers")
+		h.mustSync(pod)
+		if n, m := h.calls("ListPodSandbox")-sandboxes, h.calls("ListContainers")-containers; n != want.reads || m != want.reads {
+			t.Errorf("%s listed sandboxes %d times and containers %d times, want %d", want.what, n, m, want.reads)
+		}
+	}
+	if st := h.statuses.last(t, pod.UID); st.Phase != v1.PodRunning {
+		t.Errorf("phase %s", st.Phase)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/podplan"
 	"github.com/podlife/podlife/cri/prober"
 )
 
@@ -43,13 +44,6 @@ func (s *Syncer) started(c *v1.Container, cur *runtimeapi.ContainerStatus) bool 
 	return ok && r == prober.Success
 }
 
-// unhealthy reports whether a startup or liveness probe's recorded failure
-// condemns the running container id.
-func (s *Syncer) unhealthy(id string) bool {
-	_, ok := s.failedKind(id)
-	return ok
-}
-
 // failedKind is the kind of the probe whose recorded failure condemns the
 // running container id, if one did.
 func (s *Syncer) failedKind(id string) (prober.Kind, bool) {
@@ -71,11 +65,10 @@ func (s *Syncer) failedKind(id string) (prober.Kind, bool) {
 // unless the restart policy is Never. Nothing is killed once termination
 // was requested (ctx cancelled): the termination stops the container
 // anyway.
-func (s *Syncer) killUnhealthy(ctx context.Context, ps *podSync, c *v1.Container, cur *runtimeapi.ContainerStatus) error {
+func (s *Syncer) killUnhealthy(ctx context.Context, ps *podSync, c *v1.Container, cur *runtimeapi.ContainerStatus, k prober.Kind) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	k, _ := s.failedKind(cur.Id)
 	grace := podGracePeriod(ps.pod)
 	p := c.LivenessProbe
 	if k == prober.Startup {
@@ -85,7 +78,7 @@ func (s *Syncer) killUnhealthy(ctx context.Context, ps *podSync, c *v1.Container
 		grace = *p.TerminationGracePeriodSeconds
 	}
 	msg := fmt.Sprintf("Container %s failed %s probe", c.Name, strings.ToLower(k.String()))
-	if restartsUnhealthy(ps.pod, c) {
+	if podplan.RestartsUnhealthy(ps.pod, c) {
 		msg += ", will be restarted"
 	}
 	err := s.killContainer(ctx, kill{pod: ps.pod, spec: c, status: cur, sbID: ps.sbID, grace: grace, event: msg})
@@ -93,29 +86,4 @@ func (s *Syncer) killUnhealthy(ctx context.Context, ps *podSync, c *v1.Container
 		return fmt.Errorf("kill unhealthy container: %w", err)
 	}
 	return err
-}
-
-// restartsUnhealthy reports whether container c is restarted after a kill
-// for a failed probe: a sidecar always, another container unless its own
-// restartPolicy, else the pod's, is Never (the kill's exit code is not 0;
-// the rules are not asked, as in the kubelet).
-func restartsUnhealthy(pod *v1.Pod, c *v1.Container) bool {
-	return cri.IsSidecar(c) || cri.RestartsAfterKill(&pod.Spec, c)
-}
-
-// unhealthySidecars are the pod's running sidecars whose startup or
-// liveness probe failed: the sync kills and restarts them, as it restarts
-// the sidecars that exited.
-func (s *Syncer) unhealthySidecars(ps *podSync) []*v1.Container {
-	var out []*v1.Container
-	for i := range ps.pod.Spec.InitContainers {
-		c := &ps.pod.Spec.InitContainers[i]
-		if !cri.IsSidecar(c) {
-			continue
-		}
-		if cur, _ := ps.rt.Latest(ps.sbID, c.Name); cur != nil && cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING && s.unhealthy(cur.Id) {
-			out = append(out, c)
-		}
-	}
-	return out
 }

@@ -7,7 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/volume"
@@ -27,12 +26,8 @@ func (s *Syncer) volumes(ctx context.Context, pod *v1.Pod) (map[string]volume.Vo
 // does: a FailedMount event, and the pod's status as it is, its containers
 // not yet created waiting as ContainerCreating. The sync fails and is
 // retried; nothing of the pod is started meanwhile.
-func (s *Syncer) failedMount(pod *v1.Pod, p *cri.PodRuntime, sb *runtimeapi.PodSandbox, err error) {
+func (s *Syncer) failedMount(pod *v1.Pod, p *cri.PodRuntime, sbID string, err error) {
 	s.opts.Events.Eventf(pod, v1.EventTypeWarning, "FailedMount", "MountVolume.SetUp failed: %v", err)
-	sbID := ""
-	if sb != nil {
-		sbID = sb.Id
-	}
 	s.setStatus(pod, p, sbID, false, nil)
 }
 

@@ -1,8 +1,10 @@
 // Package podcache is the runtime's view of podlife's pods as of its last
 // poll (kubelet: pkg/kubelet/container's cache, filled by the PLEG's
-// relist): the pod workers' worker.StatusCache, and the lists of the pods
+// relist): the pod workers' worker.StatusCache, the lists of the pods
 // that run and of those that only hold stopped sandboxes and exited
-// containers, by which the agent finds the pods only the runtime knows.
+// containers, by which the agent finds the pods only the runtime knows,
+// and the pods whose sandboxes or containers changed state (kubelet:
+// pkg/kubelet/pleg's relist), which the agent syncs.
 package podcache
 
 import (
@@ -12,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,11 +52,16 @@ type Cache struct {
 
 	mu   sync.Mutex
 	snap *cacheSnapshot // nil until the first successful poll; never mutated
+
+	changedMu sync.Mutex
+	// seen are the states of the pods the last Changed asked about.
+	seen map[types.UID]string
 }
 
 // cacheSnapshot is the result of one poll.
 type cacheSnapshot struct {
 	pods    map[types.UID]*worker.PodStatus
+	states  map[types.UID]string // fingerprint of each pod
 	running []*worker.RunningPod // sorted by UID
 	dead    []types.UID          // the other pods, sorted
 }
@@ -207,10 +215,11 @@ func (c *Cache) Refresh(ctx context.Context) error {
 		}
 	}
 
-	snap := &cacheSnapshot{pods: make(map[types.UID]*worker.PodStatus, len(pods))}
+	snap := &cacheSnapshot{pods: make(map[types.UID]*worker.PodStatus, len(pods)), states: make(map[types.UID]string, len(pods))}
 	for uid, p := range pods {
 		p.sort()
 		snap.pods[uid] = p.status()
+		snap.states[uid] = fingerprint(snap.pods[uid])
 		if p.running() {
 			snap.running = append(snap.running, p.runningPod())
 		} else {
@@ -342,4 +351,44 @@ func cloneAll[M proto.Message](ms []M) []M {
 		out[i] = proto.Clone(m).(M)
 	}
 	return out
+}
+
+// Changed lists, of the pods uids, those whose sandboxes or containers
+// changed state since the previous call, and those it did not ask about
+// (kubelet: the PLEG's relist, which compares each poll with the one
+// before): the agent syncs them, so that a container that exits is
+// noticed at the next poll, not at the next periodic resync. It forgets
+// the pods not in uids. Before the first poll it lists none, and forgets
+// them all.
+func (c *Cache) Changed(uids []types.UID) []types.UID {
+	snap := c.snapshot()
+	c.changedMu.Lock()
+	defer c.changedMu.Unlock()
+	seen := make(map[types.UID]string, len(uids))
+	var out []types.UID
+	if snap != nil {
+		for _, uid := range uids {
+			st := snap.states[uid]
+			seen[uid] = st
+			if old, ok := c.seen[uid]; !ok || old != st {
+				out = append(out, uid)
+			}
+		}
+	}
+	c.seen = seen
+	return out
+}
+
+// fingerprint is the pod's sandboxes and containers with their states.
+func fingerprint(st *worker.PodStatus) string {
+	var b strings.Builder
+	for _, sb := range st.SandboxStatuses {
+		b.WriteString(sb.GetId())
+		b.WriteString(sb.GetState().String())
+	}
+	for _, c := range st.ContainerStatuses {
+		b.WriteString(c.GetId())
+		b.WriteString(c.GetState().String())
+	}
+	return b.String()
 }

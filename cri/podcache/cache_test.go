@@ -360,3 +360,48 @@ func TestCacheRun(t *testing.T) {
 		t.Fatal("Run did not return when its context ended")
 	}
 }
+
+// Changed is the PLEG's relist: the pods asked about whose sandboxes or
+// containers changed state since the previous call, however many polls
+// came between, and those it was not asked about before.
+func TestCacheChanged(t *testing.T) {
+	f := newCacheFixture(t)
+	var sb, ctr string
+	for i, step := range []struct {
+		what    string
+		change  func()
+		refresh int // polls before asking
+		ask     []types.UID
+		want    []types.UID
+	}{
+		{what: "before the first poll, nothing", ask: []types.UID{"a"}},
+		{what: "the first poll: every pod asked about is new", change: func() {
+			sb = f.sandbox("a", 0, 1, true)
+			ctr = f.container(sb, "a", "c", 0, 2, runtimeapi.ContainerState_CONTAINER_RUNNING, 0)
+		}, refresh: 1, ask: []types.UID{"a", "b"}, want: []types.UID{"a", "b"}},
+		{what: "nothing changed", refresh: 1, ask: []types.UID{"a", "b"}},
+		{what: "a change the cache did not poll yet", change: func() {
+			f.rt.Lock()
+			f.rt.Containers[ctr].State = runtimeapi.ContainerState_CONTAINER_EXITED
+			f.rt.Unlock()
+		}, ask: []types.UID{"a", "b"}},
+		{what: "polled", refresh: 1, ask: []types.UID{"a", "b"}, want: []types.UID{"a"}},
+		{what: "two polls since (housekeeping's) do not hide a change", change: func() {
+			f.container(sb, "a", "c", 1, 3, runtimeapi.ContainerState_CONTAINER_RUNNING, 0)
+		}, refresh: 2, ask: []types.UID{"a", "b"}, want: []types.UID{"a"}},
+		{what: "a pod not asked about is forgotten", refresh: 1, ask: []types.UID{"a"}},
+		{what: "and new when asked about again", ask: []types.UID{"a", "b"}, want: []types.UID{"b"}},
+	} {
+		if step.change != nil {
+			step.change()
+		}
+		for range step.refresh {
+			f.refresh()
+		}
+		got := f.c.Changed(step.ask)
+		slices.Sort(got)
+		if !slices.Equal(got, step.want) {
+			t.Fatalf("step %d (%s): changed %v, want %v", i, step.what, got, step.want)
+		}
+	}
+}

@@ -156,6 +156,11 @@ var jobEdges = map[string][]string{
 	// A downwardAPI volume holds the downward API's values; every volume
 	// is mounted through the mount layer.
 	"cri/volume": {"cri/envvars", "cri/mount"},
+	// The sync plan reads the facts the status is generated from (a
+	// finished pod, a regular container started in the sandbox), so that
+	// the two agree, and hands back why a container waits as a status
+	// Waiting; prober names the kind of the probe that failed.
+	"cri/podplan": {"cri/apistatus", "cri/prober"},
 }
 
 // A job package (every package under cri/ but the root, kuberuntime, the

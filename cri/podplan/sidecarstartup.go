@@ -1,4 +1,4 @@
-package kuberuntime
+package podplan
 
 import (
 	v1 "k8s.io/api/core/v1"
@@ -17,16 +17,16 @@ import (
 // when the startup probe succeeds (a changed probe result), so the next
 // container starts at once.
 
-// startedFunc reports whether running container c, instance cur, counts
+// Started reports whether running container c, instance cur, counts
 // as started: its startup probe, if it has one, succeeded.
-type startedFunc func(c *v1.Container, cur *runtimeapi.ContainerStatus) bool
+type Started func(c *v1.Container, cur *runtimeapi.ContainerStatus) bool
 
 // holdForStartup is plan with the container after the init container
 // whose turn it is held back while that one is a running sidecar not
 // started yet: the next init container is not started, and the pod is not
 // initialized. A pod whose regular containers ran in the sandbox was
 // initialized there: a sidecar restarted later holds nothing back.
-func holdForStartup(pod *v1.Pod, p *cri.PodRuntime, sbID string, plan initPlan, started startedFunc) initPlan {
+func holdForStartup(pod *v1.Pod, p *cri.PodRuntime, sbID string, plan initPlan, started Started) initPlan {
 	inits := pod.Spec.InitContainers
 	if len(inits) == 0 || apistatus.RegularStarted(pod, p, sbID) {
 		return plan

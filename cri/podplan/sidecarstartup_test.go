@@ -1,4 +1,4 @@
-package kuberuntime
+package podplan
 
 import (
 	"slices"

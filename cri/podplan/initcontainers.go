@@ -1,4 +1,4 @@
-package kuberuntime
+package podplan
 
 import (
 	v1 "k8s.io/api/core/v1"
