@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
 
 	"github.com/podlife/podlife/agent/server"
@@ -42,6 +43,13 @@ type Config struct {
 	// IdleTimeout closes a keep-alive connection with no request for
 	// that long; 0: server.DefaultIdleTimeout, the kubelet's.
 	IdleTimeout time.Duration
+	// MaxOpenConnections caps the open connections (conns.go); 0:
+	// DefaultMaxOpenConnections.
+	MaxOpenConnections int
+	// UnauthenticatedTimeout closes a connection none of whose requests
+	// authenticated once it was idle that long; 0:
+	// DefaultUnauthenticatedTimeout.
+	UnauthenticatedTimeout time.Duration
 }
 
 // Server is the kubelet API, listening; nothing is served until Start.
@@ -56,6 +64,11 @@ type Server struct {
 	http    *http.Server
 	serving sync.WaitGroup
 	stop    context.CancelFunc
+
+	// authFailures counts the requests refused for their credentials,
+	// whose log lines failureLog thins out.
+	authFailures *prometheus.CounterVec
+	failureLog   *sometimes
 }
 
 // Listen prepares the serving certificate and opens the listener.
@@ -68,9 +81,11 @@ func Listen(host Host, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("kubelet API: %w", err)
 	}
 	address := net.JoinHostPort(cfg.Address, strconv.Itoa(cfg.Port))
-	if s.listener, err = net.Listen("tcp", address); err != nil {
+	listener, err := net.Listen("tcp", address)
+	if err != nil {
 		return nil, fmt.Errorf("kubelet API: listen on %s (--address, --port): %w", address, err)
 	}
+	s.listener = limitListener(listener, s.cfg.MaxOpenConnections, s.cfg.UnauthenticatedTimeout)
 	return s, nil
 }
 
@@ -85,6 +100,26 @@ func newServer(host Host, cfg Config) (*Server, error) {
 	}
 	if s.cfg.Clock == nil {
 		s.cfg.Clock = clock.RealClock{}
+	}
+	if s.cfg.MaxOpenConnections <= 0 {
+		s.cfg.MaxOpenConnections = DefaultMaxOpenConnections
+	}
+	if s.cfg.UnauthenticatedTimeout <= 0 {
+		s.cfg.UnauthenticatedTimeout = DefaultUnauthenticatedTimeout
+	}
+	s.failureLog = newSometimes(failureLogBurst, failureLogEvery)
+	s.authFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "podlife", Subsystem: "kubelet_api", Name: "authentication_failures_total",
+		Help: "Requests to the kubelet API refused before authorization, by reason: unauthorized (no or wrong credentials), too_many_reviews (refused at once, 429), error (the review failed).",
+	}, []string{"reason"})
+	if reg := host.Registry(); reg != nil {
+		if err := reg.Register(s.authFailures); err != nil {
+			var already prometheus.AlreadyRegisteredError
+			if !errors.As(err, &already) {
+				return nil, fmt.Errorf("kubelet API: %w", err)
+			}
+			s.authFailures = already.ExistingCollector.(*prometheus.CounterVec)
+		}
 	}
 	return s, nil
 }
@@ -107,6 +142,7 @@ func (s *Server) Start() {
 	// Follows and streams end as the server shuts down, which would
 	// otherwise wait for them.
 	s.http.BaseContext = func(net.Listener) context.Context { return ctx }
+	s.http.ConnContext = withConn
 	s.http.RegisterOnShutdown(stop)
 	s.serving.Go(func() {
 		if err := s.http.ServeTLS(s.listener, "", ""); !errors.Is(err, http.ErrServerClosed) {
