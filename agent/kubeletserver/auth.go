@@ -1,6 +1,7 @@
 package kubeletserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -47,6 +48,10 @@ type AuthConfig struct {
 	// Client asks the API server's TokenReview and SubjectAccessReview;
 	// nil standalone: no bearer tokens, and Webhook is refused.
 	Client kubernetes.Interface
+
+	// reviewTimeout bounds each TokenReview; 0: tokenReviewTimeout (a
+	// test's seam).
+	reviewTimeout time.Duration
 }
 
 // The kubelet's defaults for its authorization webhook's cache (the token
@@ -110,7 +115,7 @@ func BuildAuth(c AuthConfig) (*Auth, error) {
 		a.run = func(ctx context.Context) { ca.Run(ctx, 1) }
 	}
 	if c.Client != nil {
-		tokens, err := newTokenReviews(c.Client.AuthenticationV1())
+		tokens, err := newTokenReviews(c.Client.AuthenticationV1(), cmp.Or(c.reviewTimeout, tokenReviewTimeout))
 		if err != nil {
 			return nil, fmt.Errorf("kubelet API authentication: %w", err)
 		}
@@ -257,8 +262,8 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, ErrTooManyReviews):
 		reason, code = "too_many_reviews", http.StatusTooManyRequests
-	case err != nil && !errors.Is(err, context.Canceled):
-		reason = "error"
+	case errors.Is(err, context.Canceled):
+		reason = "canceled"
 	}
 	s.authFailures.WithLabelValues(reason).Inc()
 	if left, ok := s.failureLog.allow(); ok {

@@ -110,7 +110,7 @@ func newServer(host Host, cfg Config) (*Server, error) {
 	s.failureLog = newSometimes(failureLogBurst, failureLogEvery)
 	s.authFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "podlife", Subsystem: "kubelet_api", Name: "authentication_failures_total",
-		Help: "Requests to the kubelet API refused before authorization, by reason: unauthorized (no or wrong credentials), too_many_reviews (refused at once, 429), error (the review failed).",
+		Help: "Requests to the kubelet API refused before authorization, by reason: unauthorized (no or wrong credentials, or the review failed), too_many_reviews (refused at once, 429), canceled (the client left during the review).",
 	}, []string{"reason"})
 	if reg := host.Registry(); reg != nil {
 		if err := reg.Register(s.authFailures); err != nil {

@@ -39,9 +39,8 @@ const (
 	// maxReviews bounds the TokenReviews in flight: the legitimate
 	// clients' tokens (metrics-server's, Prometheus') are few and cached.
 	maxReviews = 8
-	// tokenReviewTimeout bounds one TokenReview, as the apiserver's
-	// delegated authentication's default (--authentication-token-webhook
-	// -timeout... of the aggregated servers: 10 s).
+	// tokenReviewTimeout bounds one TokenReview: k8s.io/apiserver's
+	// delegated authentication's TokenRequestTimeout default.
 	tokenReviewTimeout = 10 * time.Second
 )
 
@@ -64,11 +63,12 @@ type cachedAnswer struct {
 	ok   bool
 }
 
-// newTokenReviews asks client's TokenReview API, retrying as backoff says
-// within the request's lifetime.
-func newTokenReviews(client authenticationclient.AuthenticationV1Interface) (*tokenReviews, error) {
+// newTokenReviews asks client's TokenReview API, each review bounded by
+// timeout and retried as webhookBackoff says within the request's
+// lifetime.
+func newTokenReviews(client authenticationclient.AuthenticationV1Interface, timeout time.Duration) (*tokenReviews, error) {
 	authenticatorfactory.RegisterMetrics()
-	review, err := webhooktoken.NewFromInterface(client, nil, *webhookBackoff(), tokenReviewTimeout, webhooktoken.AuthenticatorMetrics{
+	review, err := webhooktoken.NewFromInterface(client, nil, *webhookBackoff(), timeout, webhooktoken.AuthenticatorMetrics{
 		RecordRequestTotal:   authenticatorfactory.RecordRequestTotal,
 		RecordRequestLatency: authenticatorfactory.RecordRequestLatency,
 	})
