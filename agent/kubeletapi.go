@@ -73,7 +73,7 @@ func (a *Agent) listenKubeletAPI(opts Options) error {
 	}
 	a.kubeletAPI, err = kubeletserver.Listen(kubeletHost{a}, kubeletserver.Config{
 		Address: cfg.BindAddress, Port: cfg.Port, NodeName: cfg.NodeName, TLS: tlsCfg, Auth: auth,
-		Stats: statsProvider, Logger: a.log, Clock: a.clock,
+		Stats: statsProvider, Logger: a.log, Clock: a.clock, MaxOpenConnections: cfg.MaxOpenConnections,
 	})
 	return err
 }
