@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/cache"
@@ -57,11 +58,18 @@ type tokenReviews struct {
 	slots             chan struct{}
 }
 
-// cachedAnswer is a review's answer.
+// cachedAnswer is a review's answer: the user, or the refusal's reason
+// (nil: none given).
 type cachedAnswer struct {
-	resp *authenticator.Response
-	ok   bool
+	resp    *authenticator.Response
+	refusal error
 }
+
+// answeredKey marks a review's context with whether the API server
+// answered it: the webhook returns a refusal with a reason (as the API
+// server gives for an unknown token, "invalid bearer token") as an error,
+// which only this tells from a failure to ask.
+type answeredKey struct{}
 
 // newTokenReviews asks client's TokenReview API, each review bounded by
 // timeout and retried as webhookBackoff says within the request's
@@ -69,7 +77,12 @@ type cachedAnswer struct {
 func newTokenReviews(client authenticationclient.AuthenticationV1Interface, timeout time.Duration) (*tokenReviews, error) {
 	authenticatorfactory.RegisterMetrics()
 	review, err := webhooktoken.NewFromInterface(client, nil, *webhookBackoff(), timeout, webhooktoken.AuthenticatorMetrics{
-		RecordRequestTotal:   authenticatorfactory.RecordRequestTotal,
+		RecordRequestTotal: func(ctx context.Context, code string) {
+			authenticatorfactory.RecordRequestTotal(ctx, code)
+			if answered, ok := ctx.Value(answeredKey{}).(*atomic.Bool); ok && (code == "200" || code == "201") {
+				answered.Store(true)
+			}
+		},
 		RecordRequestLatency: authenticatorfactory.RecordRequestLatency,
 	})
 	if err != nil {
@@ -101,11 +114,10 @@ func (c *tokenReviews) key(token string) string {
 func (c *tokenReviews) AuthenticateToken(ctx context.Context, token string) (*authenticator.Response, bool, error) {
 	key := c.key(token)
 	if v, ok := c.accepted.Get(key); ok {
-		a := v.(cachedAnswer)
-		return a.resp, true, nil
+		return v.(cachedAnswer).resp, true, nil
 	}
-	if _, ok := c.refused.Get(key); ok {
-		return nil, false, nil
+	if v, ok := c.refused.Get(key); ok {
+		return nil, false, v.(cachedAnswer).refusal
 	}
 	select {
 	case c.slots <- struct{}{}:
@@ -113,14 +125,13 @@ func (c *tokenReviews) AuthenticateToken(ctx context.Context, token string) (*au
 		return nil, false, ErrTooManyReviews
 	}
 	defer func() { <-c.slots }()
-	resp, ok, err := c.review.AuthenticateToken(ctx, token)
+	answered := new(atomic.Bool)
+	resp, ok, err := c.review.AuthenticateToken(context.WithValue(ctx, answeredKey{}, answered), token)
 	switch {
-	case err != nil:
-		return nil, false, err
 	case ok:
-		c.accepted.Add(key, cachedAnswer{resp: resp, ok: true}, tokenCacheTTL)
-	default:
-		c.refused.Add(key, cachedAnswer{}, refusedTokenCacheTTL)
+		c.accepted.Add(key, cachedAnswer{resp: resp}, tokenCacheTTL)
+	case answered.Load():
+		c.refused.Add(key, cachedAnswer{refusal: err}, refusedTokenCacheTTL)
 	}
-	return resp, ok, nil
+	return resp, ok, err
 }

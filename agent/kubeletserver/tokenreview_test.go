@@ -25,7 +25,7 @@ import (
 
 // fakeTokenReviews is an API server's TokenReview endpoint: the token
 // "good" is alice's, a token "hang-..." is reviewed until the review's
-// request ends, any other is refused. It counts the reviews by token and
+// request ends, any other is refused with the API server's reason. It counts the reviews by token and
 // the hung ones that ended.
 type fakeTokenReviews struct {
 	mu      sync.Mutex
@@ -50,9 +50,10 @@ func (f *fakeTokenReviews) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.ended <- token
 		return
 	}
-	review.Status = authenticationv1.TokenReviewStatus{Authenticated: token == "good"}
+	// A refusal says why, as the API server's does.
+	review.Status = authenticationv1.TokenReviewStatus{Authenticated: false, Error: "[invalid bearer token, service account token has been invalidated]"}
 	if token == "good" {
-		review.Status.User = authenticationv1.UserInfo{Username: "alice"}
+		review.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: "alice"}}
 	}
 	review.APIVersion, review.Kind = "authentication.k8s.io/v1", "TokenReview"
 	w.Header().Set("Content-Type", "application/json")
