@@ -32,7 +32,7 @@ func (l lane) acquire(ctx context.Context) (release func(), err error) {
 // calls still run, and only the keys at or over their share wait. The
 // runtime sees at most node slots plus, beyond them, the fair shares of
 // the keys under theirs (together at most the node's slots, or one a key
-// past that many keys). A nil sharedLane has no limit.
+// past that many keys).
 type sharedLane struct {
 	perKey, node int // < 1: no limit
 
