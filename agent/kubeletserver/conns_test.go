@@ -137,3 +137,32 @@ func TestOpenConnectionsAreCapped(t *testing.T) {
 		t.Error("the third connection was not served once one of the two closed")
 	}
 }
+
+// Connections that fail their TLS handshake (garbage, or nothing before
+// the unauthenticated timeout) log a burst of lines, then one every
+// failureLogEvery, through the server's log rather than net/http's.
+func TestFailedHandshakesAreLoggedThinly(t *testing.T) {
+	var logs lockedBuffer
+	s := listenWithReviews(t, &fakeTokenReviews{reviews: map[string]int{}}, &logs)
+	const conns = 30
+	start := time.Now()
+	for range conns {
+		c, err := net.Dial("tcp", s.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Write([]byte("GET / HTTP/1.0\r\n\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		// The server answers a plain HTTP request on its TLS port and closes.
+		if err := c.SetReadDeadline(time.Now().Add(20 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, c)
+		_ = c.Close()
+	}
+	bound := failureLogBurst + 1 + int(time.Since(start)/failureLogEvery)
+	if n := logs.lines("TLS handshake error"); n == 0 || n > bound {
+		t.Errorf("%d log lines for %d failed handshakes, want 1 to %d:\n%s", n, conns, bound, logs.buf.String())
+	}
+}

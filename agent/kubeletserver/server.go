@@ -5,10 +5,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -143,6 +145,10 @@ func (s *Server) Start() {
 	// otherwise wait for them.
 	s.http.BaseContext = func(net.Listener) context.Context { return ctx }
 	s.http.ConnContext = withConn
+	// net/http logs each failed TLS handshake (a client that connects and
+	// says nothing, or garbage): through the agent's log, thinned as the
+	// failed authentications are.
+	s.http.ErrorLog = log.New(serverErrors{s: s, thin: newSometimes(failureLogBurst, failureLogEvery)}, "", 0)
 	s.http.RegisterOnShutdown(stop)
 	s.serving.Go(func() {
 		if err := s.http.ServeTLS(s.listener, "", ""); !errors.Is(err, http.ErrServerClosed) {
@@ -164,3 +170,17 @@ func (s *Server) Shutdown(ctx context.Context) {
 
 // Close closes the listener, whether or not it was served.
 func (s *Server) Close() { _ = s.listener.Close() }
+
+// serverErrors writes net/http's error lines to the server's log, a
+// burst then one every failureLogEvery, counting those left out.
+type serverErrors struct {
+	s    *Server
+	thin *sometimes
+}
+
+func (e serverErrors) Write(p []byte) (int, error) {
+	if left, ok := e.thin.allow(); ok {
+		e.s.log.Info("kubelet API: "+strings.TrimSpace(string(p)), "leftOut", left)
+	}
+	return len(p), nil
+}
