@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -35,6 +36,8 @@ import (
 // cluster is what the agent holds in cluster mode (Config.Kubeconfig set).
 type cluster struct {
 	client kubernetes.Interface
+	// reviews is the kubelet API's client (apiClients).
+	reviews kubernetes.Interface
 	// http carries client's requests; its connections are closed with the
 	// agent.
 	http *http.Client
@@ -71,6 +74,57 @@ const (
 	apiBurst = 100
 )
 
+// heartbeatTimeout bounds each request of the heartbeat client: the
+// kubelet's, the smaller of nodeStatusUpdateFrequency and the lease
+// duration (10 s and 40 s by default), so that a request stuck on a dead
+// connection does not hold up the next renewal.
+const heartbeatTimeout = 10 * time.Second
+
+// apiClients are the agent's clients of the API server. They share one
+// transport (its connections are closed with the agent), not a rate
+// limiter: the heartbeat is the Lease and the Node status, which nothing
+// else may delay (the node lifecycle controller marks a node Unknown 50 s
+// after its last renewal, then evicts its pods). TokenReviews,
+// SubjectAccessReviews, pod statuses, mirror pods and events go through
+// shared, QPS apiQPS and burst apiBurst.
+type apiClients struct {
+	shared, heartbeat kubernetes.Interface
+	// reviews asks the kubelet API's TokenReviews and
+	// SubjectAccessReviews, with a rate limiter of its own (QPS apiQPS,
+	// burst apiBurst): the reviews a flood of unknown tokens costs
+	// (kubeletserver bounds those in flight) delay no pod status.
+	reviews kubernetes.Interface
+	http    *http.Client
+}
+
+// newAPIClients makes the clients of restCfg. The heartbeat client has no
+// client-side rate limit and a request timeout, as the kubelet's
+// (cmd/kubelet/app: QPS -1): its loops make two requests every 10 s.
+func newAPIClients(restCfg *rest.Config) (apiClients, error) {
+	httpClient, err := rest.HTTPClientFor(restCfg)
+	if err != nil {
+		return apiClients{}, err
+	}
+	shared, err := kubernetes.NewForConfigAndClient(restCfg, httpClient)
+	if err != nil {
+		return apiClients{}, err
+	}
+	hbCfg := rest.CopyConfig(restCfg)
+	hbCfg.QPS, hbCfg.Burst, hbCfg.RateLimiter = -1, 0, nil
+	hbCfg.Timeout = heartbeatTimeout
+	heartbeat, err := kubernetes.NewForConfigAndClient(hbCfg, &http.Client{Transport: httpClient.Transport, Timeout: heartbeatTimeout})
+	if err != nil {
+		return apiClients{}, err
+	}
+	reviewsCfg := rest.CopyConfig(restCfg)
+	reviewsCfg.RateLimiter = nil
+	reviews, err := kubernetes.NewForConfigAndClient(reviewsCfg, httpClient)
+	if err != nil {
+		return apiClients{}, err
+	}
+	return apiClients{shared: shared, heartbeat: heartbeat, reviews: reviews, http: httpClient}, nil
+}
+
 // maxPods is the node's pod capacity, the kubelet's default maxPods.
 const maxPods = 110
 
@@ -88,18 +142,15 @@ func (a *Agent) connectCluster(ctx context.Context, machine v1.ResourceList, all
 	restCfg.QPS, restCfg.Burst = apiQPS, apiBurst
 	restCfg.UserAgent = "podlife/" + cfg.NodeName
 	restCfg.ContentType = "application/vnd.kubernetes.protobuf"
-	httpClient, err := rest.HTTPClientFor(restCfg)
+	clients, err := newAPIClients(restCfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w", cfg.Kubeconfig, err)
 	}
-	client, err := kubernetes.NewForConfigAndClient(restCfg, httpClient)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", cfg.Kubeconfig, err)
-	}
+	client := clients.shared
 	capacity := machine.DeepCopy()
 	capacity[v1.ResourcePods] = *resource.NewQuantity(maxPods, resource.DecimalSI)
 	nm, err := node.New(node.Config{
-		Client: client, NodeName: cfg.NodeName, Clock: a.clock, Logger: a.log,
+		Client: clients.heartbeat, NodeName: cfg.NodeName, Clock: a.clock, Logger: a.log,
 		Capacity: capacity,
 		Allocatable: v1.ResourceList{
 			v1.ResourceCPU:    *resource.NewMilliQuantity(allocatable.MilliCPU, resource.DecimalSI),
@@ -121,7 +172,8 @@ func (a *Agent) connectCluster(ctx context.Context, machine v1.ResourceList, all
 	return &cluster{
 		certs: certs, serving: serving,
 		client:  client,
-		http:    httpClient,
+		reviews: clients.reviews,
+		http:    clients.http,
 		source:  apisource.New(client, cfg.NodeName),
 		events:  record.NewBroadcaster(),
 		node:    nm,

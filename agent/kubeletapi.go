@@ -33,7 +33,7 @@ func (a *Agent) listenKubeletAPI(opts Options) error {
 	authCfg := kubeletserver.AuthConfig{ClientCAFile: cfg.ClientCAFile, Anonymous: cfg.AnonymousAuth, Mode: cfg.AuthorizationMode}
 	addresses := []v1.NodeAddress{{Type: v1.NodeHostName, Address: cfg.NodeName}}
 	if a.cluster != nil {
-		authCfg.Client = a.cluster.client
+		authCfg.Client = a.cluster.reviews
 		addresses = a.cluster.node.Addresses()
 	} else if err := authCfg.Validate(); err != nil {
 		a.log.Info("kubelet API off: "+err.Error(), "port", cfg.Port)
@@ -73,7 +73,7 @@ func (a *Agent) listenKubeletAPI(opts Options) error {
 	}
 	a.kubeletAPI, err = kubeletserver.Listen(kubeletHost{a}, kubeletserver.Config{
 		Address: cfg.BindAddress, Port: cfg.Port, NodeName: cfg.NodeName, TLS: tlsCfg, Auth: auth,
-		Stats: statsProvider, Logger: a.log, Clock: a.clock,
+		Stats: statsProvider, Logger: a.log, Clock: a.clock, MaxOpenConnections: cfg.MaxOpenConnections,
 	})
 	return err
 }

@@ -3,6 +3,7 @@ package cri
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // killFirst gives kills the runtime's attention before cleanup. A
@@ -13,8 +14,14 @@ import (
 // cleanup after a pod's containers are gone, which can wait a moment. So
 // while any kill call is in flight, sandbox stops run one at a time; when
 // the last kill call returns, those waiting run at once (in their lane's
-// slots). Cleanup never stops: one runs at every moment kills do.
+// slots). Cleanup never stops: one runs at every moment kills do. And a
+// sandbox stop yields for maxYield at most: past it, it runs whatever the
+// kills do, so that one kill that takes all day (a day-long grace period,
+// a preStop hook that sleeps) does not keep every sandbox stop serialised
+// all day.
 type killFirst struct {
+	maxYield time.Duration
+
 	mu sync.Mutex
 	// kills is the number of kill-lane calls in flight; drained is closed
 	// when it falls to 0, and replaced when it rises from 0.
@@ -24,10 +31,12 @@ type killFirst struct {
 	cleanup lane
 }
 
-func newKillFirst() *killFirst {
+// newKillFirst is a killFirst whose sandbox stops yield for maxYield at
+// most.
+func newKillFirst(maxYield time.Duration) *killFirst {
 	drained := make(chan struct{})
 	close(drained)
-	return &killFirst{drained: drained, cleanup: newLane(1)}
+	return &killFirst{maxYield: maxYield, drained: drained, cleanup: newLane(1)}
 }
 
 // enterKill counts a kill call in flight until its release.
@@ -48,8 +57,11 @@ func (k *killFirst) enterKill(context.Context) (release func(), err error) {
 }
 
 // acquireCleanup returns at once while no kill is in flight, else once
-// the cleanup slot is free or the kills have drained (or ctx ends).
+// the cleanup slot is free, the kills have drained or it yielded for
+// maxYield (or ctx ends).
 func (k *killFirst) acquireCleanup(ctx context.Context) (release func(), err error) {
+	yielded := time.NewTimer(k.maxYield)
+	defer yielded.Stop()
 	for {
 		k.mu.Lock()
 		kills, drained := k.kills, k.drained
@@ -61,6 +73,8 @@ func (k *killFirst) acquireCleanup(ctx context.Context) (release func(), err err
 		case k.cleanup <- struct{}{}:
 			return func() { <-k.cleanup }, nil
 		case <-drained:
+		case <-yielded.C:
+			return func() {}, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

@@ -23,27 +23,35 @@ func (l lane) acquire(ctx context.Context) (release func(), err error) {
 	}
 }
 
-// sharedLane bounds calls per key (a pod) and in all: a call first takes a
-// slot of its key's share, then one of the node's. A key whose calls hang
-// holds at most its share of the node's slots; its further calls wait in
-// its own share and take none of the others'.
+// sharedLane bounds calls per key (a pod) and in all, fairly. A call
+// runs at once while its key holds fewer than perKey slots and either the
+// node has a free slot or its key holds less than its fair share (the
+// node's slots divided among the keys that hold or wait for one, at least
+// one each). So a few keys whose calls hang (exec probes with a long
+// timeout) fill the node's slots only until another key comes: its first
+// calls still run, and only the keys at or over their share wait. The
+// runtime sees at most node slots plus, beyond them, the fair shares of
+// the keys under theirs (together at most the node's slots, or one a key
+// past that many keys).
 type sharedLane struct {
-	perKey int
-	node   lane
+	perKey, node int // < 1: no limit
 
 	mu   sync.Mutex
+	held int
 	keys map[string]*keyShare
+	// changed is closed, and replaced, whenever a slot is released or a
+	// key leaves: the waiters look again.
+	changed chan struct{}
 }
 
-// keyShare is one key's slots and how many calls hold or wait for them,
-// so that an idle key is forgotten.
+// keyShare is one key's slots held and how many calls hold or wait for
+// them, so that an idle key is forgotten.
 type keyShare struct {
-	slots lane
-	users int
+	held, users int
 }
 
 func newSharedLane(perKey, node int) *sharedLane {
-	return &sharedLane{perKey: perKey, node: newLane(node), keys: map[string]*keyShare{}}
+	return &sharedLane{perKey: perKey, node: node, keys: map[string]*keyShare{}, changed: make(chan struct{})}
 }
 
 // newLane is a lane of n slots; n < 1 is no limit.
@@ -54,45 +62,60 @@ func newLane(n int) lane {
 	return make(lane, n)
 }
 
-// acquire takes a slot of key's share and one of the node's.
-func (s *sharedLane) acquire(ctx context.Context, key string) (release func(), err error) {
-	share := s.join(key)
-	releaseKey, err := share.slots.acquire(ctx)
-	if err != nil {
-		s.leave(key, share)
-		return nil, err
+// fairShare is each key's share of the node's slots (under mu).
+func (s *sharedLane) fairShare() int { return max(1, s.node/max(1, len(s.keys))) }
+
+// admits reports whether a call of share may take a slot now (under mu).
+func (s *sharedLane) admits(share *keyShare) bool {
+	if s.perKey > 0 && share.held >= s.perKey {
+		return false
 	}
-	releaseNode, err := s.node.acquire(ctx)
-	if err != nil {
-		releaseKey()
-		s.leave(key, share)
-		return nil, err
-	}
-	return func() {
-		releaseNode()
-		releaseKey()
-		s.leave(key, share)
-	}, nil
+	return s.node < 1 || s.held < s.node || share.held < s.fairShare()
 }
 
-func (s *sharedLane) join(key string) *keyShare {
+// acquire takes a slot for key once admits says so, or fails when ctx
+// ends first.
+func (s *sharedLane) acquire(ctx context.Context, key string) (release func(), err error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	share := s.keys[key]
 	if share == nil {
-		share = &keyShare{slots: newLane(s.perKey)}
+		share = &keyShare{}
 		s.keys[key] = share
 	}
 	share.users++
-	return share
+	for !s.admits(share) {
+		changed := s.changed
+		s.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			s.mu.Lock()
+			s.leaveLocked(key, share)
+			s.mu.Unlock()
+			return nil, ctx.Err()
+		}
+		s.mu.Lock()
+	}
+	share.held++
+	s.held++
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		share.held--
+		s.held--
+		s.leaveLocked(key, share)
+	}, nil
 }
 
-func (s *sharedLane) leave(key string, share *keyShare) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// leaveLocked ends one user of key's share and wakes the waiters: a slot
+// or a key's share of the node may have come free.
+func (s *sharedLane) leaveLocked(key string, share *keyShare) {
 	if share.users--; share.users == 0 {
 		delete(s.keys, key)
 	}
+	close(s.changed)
+	s.changed = make(chan struct{})
 }
 
 // changeLane is the change lane: a counting semaphore whose waiters for a

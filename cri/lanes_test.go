@@ -135,8 +135,8 @@ func TestLanesKillWaitsForNothing(t *testing.T) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer close(h.release)
-	// Pods a and b fill the node's exec slots; c's wait.
-	for _, uid := range []types.UID{"a", "a", "b", "b", "c"} {
+	// Pods a and b fill the node's exec slots; a's third waits.
+	for _, uid := range []types.UID{"a", "a", "b", "b", "a"} {
 		hangExec(&wg, l.Runtime, uid, "c-"+string(uid))
 	}
 	wg.Go(func() {
@@ -153,7 +153,7 @@ func TestLanesKillWaitsForNothing(t *testing.T) {
 	for range 4 + 1 + 2 {
 		crifake.WaitFor(t, h.entered, "the hanging calls to reach the runtime")
 	}
-	noneEntered(t, h, "the exec of pod c, the queued pull")
+	noneEntered(t, h, "the third exec of pod a, the queued pull")
 
 	ctx, cancel := context.WithTimeout(cri.ForKill(cri.ForPod(t.Context(), "victim")), 30*time.Second)
 	defer cancel()
@@ -203,10 +203,33 @@ func TestLanesSandboxStopsYieldToKills(t *testing.T) {
 	}
 }
 
+// Sandbox stops yield to kills for KillFirstYield at most: with a kill
+// that never ends (a day-long grace period), the stops that waited run
+// once the yield is over, while the kill still runs.
+func TestLanesSandboxStopsYieldForABoundedTime(t *testing.T) {
+	h := newHanging()
+	l := cri.Limit(h, h, cri.Lanes{Changes: 10, KillFirstYield: 100 * time.Millisecond})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(h.release)
+	wg.Go(func() {
+		_, _, _ = l.Runtime.ExecSync(cri.ForKill(context.Background()), "dying-app", []string{"hang"}, 0)
+	})
+	crifake.WaitFor(t, h.entered, "the day-long preStop hook to reach the runtime")
+	for i := range 3 {
+		wg.Go(func() { _ = l.Runtime.StopPodSandbox(context.Background(), fmt.Sprintf("hang-%d", i)) })
+	}
+	// WaitFor's deadline is generous: the stops run 100 ms in, or, when
+	// they wait for the kill, never here.
+	for range 3 {
+		crifake.WaitFor(t, h.entered, "every sandbox stop to run, the kill still running, once it yielded")
+	}
+}
+
 // A pod's execs that hang hold its own share of the exec lane: its next
-// exec waits, another pod's runs. Past the node's cap, every pod waits;
-// once the hung calls end, the waiting ones run. The runtime never sees
-// more execs at once than the node's cap.
+// exec waits, another pod's runs. Past the node's cap, the pods at or over
+// their fair share (the node's slots over the pods that exec) wait, a pod
+// under it does not; once the hung calls end, the waiting ones run.
 func TestLanesExecSharePerPodAndNode(t *testing.T) {
 	const perPod, perNode = 2, 5
 	h := newHanging()
@@ -228,19 +251,26 @@ func TestLanesExecSharePerPodAndNode(t *testing.T) {
 	if _, _, err := l.Runtime.ExecSync(t.Context(), "loose", []string{"true"}, time.Second); err != nil {
 		t.Fatalf("an exec of no pod: %v", err)
 	}
-	// Two more pods hang one exec each, and a third 2: the node's cap (5)
-	// is reached with 4 of them in (greedy 2, p1 1, p2 1, p3 1 of 2).
-	for _, uid := range []types.UID{"p1", "p2", "p3", "p3"} {
+	// p1 hangs two execs: the node's cap (5) is nearly reached (greedy 2,
+	// p1 2); p2's first reaches it. p2's second waits: with 3 pods, each
+	// one's fair share is 1, and all are at or over it.
+	for _, uid := range []types.UID{"p1", "p1", "p2"} {
 		hangExec(&wg, l.Runtime, uid, "app-"+string(uid))
 	}
-	for range perNode - perPod {
+	for range 3 {
 		crifake.WaitFor(t, h.entered, "the other pods' execs to reach the runtime")
 	}
-	noneEntered(t, h, "an exec past the node's cap")
-	cancelled, cancel := context.WithCancel(cri.ForPod(t.Context(), "late"))
+	hangExec(&wg, l.Runtime, "p2", "app-p2")
+	time.Sleep(50 * time.Millisecond) // time for a wrongly admitted exec to arrive
+	noneEntered(t, h, "an exec past the node's cap of a pod at its fair share")
+	// A new pod is under its share: its exec runs past the cap.
+	if out, _, err := l.Runtime.ExecSync(cri.ForPod(t.Context(), "new"), "new-app", []string{"true"}, time.Second); err != nil || string(out) != "ok" {
+		t.Fatalf("a new pod's exec past the node's cap = %q, %v; want it run", out, err)
+	}
+	cancelled, cancel := context.WithCancel(cri.ForPod(t.Context(), "p1"))
 	cancel()
-	if _, _, err := l.Runtime.ExecSync(cancelled, "late-app", []string{"true"}, time.Second); !errors.Is(err, context.Canceled) {
-		t.Errorf("an exec waiting past the node's cap with its context cancelled = %v, want context.Canceled", err)
+	if _, _, err := l.Runtime.ExecSync(cancelled, "app-p1", []string{"true"}, time.Second); !errors.Is(err, context.Canceled) {
+		t.Errorf("an exec waiting past its pod's share with its context cancelled = %v, want context.Canceled", err)
 	}
 	close(h.release)
 	wg.Wait()
@@ -250,6 +280,39 @@ func TestLanesExecSharePerPodAndNode(t *testing.T) {
 	if n := h.maxExecs.Load(); n != perNode {
 		t.Errorf("at most %d hanging execs were in the runtime at once, want the node's cap %d", n, perNode)
 	}
+}
+
+// The issue-30 attack: eight pods whose exec probes hang hold the node's
+// 32 exec slots (4 each). A ninth pod's postStart hook and readiness probe
+// still run at once, while the eight still hang: on a lane that only
+// counts slots they waited until their own deadline ran out.
+func TestLanesEightHangingPodsLeaveRoomForANinth(t *testing.T) {
+	h := newHanging()
+	l := cri.Limit(h, h, cri.Lanes{Changes: 1, ExecPerPod: cri.DefaultExecPerPod, ExecPerNode: cri.DefaultExecPerNode})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(h.release)
+	for i := range 8 {
+		for range cri.DefaultExecPerPod + 1 { // one more than the share: it waits
+			hangExec(&wg, l.Runtime, types.UID(fmt.Sprintf("hung-%d", i)), fmt.Sprintf("hung-%d", i))
+		}
+	}
+	for range cri.DefaultExecPerNode {
+		crifake.WaitFor(t, h.entered, "the hung pods' execs to reach the runtime")
+	}
+	// Generous: the calls run at once, or wait until the hung ones end,
+	// which is never here.
+	ctx, cancel := context.WithTimeout(cri.ForPod(t.Context(), "new"), 30*time.Second)
+	defer cancel()
+	for _, call := range []struct {
+		what    string
+		timeout time.Duration
+	}{{"postStart hook", 0}, {"readiness probe", time.Second}} {
+		if out, _, err := l.Runtime.ExecSync(ctx, "new-app", []string{"true"}, call.timeout); err != nil || string(out) != "ok" {
+			t.Fatalf("the new pod's %s while eight pods hang every exec slot = %q, %v; want it run", call.what, out, err)
+		}
+	}
+	noneEntered(t, h, "a hung pod's exec beyond its share")
 }
 
 // Every call reaches the runtime with a deadline: an ExecSync without a

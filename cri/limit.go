@@ -28,7 +28,9 @@ type Limited struct {
 //	sandbox stop  StopPodSandbox                             SandboxStops; 1 while
 //	                                                        a kill call runs
 //	exec          ExecSync (probes, postStart hooks,         ExecPerPod a pod,
-//	              the kubelet API's run)                     ExecPerNode in all
+//	              the kubelet API's run)                     ExecPerNode in all,
+//	                                                        but a pod under its
+//	                                                        fair share never waits
 //	pull          PullImage                                  Pulls
 //	change        RunPodSandbox, CreateContainer,            Changes
 //	              StartContainer, RemoveContainer,           (Create and Start
@@ -47,7 +49,7 @@ type Limited struct {
 // once its sandbox is stopped, and with 100 pods deleted at once a limit
 // of 10 made the last of them wait out ten rounds of stops (tools/busy-node.sh:
 // all stopped in 15.7 s against the kubelet's 10.1 s). They yield to
-// kills, though (killFirst).
+// kills, though, for KillFirstYield at most (killFirst).
 type Lanes struct {
 	// Changes is the size of the change and read lanes.
 	Changes int
@@ -63,6 +65,9 @@ type Lanes struct {
 	// imagePullProgressDeadline: the CRI reports no progress of a pull,
 	// so it bounds the whole pull); 0 is CallTimeout.
 	PullDeadline time.Duration
+	// KillFirstYield bounds how long a sandbox stop yields to kills
+	// (killFirst); 0 is DefaultKillFirstYield.
+	KillFirstYield time.Duration
 	// Observe, when set, is told how long each call waited for its slot,
 	// by lane name (LaneKill, ...): the lane-wait metric.
 	Observe func(lane string, wait time.Duration)
@@ -71,14 +76,23 @@ type Lanes struct {
 // The exec lane's default shares. A pod's probes and hooks that answer in
 // milliseconds never wait for one another in 4 slots; a pod whose execs
 // hang (exec probes with a long timeoutSeconds, hooks that never return)
-// holds 4 slots and delays only its own. 32 in all: eight such pods
-// before the others wait, while a burst of execs (each a process the
-// runtime spawns in the container) queues in the agent rather than in the
-// runtime, where their timeouts would already run.
+// holds 4 slots and delays only its own. 32 in all, while a burst of
+// execs (each a process the runtime spawns in the container) queues in the
+// agent rather than in the runtime, where their timeouts would already
+// run. Once the 32 are taken, a pod holding less than its fair share (32
+// divided among the pods that exec, at least 1) still gets a slot: eight
+// pods whose execs hang cannot keep a ninth's postStart hook or probe
+// waiting (sharedLane).
 const (
 	DefaultExecPerPod  = 4
 	DefaultExecPerNode = 32
 )
+
+// DefaultKillFirstYield is how long a sandbox stop waits at most for the
+// kills in flight before it runs anyway: long enough for a round of
+// container stops to get their signals first, short enough that one
+// day-long kill delays the other pods' cleanup by seconds, not a day.
+const DefaultKillFirstYield = 10 * time.Second
 
 // The lanes' names, for metrics.
 const (
@@ -99,7 +113,10 @@ func Limit(rt Runtime, images Images, l Lanes) Limited {
 		l.PullDeadline = CallTimeout
 	}
 	// One killFirst for both limiters: it counts every kill call.
-	kf := newKillFirst()
+	if l.KillFirstYield <= 0 {
+		l.KillFirstYield = DefaultKillFirstYield
+	}
+	kf := newKillFirst(l.KillFirstYield)
 	lim := &limiter{
 		killFirst: kf, kill: nil, sandboxStop: newLane(l.SandboxStops), exec: newSharedLane(l.ExecPerPod, l.ExecPerNode),
 		pull: newLane(l.Pulls), change: newChangeLane(l.Changes), read: newLane(l.Changes),
@@ -112,8 +129,7 @@ func Limit(rt Runtime, images Images, l Lanes) Limited {
 	}
 	// The poll's lanes are all one slot: it only reads, one call at a
 	// time; its exec and change lanes share nothing with the pods' either
-	// (it makes no change).
-	pollLim.exec.node = poll
+	// (it makes no change, and execs nothing).
 	return Limited{
 		Runtime: &limitedRuntime{rt: rt, limiter: lim},
 		Images:  &limitedImages{images: images, limiter: lim},

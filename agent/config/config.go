@@ -91,6 +91,11 @@ type Config struct {
 	// AuthorizationMode is Webhook (SubjectAccessReview, cluster mode
 	// only) or AlwaysAllow.
 	AuthorizationMode string `json:"authorizationMode,omitempty"`
+	// MaxOpenConnections caps the kubelet API's open connections (more
+	// wait until one closes); a connection none of whose requests
+	// authenticated is also closed after 10 s idle. The kubelet has no
+	// such cap; the default is well above a node's legitimate clients.
+	MaxOpenConnections int `json:"maxOpenConnections,omitempty"`
 	// HousekeepingInterval is how often the agent reconciles the engine
 	// with the manifests and the runtime.
 	HousekeepingInterval metav1.Duration `json:"housekeepingInterval,omitzero"`
@@ -182,6 +187,7 @@ func Default() Config {
 		Port:                 kubeletserver.DefaultPort,
 		BindAddress:          "0.0.0.0",
 		AuthorizationMode:    kubeletserver.ModeWebhook,
+		MaxOpenConnections:   kubeletserver.DefaultMaxOpenConnections,
 		HousekeepingInterval: metav1.Duration{Duration: 2 * time.Second},
 		SyncFrequency:        metav1.Duration{Duration: time.Minute},
 		RuntimePollInterval:  metav1.Duration{Duration: time.Second},
@@ -256,6 +262,9 @@ func (c *Config) Validate() error {
 	}
 	if c.AuthorizationMode != kubeletserver.ModeWebhook && c.AuthorizationMode != kubeletserver.ModeAlwaysAllow {
 		errs = append(errs, fmt.Errorf("authorizationMode must be %s or %s, got %q", kubeletserver.ModeWebhook, kubeletserver.ModeAlwaysAllow, c.AuthorizationMode))
+	}
+	if c.MaxOpenConnections < 1 {
+		errs = append(errs, fmt.Errorf("maxOpenConnections must be at least 1, got %d", c.MaxOpenConnections))
 	}
 	if (c.TLSCertFile == "") != (c.TLSPrivateKeyFile == "") {
 		errs = append(errs, errors.New("tlsCertFile and tlsPrivateKeyFile go together: give both or neither"))

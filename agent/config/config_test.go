@@ -32,6 +32,7 @@ func TestValidateNamesBadFields(t *testing.T) {
 		{"negative interval", func(c *config.Config) { c.HousekeepingInterval.Duration = -time.Second }, []string{"housekeepingInterval", "-1s"}},
 		{"zero interval", func(c *config.Config) { c.RuntimePollInterval.Duration = 0 }, []string{"runtimePollInterval"}},
 		{"no runtime calls", func(c *config.Config) { c.MaxConcurrentRuntimeCalls = 0 }, []string{"maxConcurrentRuntimeCalls", "got 0"}},
+		{"no kubelet API connections", func(c *config.Config) { c.MaxOpenConnections = 0 }, []string{"maxOpenConnections", "got 0"}},
 		{"no parallel pulls", func(c *config.Config) { c.MaxParallelImagePulls = ptr.To[int32](0) }, []string{"maxParallelImagePulls 0 must be a positive number"}},
 		{"parallel pulls serialized", func(c *config.Config) {
 			c.SerializeImagePulls, c.MaxParallelImagePulls = ptr.To(true), ptr.To[int32](3)

@@ -1,17 +1,25 @@
 package kubeletserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
-	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	"k8s.io/apiserver/pkg/authentication/group"
+	anonymousauth "k8s.io/apiserver/pkg/authentication/request/anonymous"
+	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
+	"k8s.io/apiserver/pkg/authentication/request/union"
+	"k8s.io/apiserver/pkg/authentication/request/websocket"
+	"k8s.io/apiserver/pkg/authentication/request/x509"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
@@ -40,11 +48,15 @@ type AuthConfig struct {
 	// Client asks the API server's TokenReview and SubjectAccessReview;
 	// nil standalone: no bearer tokens, and Webhook is refused.
 	Client kubernetes.Interface
+
+	// reviewTimeout bounds each TokenReview; 0: tokenReviewTimeout (a
+	// test's seam).
+	reviewTimeout time.Duration
 }
 
-// The kubelet's defaults for its webhooks' caches.
+// The kubelet's defaults for its authorization webhook's cache (the token
+// cache's are tokenreview.go's).
 const (
-	tokenCacheTTL = 2 * time.Minute
 	allowCacheTTL = 5 * time.Minute
 	denyCacheTTL  = 30 * time.Second
 )
@@ -85,32 +97,42 @@ type Auth struct {
 // bearer tokens through a cached TokenReview, anonymous if asked) and
 // authorizer (a cached SubjectAccessReview, or always allow), as
 // cmd/kubelet/app's BuildAuth does with k8s.io/apiserver's delegating
-// ones.
+// ones, but for the tokens' cache (tokenReviews).
 func BuildAuth(c AuthConfig) (*Auth, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	authn := authenticatorfactory.DelegatingAuthenticatorConfig{
-		Anonymous: &apiserver.AnonymousAuthConfig{Enabled: c.Anonymous},
-		CacheTTL:  tokenCacheTTL,
-	}
 	a := &Auth{}
+	// authenticatorfactory.DelegatingAuthenticatorConfig's union, with
+	// tokenReviews for its token cache.
+	var authenticators []authenticator.Request
 	if c.ClientCAFile != "" {
 		ca, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca-bundle", c.ClientCAFile)
 		if err != nil {
 			return nil, fmt.Errorf("--client-ca-file %s: %w", c.ClientCAFile, err)
 		}
-		authn.ClientCertificateCAContentProvider = ca
+		authenticators = append(authenticators, x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion))
 		a.run = func(ctx context.Context) { ca.Run(ctx, 1) }
 	}
 	if c.Client != nil {
-		authn.TokenAccessReviewClient = c.Client.AuthenticationV1()
-		authn.WebhookRetryBackoff = webhookBackoff()
+		tokens, err := newTokenReviews(c.Client.AuthenticationV1(), cmp.Or(c.reviewTimeout, tokenReviewTimeout))
+		if err != nil {
+			return nil, fmt.Errorf("kubelet API authentication: %w", err)
+		}
+		authenticators = append(authenticators, bearertoken.New(tokens), websocket.NewProtocolAuthenticator(tokens))
+	}
+	anonymous := anonymousauth.NewAuthenticator(nil)
+	switch {
+	case len(authenticators) > 0 && c.Anonymous:
+		a.Authenticator = union.NewFailOnError(group.NewAuthenticatedGroupAdder(union.New(authenticators...)), anonymous)
+	case len(authenticators) > 0:
+		a.Authenticator = group.NewAuthenticatedGroupAdder(union.New(authenticators...))
+	case c.Anonymous:
+		a.Authenticator = anonymous
+	default:
+		return nil, errors.New("kubelet API authentication: no authentication method configured")
 	}
 	var err error
-	if a.Authenticator, _, err = authn.New(); err != nil {
-		return nil, fmt.Errorf("kubelet API authentication: %w", err)
-	}
 	switch c.Mode {
 	case ModeAlwaysAllow:
 		a.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
@@ -197,13 +219,11 @@ func requestAttributes(u user.Info, r *http.Request, nodeName string) []authoriz
 func (s *Server) authFilter(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		resp, ok, err := s.auth.Authenticator.AuthenticateRequest(r)
-		if err != nil {
-			s.log.Info("kubelet API: authentication failed", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
-		}
 		if err != nil || !ok {
-			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			s.refuse(w, r, err)
 			return
 		}
+		authenticated(r.Context())
 		attrs := requestAttributes(resp.User, r, s.cfg.NodeName)
 		var subresources []string
 		for _, attr := range attrs {
@@ -224,4 +244,56 @@ func (s *Server) authFilter(next http.Handler) http.Handler {
 		http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=%s, subresource(s)=%v)",
 			resp.User.GetName(), attrs[0].GetVerb(), attrs[0].GetResource(), subresources), http.StatusForbidden)
 	})
+}
+
+// How many lines of failed authentications are logged: a burst, then one
+// every failureLogEvery, each saying how many were left out. The
+// authentication_failures_total metric counts them all.
+const (
+	failureLogBurst = 5
+	failureLogEvery = 10 * time.Second
+)
+
+// refuse answers a request that did not authenticate: 429 with a
+// Retry-After when its token was not reviewed for the reviews in flight,
+// else 401.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	reason, code := "unauthorized", http.StatusUnauthorized
+	switch {
+	case errors.Is(err, ErrTooManyReviews):
+		reason, code = "too_many_reviews", http.StatusTooManyRequests
+	case errors.Is(err, context.Canceled):
+		reason = "canceled"
+	}
+	s.authFailures.WithLabelValues(reason).Inc()
+	if left, ok := s.failureLog.allow(); ok {
+		s.log.Info("kubelet API: authentication failed", "path", r.URL.Path, "remote", r.RemoteAddr, "reason", reason, "err", err, "leftOut", left)
+	}
+	if code == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "Too many requests, please try again later.", code)
+		return
+	}
+	http.Error(w, "Unauthorized", code)
+}
+
+// sometimes lets a burst of events through, then one every interval
+// (golang.org/x/time/rate), and counts the others.
+type sometimes struct {
+	limit *rate.Limiter
+	left  atomic.Int64
+}
+
+func newSometimes(burst int, every time.Duration) *sometimes {
+	return &sometimes{limit: rate.NewLimiter(rate.Every(every), burst)}
+}
+
+// allow reports whether this event is let through, and how many were not
+// since the last that was.
+func (l *sometimes) allow() (left int64, ok bool) {
+	if !l.limit.Allow() {
+		l.left.Add(1)
+		return 0, false
+	}
+	return l.left.Swap(0), true
 }

@@ -5,13 +5,16 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
 
 	"github.com/podlife/podlife/agent/server"
@@ -42,6 +45,13 @@ type Config struct {
 	// IdleTimeout closes a keep-alive connection with no request for
 	// that long; 0: server.DefaultIdleTimeout, the kubelet's.
 	IdleTimeout time.Duration
+	// MaxOpenConnections caps the open connections (conns.go); 0:
+	// DefaultMaxOpenConnections.
+	MaxOpenConnections int
+	// UnauthenticatedTimeout closes a connection none of whose requests
+	// authenticated once it was idle that long; 0:
+	// DefaultUnauthenticatedTimeout.
+	UnauthenticatedTimeout time.Duration
 }
 
 // Server is the kubelet API, listening; nothing is served until Start.
@@ -56,6 +66,11 @@ type Server struct {
 	http    *http.Server
 	serving sync.WaitGroup
 	stop    context.CancelFunc
+
+	// authFailures counts the requests refused for their credentials,
+	// whose log lines failureLog thins out.
+	authFailures *prometheus.CounterVec
+	failureLog   *sometimes
 }
 
 // Listen prepares the serving certificate and opens the listener.
@@ -68,9 +83,11 @@ func Listen(host Host, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("kubelet API: %w", err)
 	}
 	address := net.JoinHostPort(cfg.Address, strconv.Itoa(cfg.Port))
-	if s.listener, err = net.Listen("tcp", address); err != nil {
+	listener, err := net.Listen("tcp", address)
+	if err != nil {
 		return nil, fmt.Errorf("kubelet API: listen on %s (--address, --port): %w", address, err)
 	}
+	s.listener = limitListener(listener, s.cfg.MaxOpenConnections, s.cfg.UnauthenticatedTimeout)
 	return s, nil
 }
 
@@ -85,6 +102,26 @@ func newServer(host Host, cfg Config) (*Server, error) {
 	}
 	if s.cfg.Clock == nil {
 		s.cfg.Clock = clock.RealClock{}
+	}
+	if s.cfg.MaxOpenConnections <= 0 {
+		s.cfg.MaxOpenConnections = DefaultMaxOpenConnections
+	}
+	if s.cfg.UnauthenticatedTimeout <= 0 {
+		s.cfg.UnauthenticatedTimeout = DefaultUnauthenticatedTimeout
+	}
+	s.failureLog = newSometimes(failureLogBurst, failureLogEvery)
+	s.authFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "podlife", Subsystem: "kubelet_api", Name: "authentication_failures_total",
+		Help: "Requests to the kubelet API refused before authorization, by reason: unauthorized (no or wrong credentials, or the review failed), too_many_reviews (refused at once, 429), canceled (the client left during the review).",
+	}, []string{"reason"})
+	if reg := host.Registry(); reg != nil {
+		if err := reg.Register(s.authFailures); err != nil {
+			var already prometheus.AlreadyRegisteredError
+			if !errors.As(err, &already) {
+				return nil, fmt.Errorf("kubelet API: %w", err)
+			}
+			s.authFailures = already.ExistingCollector.(*prometheus.CounterVec)
+		}
 	}
 	return s, nil
 }
@@ -107,6 +144,11 @@ func (s *Server) Start() {
 	// Follows and streams end as the server shuts down, which would
 	// otherwise wait for them.
 	s.http.BaseContext = func(net.Listener) context.Context { return ctx }
+	s.http.ConnContext = withConn
+	// net/http logs each failed TLS handshake (a client that connects and
+	// says nothing, or garbage): through the agent's log, thinned as the
+	// failed authentications are.
+	s.http.ErrorLog = log.New(serverErrors{s: s, thin: newSometimes(failureLogBurst, failureLogEvery)}, "", 0)
 	s.http.RegisterOnShutdown(stop)
 	s.serving.Go(func() {
 		if err := s.http.ServeTLS(s.listener, "", ""); !errors.Is(err, http.ErrServerClosed) {
@@ -128,3 +170,17 @@ func (s *Server) Shutdown(ctx context.Context) {
 
 // Close closes the listener, whether or not it was served.
 func (s *Server) Close() { _ = s.listener.Close() }
+
+// serverErrors writes net/http's error lines to the server's log, a
+// burst then one every failureLogEvery, counting those left out.
+type serverErrors struct {
+	s    *Server
+	thin *sometimes
+}
+
+func (e serverErrors) Write(p []byte) (int, error) {
+	if left, ok := e.thin.allow(); ok {
+		e.s.log.Info("kubelet API: "+strings.TrimSpace(string(p)), "leftOut", left)
+	}
+	return len(p), nil
+}

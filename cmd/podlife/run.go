@@ -87,6 +87,7 @@ func addConfigFlags(fs *pflag.FlagSet, c *config.Config) {
 	fs.StringVar(&c.ClientCAFile, "client-ca-file", c.ClientCAFile, "CA bundle of the client certificates the kubelet API accepts (CN: user, O: groups)")
 	fs.BoolVar(&c.AnonymousAuth, "anonymous-auth", c.AnonymousAuth, "let kubelet API requests without credentials in as system:anonymous (then authorized as any user)")
 	fs.StringVar(&c.AuthorizationMode, "authorization-mode", c.AuthorizationMode, "kubelet API authorization: Webhook (SubjectAccessReview to the API server; needs --kubeconfig) or AlwaysAllow (every authenticated user)")
+	fs.IntVar(&c.MaxOpenConnections, "max-open-connections", c.MaxOpenConnections, "the kubelet API's open connections at most (more wait until one closes); a connection none of whose requests authenticated is closed after 10 s idle")
 	fs.DurationVar(&c.HousekeepingInterval.Duration, "housekeeping-interval", c.HousekeepingInterval.Duration, "how often the engine is reconciled with manifests and runtime")
 	fs.DurationVar(&c.SyncFrequency.Duration, "sync-frequency", c.SyncFrequency.Duration, "how often a running pod is resynced")
 	fs.DurationVar(&c.RuntimePollInterval.Duration, "runtime-poll-interval", c.RuntimePollInterval.Duration, "how often the runtime status cache polls the runtime")

@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -34,6 +35,24 @@ type Runtime struct {
 
 	stopOnce sync.Once
 	stopErr  error
+
+	// execHook runs before each ExecSync, outside the lock (SetExecHook).
+	execHook atomic.Pointer[ExecHook]
+}
+
+// ExecHook is what an ExecSync does before it succeeds (the embedded
+// runtime runs no process): a test's exec probe or hook that hangs until
+// ctx (the call's) ends, or fails. An error fails the call with it.
+type ExecHook func(ctx context.Context, containerID string, cmd []string) error
+
+// SetExecHook makes every ExecSync run hook first, outside the lock that
+// serialises the runtime's calls, so that it may block; nil: none.
+func (r *Runtime) SetExecHook(hook ExecHook) {
+	if hook == nil {
+		r.execHook.Store(nil)
+		return
+	}
+	r.execHook.Store(&hook)
 }
 
 // Start serves a new, empty runtime on dir/SocketName. It creates dir (mode
@@ -108,6 +127,13 @@ func (r *Runtime) Stop() error {
 
 // unary and stream run every call of the server through guard.
 func (r *Runtime) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if hook := r.execHook.Load(); hook != nil {
+		if exec, ok := req.(*runtimeapi.ExecSyncRequest); ok {
+			if err := (*hook)(ctx, exec.ContainerId, exec.Cmd); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return r.guard(info.FullMethod, func() (any, error) { return handler(ctx, req) })
 }
 

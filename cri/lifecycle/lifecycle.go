@@ -31,13 +31,16 @@ import (
 // ctx: the caller bounds it (a preStop hook by the grace period, a
 // postStart hook by cri.PostStartTimeout and the pod's termination).
 
-// hookHTTPClient makes the httpGet hooks' requests. Like the kubelet's
+// hookHTTPClient makes the httpGet hooks' and probes' requests. Like the kubelet's
 // probes it does not verify a certificate (a pod serves its own, for an IP
 // no CA vouches for) and follows no redirect to another host's address.
 var hookHTTPClient = &http.Client{
 	Transport: &http.Transport{
 		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the kubelet's probes do the same
 		DisableKeepAlives: true,
+		// A pod answers with headers the agent reads into memory: not
+		// net/http's 10 MiB of them for each probe run.
+		MaxResponseHeaderBytes: maxHeaderLength,
 	},
 	CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		if len(via) >= 10 {
@@ -143,8 +146,13 @@ func httpGet(ctx context.Context, c *v1.Container, host string, g *v1.HTTPGetAct
 	return resp.StatusCode, string(b), resp.Body.Close()
 }
 
-// maxBodyLength bounds what an httpGet action reads of an answer's body.
-const maxBodyLength = 10 << 10
+// maxBodyLength bounds what an httpGet action reads of an answer's body,
+// maxHeaderLength its headers: an answer with more fails the probe or the
+// hook, as no answer would.
+const (
+	maxBodyLength   = 10 << 10
+	maxHeaderLength = 16 << 10
+)
 
 // hookURL is the URL of an httpGet action: scheme (HTTP when unset), host,
 // port and path.

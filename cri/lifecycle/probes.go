@@ -88,7 +88,10 @@ func (r probeRunner) Probe(ctx context.Context, t prober.Target, p *v1.Probe) (p
 // code or the timeout failure; the output is stdout and stderr.
 func (r probeRunner) exec(ctx context.Context, t prober.Target, cmd []string, timeout time.Duration) (prober.Result, string, error) {
 	// The probe, its wait for a slot of its pod's share of the exec lane
-	// included, ends within its timeout and a margin.
+	// included, ends within its timeout and a margin, as the kubelet's
+	// whole probe does. Waiting costs it nothing of another pod's making:
+	// a pod under its fair share of the lane never waits for another
+	// pod's hung execs (cri.Limit), only for its own pod's.
 	ctx, cancel := context.WithTimeout(cri.ForPod(ctx, t.Pod.UID), timeout+cri.ExecTimeoutMargin)
 	defer cancel()
 	out, err := execSync(ctx, r.rt, t.ContainerID, cmd, timeout)

@@ -54,6 +54,8 @@ func TestProbeRunner(t *testing.T) {
 		case "/local":
 			http.Redirect(w, r, "/201", http.StatusFound)
 			return
+		case "/bigheaders":
+			w.Header().Set("X-Big", strings.Repeat("x", 64<<10))
 		case "/body":
 			_, _ = w.Write([]byte("all good"))
 			return
@@ -131,6 +133,8 @@ func TestProbeRunner(t *testing.T) {
 		{name: "http 404", handler: httpProbe("/404", "127.0.0.1", named), want: prober.Failure, wantOut: "HTTP probe failed with statuscode: 404"},
 		{name: "http 500", handler: httpProbe("/500", "127.0.0.1", named), want: prober.Failure, wantOut: "HTTP probe failed with statuscode: 500"},
 		{name: "http 400", handler: httpProbe("/400", "127.0.0.1", named), want: prober.Failure},
+		{name: "http headers past the limit", handler: httpProbe("/bigheaders", "127.0.0.1", named), want: prober.Failure,
+			wantOut: "Get \"http://127.0.0.1:" + portStr + "/bigheaders\": net/http: HTTP/1.x transport connection broken: net/http: server response headers exceeded 16384 bytes; aborted"},
 		{name: "http timeout", handler: httpProbe("/slow", "127.0.0.1", named), timeout: 1, want: prober.Failure},
 		{name: "http refused", handler: httpProbe("/", "127.0.0.1", intstr.FromInt32(int32(closedPort))), want: prober.Failure},
 		{name: "http unknown port name", handler: httpProbe("/", "127.0.0.1", intstr.FromString("nope")), wantErr: true},

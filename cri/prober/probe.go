@@ -105,13 +105,26 @@ func withDefaults(p *v1.Probe, k Kind) *v1.Probe {
 	return d
 }
 
+// MaxTimeout caps a probe's timeout: the kubelet's runtimeRequestTimeout
+// default, the bound of every other runtime call (the API accepts a
+// timeoutSeconds of 100,000, which would hold an exec slot for a day).
+const MaxTimeout = 2 * time.Minute
+
 // Timeout is the probe's timeoutSeconds as a duration (the API's default
-// when unset).
+// when unset), bounded by the node: by its period (the next run is due by
+// then; the kubelet lets a probe overrun its period, so a hung one only
+// delays its own next run, but here it also holds an exec slot) and by
+// MaxTimeout.
 func Timeout(p *v1.Probe) time.Duration {
+	timeout := time.Duration(p.TimeoutSeconds) * time.Second
 	if p.TimeoutSeconds <= 0 {
-		return defaultTimeoutSeconds * time.Second
+		timeout = defaultTimeoutSeconds * time.Second
 	}
-	return time.Duration(p.TimeoutSeconds) * time.Second
+	period := time.Duration(p.PeriodSeconds) * time.Second
+	if p.PeriodSeconds <= 0 {
+		period = defaultPeriodSeconds * time.Second
+	}
+	return min(timeout, period, MaxTimeout)
 }
 
 // probeOf is container c's probe of kind k, nil when it has none.

@@ -206,3 +206,28 @@ func probePod(c v1.Container) *v1.Pod {
 		Spec:       v1.PodSpec{Containers: []v1.Container{c}},
 	}
 }
+
+// A probe's timeout is bounded by the node: by its period and by
+// MaxTimeout (issue 30: a timeoutSeconds of 100,000 held an exec slot for
+// a day).
+func TestTimeoutIsBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		timeout, period int32
+		want            time.Duration
+	}{
+		{"unset", 0, 0, time.Second},
+		{"within the period", 3, 10, 3 * time.Second},
+		{"equal to the period", 10, 10, 10 * time.Second},
+		{"above the period", 30, 10, 10 * time.Second},
+		{"above the default period", 30, 0, 10 * time.Second},
+		{"above the cap", 100000, 100000, MaxTimeout},
+		{"a day, every 5 s", 100000, 5, 5 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Timeout(&v1.Probe{TimeoutSeconds: tc.timeout, PeriodSeconds: tc.period}); got != tc.want {
+				t.Errorf("Timeout(timeoutSeconds %d, periodSeconds %d) = %v, want %v", tc.timeout, tc.period, got, tc.want)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/singleflight"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
@@ -44,7 +45,26 @@ type Provider struct {
 	// noContainerStats is set once the runtime answered that it has no
 	// container stats.
 	noContainerStats bool
+
+	// refreshes makes one sample at a time, which every caller waiting
+	// meanwhile shares; last is the latest, kept for MaxAge.
+	refreshes singleflight.Group
+	last      *cachedSample
 }
+
+// cachedSample is a sample and when it was taken (Config.Now).
+type cachedSample struct {
+	summary *statsapi.Summary
+	podsErr error
+	at      time.Time
+}
+
+// MaxAge is how long a sample answers /stats/summary and
+// /metrics/resource: each sample costs five runtime calls in the read
+// lane (which the syncer's status reads share), and a client asking in a
+// loop would otherwise make them as fast as it asks. metrics-server and
+// Prometheus scrape every 10 s or more.
+const MaxAge = 2 * time.Second
 
 // New checks cfg and returns its provider.
 func New(cfg Config) (*Provider, error) {
@@ -109,9 +129,43 @@ func cpuAndMemory(s *statsapi.Summary) *statsapi.Summary {
 	return out
 }
 
-// sample reads the node and its pods. The summary is nil only when the node
+// sample is the latest sample if it is younger than MaxAge, else a new
+// one: one refresh at a time, shared by every caller that asks while it
+// runs, each of which waits until its own ctx ends at most. The refresh
+// outlives a caller that leaves (bounded by scrapeTimeout) so that the
+// others get it. A sample that failed is not kept. The summary is shared:
+// callers must not change it.
+func (p *Provider) sample(ctx context.Context) (*statsapi.Summary, error) {
+	p.mu.Lock()
+	last := p.last
+	p.mu.Unlock()
+	if last != nil && p.cfg.Now().Sub(last.at) < MaxAge {
+		return last.summary, last.podsErr
+	}
+	ch := p.refreshes.DoChan("sample", func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scrapeTimeout)
+		defer cancel()
+		s, podsErr := p.sampleNow(ctx)
+		c := &cachedSample{summary: s, podsErr: podsErr, at: p.cfg.Now()}
+		if s != nil && (podsErr == nil || errors.Is(podsErr, ErrNoRuntimeStats)) {
+			p.mu.Lock()
+			p.last = c
+			p.mu.Unlock()
+		}
+		return c, nil
+	})
+	select {
+	case r := <-ch:
+		c := r.Val.(*cachedSample)
+		return c.summary, c.podsErr
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// sampleNow reads the node and its pods. The summary is nil only when the node
 // itself cannot be read; podsErr says why the pods are missing from it.
-func (p *Provider) sample(ctx context.Context) (s *statsapi.Summary, podsErr error) {
+func (p *Provider) sampleNow(ctx context.Context) (s *statsapi.Summary, podsErr error) {
 	defer p.rates.prune()
 	node, err := p.node(ctx)
 	if err != nil {
