@@ -83,8 +83,9 @@ Facts(i) == facts[i]
 
 (***************************************************************************)
 (* The pod's phase (kubelet: getPhase), from the containers after a step: *)
-(* terminal phases are kept; the pod failed when its sandbox is gone for  *)
-(* good or an init container failed and will not run again; it succeeded *)
+(* terminal phases are kept; a Never pod failed when its sandbox died     *)
+(* after its containers ran, or when an init container failed and will   *)
+(* not run again; it succeeded *)
 (* or failed when every regular container exited in the current sandbox  *)
 (* and will not run again (sidecars do not count).                        *)
 (***************************************************************************)
@@ -95,7 +96,7 @@ PhaseOf(c, sb, rd, tm, ph) ==
         done(i) == c[i].gen = sb /\ c[i].state \in {"ExitedSuccess", "ExitedFailure"} /\ ~MayRunAgain(c[i], f(i))
         regs == {i \in Ctrs : Kinds[i] = "Regular"}
     IN CASE Terminal(ph) -> ph
-         [] ~rd /\ ~RecreateSandbox(EmptyContainer, f(1)) /\ ~tm -> "Failed"
+         [] ~rd /\ PodNever /\ AnyRan(c) /\ ~tm -> "Failed"
          [] \E i \in Ctrs : Kinds[i] = "Init" /\ c[i].state = "ExitedFailure" /\ done(i) -> "Failed"
          [] regs # {} /\ \A i \in regs : done(i) ->
                 IF \A i \in regs : c[i].state = "ExitedSuccess" THEN "Succeeded" ELSE "Failed"
@@ -120,8 +121,10 @@ Fire(i, ev, e) ==
     IN /\ s.row # ""
        /\ Settle([ctr EXCEPT ![i] = s.next], sandbox, ready, terminating)
 
-(* The kubelet's decision ev for container i. *)
+(* The kubelet's decision ev for container i; Decide(i): any of them (the *)
+(* rows let at most one decision be enabled for a container at a time).  *)
 Decide(i, ev) == Fire(i, ev, Facts(i))
+Decides(i) == \E ev \in DecisionEvents : Decide(i, ev)
 
 (* The runtime reports that i's instance exited with code c. *)
 Exits(i) == \E c \in ExitCodes[i] : Fire(i, "Exit", [Facts(i) EXCEPT !.code = c])
@@ -160,7 +163,7 @@ Init ==
 
 Next ==
     \/ \E i \in Ctrs :
-        \/ \E ev \in DecisionEvents : Decide(i, ev)
+        \/ Decides(i)
         \/ Exits(i)
         \/ StartupOK(i)
         \/ Inputs(i)
@@ -170,14 +173,15 @@ Next ==
 
 (***************************************************************************)
 (* Fairness: the kubelet keeps taking its decisions; the runtime          *)
-(* eventually ends every instance (fair runtimes); a container that keeps *)
-(* running again eventually passes its startup probe; a dead sandbox is   *)
-(* replaced when the kubelet decides so.                                  *)
+(* eventually ends every instance of an init, regular or ephemeral        *)
+(* container (fair runtimes; a sidecar runs until it crashes or is        *)
+(* killed); a container that keeps running again eventually passes its    *)
+(* startup probe; a dead sandbox is replaced when the kubelet decides so. *)
 (***************************************************************************)
 Fairness ==
     /\ \A i \in Ctrs :
-        /\ \A ev \in DecisionEvents : WF_vars(Decide(i, ev))
-        /\ WF_vars(Exits(i))
+        /\ WF_vars(Decides(i))
+        /\ Kinds[i] # "Sidecar" => WF_vars(Exits(i))
         /\ SF_vars(StartupOK(i))
     /\ WF_vars(CreateSandbox)
 
