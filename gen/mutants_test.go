@@ -188,3 +188,26 @@ func firstLine(s, sub string) string {
 	}
 	return ""
 }
+
+// TestContainerMutantsAreValidTables: every broken container table of
+// mutants.Container still passes spec's Validate (deterministic, total,
+// every state reachable) and renders: what TLC reports is a wrong decision,
+// not a malformed table; and each breaks something (the table, an
+// operator or the model).
+func TestContainerMutantsAreValidTables(t *testing.T) {
+	for _, m := range mutants.Container {
+		if m.Table == nil && m.Operators == nil && len(m.TLA) == 0 {
+			t.Errorf("%s: the mutant breaks nothing", m.What)
+		}
+		if m.Table == nil {
+			continue
+		}
+		rows := m.Table(spec.ContainerTable)
+		if err := spec.ContainerSchema.Validate(rows); err != nil {
+			t.Errorf("%s: the broken table is invalid:\n%v", m.What, err)
+		}
+		if spec.ContainerHash(rows) == spec.ContainerHash(spec.ContainerTable) {
+			t.Errorf("%s: the table did not change", m.What)
+		}
+	}
+}

@@ -84,10 +84,10 @@ Facts(i) == facts[i]
 (***************************************************************************)
 (* The pod's phase (kubelet: getPhase), from the containers after a step: *)
 (* terminal phases are kept; a Never pod failed when its sandbox died     *)
-(* after its containers ran, or when an init container failed and will   *)
-(* not run again; it succeeded *)
-(* or failed when every regular container exited in the current sandbox  *)
-(* and will not run again (sidecars do not count).                        *)
+(* after its containers ran; a pod failed when an init container failed  *)
+(* and will not run again; it succeeded or failed when every regular     *)
+(* container exited in the current sandbox and will not run again        *)
+(* (sidecars do not count).                                               *)
 (***************************************************************************)
 Terminal(ph) == ph \in {"Succeeded", "Failed"}
 
