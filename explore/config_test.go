@@ -21,6 +21,7 @@ func TestShippedConfigsMatchTheTLA(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no tla/MC*.tla: %v", err)
 	}
+	files = slices.DeleteFunc(files, isContainerModel)
 	def := func(src, name string) string {
 		m := regexp.MustCompile(`(?m)^` + name + ` == (.*)$`).FindStringSubmatch(src)
 		if m == nil {
@@ -136,6 +137,7 @@ func TestEveryPropertyHasItsTwin(t *testing.T) {
 		goTwin[p.name] = true
 	}
 	cfgs, _ := filepath.Glob("../tla/*.cfg")
+	cfgs = slices.DeleteFunc(cfgs, isContainerModel)
 	checked := map[string]bool{}
 	for _, c := range cfgs {
 		for _, name := range cfgProperties(t, c) {
@@ -156,4 +158,11 @@ func TestEveryPropertyHasItsTwin(t *testing.T) {
 	if len(properties) != len(spec.Properties) {
 		t.Errorf("%d generated Go properties, %d in spec.Properties (run go generate ./...)", len(properties), len(spec.Properties))
 	}
+}
+
+// isContainerModel tells the container table's configs (MCContainer*, of
+// tla/ContainerLifecycle.tla) from the pod lifecycle's: the explorer does
+// not explore the container table yet (issue 29, item 3).
+func isContainerModel(path string) bool {
+	return strings.HasPrefix(filepath.Base(path), "MCContainer")
 }

@@ -16,9 +16,12 @@ type syntax struct {
 	not, and, or, eq, lt, le, min, max string
 	varRef                             func(v *spec.Var, next bool) string
 	paramRef                           func(name string) string
-	ifThen                             func(c, a, b string) string
-	boolean                            [2]string // false, true
-	enum                               func(d *spec.Domain, value string) string
+	// paramNext, if set, reads a parameter before or after the step (the
+	// container properties: parameters are pod-level facts that change).
+	paramNext func(name string, next bool) string
+	ifThen    func(c, a, b string) string
+	boolean   [2]string // false, true
+	enum      func(d *spec.Domain, value string) string
 	// Properties only.
 	stateIn  func(ss []spec.State, next bool) string
 	world    func(w spec.World, next bool) string
@@ -66,6 +69,9 @@ func (s *syntax) render(e spec.Expr, next bool) string {
 	case spec.OpVar:
 		return s.varRef(e.Var, next)
 	case spec.OpParam:
+		if s.paramNext != nil {
+			return s.paramNext(e.Param.Name, next)
+		}
 		return s.paramRef(e.Param.Name)
 	case spec.OpState:
 		return s.stateIn(e.States, next)

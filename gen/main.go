@@ -1,6 +1,8 @@
 // Command gen renders the lifecycle table of package spec as Go guards and
 // transitions (fsm/), TLA+ operators (tla/PodLifecycleTable.tla) and a
-// Mermaid diagram (docs/lifecycle.mmd and README.md). Run it with
+// Mermaid diagram (docs/lifecycle.mmd and README.md), and the container
+// table as Go guards (fsm/container) and TLA+ operators and properties
+// (tla/ContainerLifecycleTable.tla, tla/ContainerLifecycleProperties.tla). Run it with
 // `go generate ./...` (the directive is in fsm/doc.go) or `go run ./gen`.
 package main
 
@@ -57,9 +59,14 @@ func removeStale(root string, files map[string][]byte) error {
 	if err != nil {
 		return err
 	}
+	more, err := filepath.Glob(filepath.Join(root, "fsm", "container", "zz_generated*.go"))
+	if err != nil {
+		return err
+	}
+	old = append(old, more...)
 	for _, f := range old {
 		rel, _ := filepath.Rel(root, f)
-		if _, ok := files[filepath.ToSlash(rel)]; !ok && strings.HasPrefix(filepath.Base(f), "zz_generated.") {
+		if _, ok := files[filepath.ToSlash(rel)]; !ok && strings.HasPrefix(filepath.Base(f), "zz_generated") {
 			if err := os.Remove(f); err != nil {
 				return err
 			}

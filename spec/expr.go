@@ -67,6 +67,8 @@ type Expr struct {
 	Param  *Param  // OpParam
 	States []State // OpState
 	World  World   // OpWorld
+	// Schema names the table of OpState's states (nil: the pod table).
+	Schema *Schema
 }
 
 // Constructors. They keep the table readable: And(V(Started), Not(P(POrphan))).
@@ -354,12 +356,16 @@ func (e Expr) write(b *strings.Builder) {
 		b.WriteString("if")
 		join(", ")
 	case OpState:
+		sc := e.Schema
+		if sc == nil {
+			sc = PodSchema
+		}
 		b.WriteString("state in {")
 		for i, s := range e.States {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(s.String())
+			b.WriteString(sc.StateName(s))
 		}
 		b.WriteString("}")
 	case OpNext:
@@ -387,7 +393,18 @@ func init() {
 	for i, p := range Params {
 		paramIndex[p] = i
 	}
+	// The container table's variables and parameters have positions of
+	// their own (Env is sized by the table's schema).
+	for i, v := range ContainerVars {
+		varIndex[v] = i
+	}
+	for i, p := range ContainerParams {
+		paramIndex[p] = i
+	}
 }
+
+// In holds when a record of sc's table is in one of the states ss.
+func (sc *Schema) In(ss ...State) Expr { return Expr{Op: OpState, States: ss, Schema: sc} }
 
 // ShellVarIndex is v's position in ShellVars.
 func ShellVarIndex(v *Var) int { return varIndex[v] }

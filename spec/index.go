@@ -1,27 +1,33 @@
 package spec
 
 // Index groups a table's rows by (state, event) in table order.
-type Index [numStates][numEvents][]*Row
+type Index struct{ pairs [][][]*Row }
 
-// NewIndex indexes rows. The rows must outlive the index.
-func NewIndex(rows []Row) *Index {
-	var ix Index
+// NewIndex indexes rows of the pod table. The rows must outlive the index.
+func NewIndex(rows []Row) *Index { return PodSchema.NewIndex(rows) }
+
+// NewIndex indexes rows of sc's table. The rows must outlive the index.
+func (sc *Schema) NewIndex(rows []Row) *Index {
+	ix := &Index{pairs: make([][][]*Row, len(sc.StateNames))}
+	for s := range ix.pairs {
+		ix.pairs[s] = make([][]*Row, len(sc.Events))
+	}
 	for i := range rows {
 		r := &rows[i]
-		if int(r.From) < numStates && int(r.Event) < numEvents {
-			ix[r.From][r.Event] = append(ix[r.From][r.Event], r)
+		if int(r.From) < len(sc.StateNames) && int(r.Event) < len(sc.Events) {
+			ix.pairs[r.From][r.Event] = append(ix.pairs[r.From][r.Event], r)
 		}
 	}
-	return &ix
+	return ix
 }
 
 // Rows returns the rows of (s, e).
-func (ix *Index) Rows(s State, e Event) []*Row { return ix[s][e] }
+func (ix *Index) Rows(s State, e Event) []*Row { return ix.pairs[s][e] }
 
 // Enabled returns the row of (s, e) whose guard holds in env, or nil. With
 // a valid table at most one does.
 func (ix *Index) Enabled(s State, e Event, env *Env) *Row {
-	for _, r := range ix[s][e] {
+	for _, r := range ix.pairs[s][e] {
 		if r.Guard.Eval(env) == 1 {
 			return r
 		}

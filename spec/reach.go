@@ -7,7 +7,7 @@ import "fmt"
 // with any parameters (world facts included), and which rows ever fired.
 type Reach struct {
 	Records []Snapshot      // every distinct (state, variables) value, in BFS order
-	States  [numStates]int  // records per state
+	States  []int           // records per state
 	Fired   map[string]bool // row IDs that fired at least once
 	// EffectErrors lists rows whose effects disagree with what they do to a
 	// reachable record.
@@ -38,14 +38,23 @@ type Snapshot struct {
 
 // Reachable explores a table breadth-first from the empty record, with every
 // parameter taking every value of its domain.
-func Reachable(rows []Row) Reach {
-	return ReachableWith(rows, func(p *Param) []int { return p.Domain.Enumerate() })
+func Reachable(rows []Row) Reach { return PodSchema.Reachable(rows) }
+
+// Reachable explores a table of sc's breadth-first from the empty record.
+func (sc *Schema) Reachable(rows []Row) Reach {
+	return sc.ReachableWith(rows, func(p *Param) []int { return p.Domain.Enumerate() })
 }
 
 // ReachableWith explores a table with each parameter limited to the values
 // choices returns (the bounds of a model-checking configuration).
 func ReachableWith(rows []Row, choices func(*Param) []int) Reach {
-	ix := NewIndex(rows)
+	return PodSchema.ReachableWith(rows, choices)
+}
+
+// ReachableWith explores a table of sc's with each parameter limited to
+// the values choices returns.
+func (sc *Schema) ReachableWith(rows []Row, choices func(*Param) []int) Reach {
+	ix := sc.NewIndex(rows)
 	key := func(s State, vars []int) string {
 		b := make([]byte, 0, 1+len(vars))
 		b = append(b, byte(s))
@@ -54,18 +63,18 @@ func ReachableWith(rows []Row, choices func(*Param) []int) Reach {
 		}
 		return string(b)
 	}
-	res := Reach{Fired: map[string]bool{}}
+	res := Reach{Fired: map[string]bool{}, States: make([]int, len(sc.StateNames))}
 	seen, reported := map[string]bool{}, map[string]bool{}
-	start := Snapshot{Absent, make([]int, len(Vars))}
+	start := Snapshot{sc.Initial, make([]int, len(sc.Vars))}
 	seen[key(start.State, start.Vars)] = true
 	queue := []Snapshot{start}
-	env := NewEnv()
+	env := sc.NewEnv()
 	for len(queue) > 0 {
 		cur := queue[0]
 		queue = queue[1:]
 		res.Records = append(res.Records, cur)
 		res.States[cur.State]++
-		for _, e := range Events() {
+		for _, e := range sc.AllEvents() {
 			rs := ix.Rows(cur.State, e)
 			if len(rs) == 0 {
 				continue
@@ -77,8 +86,8 @@ func ReachableWith(rows []Row, choices func(*Param) []int) Reach {
 				if r == nil {
 					return
 				}
-				next := Snapshot{r.To, r.Apply(env)}
-				for _, msg := range effectErrors(r, cur.Vars, next.Vars) {
+				next := Snapshot{r.To, r.ApplyIn(sc, env)}
+				for _, msg := range sc.Effects(r, cur.Vars, next.Vars) {
 					if !reported[msg] {
 						reported[msg] = true
 						res.EffectErrors = append(res.EffectErrors, msg)

@@ -83,8 +83,12 @@ func (r *Row) Ignores() bool {
 }
 
 // Apply returns the variables after the row fires in env.
-func (r *Row) Apply(env *Env) []int {
-	out := make([]int, len(Vars))
+func (r *Row) Apply(env *Env) []int { return r.ApplyIn(PodSchema, env) }
+
+// ApplyIn returns the variables of a record of sc's table after the row
+// fires in env; a reset record has every variable at zero.
+func (r *Row) ApplyIn(sc *Schema, env *Env) []int {
+	out := make([]int, len(sc.Vars))
 	if !r.Reset {
 		copy(out, env.Vars)
 	}

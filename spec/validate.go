@@ -23,7 +23,11 @@ import (
 //   - effects that disagree with the updates on a reachable record (Start
 //     without a sync put in flight, waiters dropped without CloseWaiters);
 //   - a state no behaviour reaches from Absent.
-func Validate(rows []Row) error {
+func Validate(rows []Row) error { return PodSchema.Validate(rows) }
+
+// Validate checks a table of this schema; see the package function Validate
+// for the checks (the shape and effect rules are the schema's own).
+func (sc *Schema) Validate(rows []Row) error {
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
@@ -37,35 +41,37 @@ func Validate(rows []Row) error {
 			fail("row %s: duplicate ID", r.ID)
 		}
 		ids[r.ID] = true
-		checkTypes(r, fail)
-		checkShape(r, fail)
+		sc.checkTypes(r, fail)
+		if msg := sc.Shape(r); msg != "" {
+			fail("row %s: %s", r.ID, msg)
+		}
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...) // the semantic checks need well-formed rows
 	}
-	ix := NewIndex(rows)
-	reached := Reachable(rows)
-	for _, s := range States() {
-		for _, e := range Events() {
-			checkPair(ix, s, e, fail)
-			checkTotal(ix, reached.Records, s, e, fail)
+	ix := sc.NewIndex(rows)
+	reached := sc.Reachable(rows)
+	for _, s := range sc.AllStates() {
+		for _, e := range sc.AllEvents() {
+			sc.checkPair(ix, s, e, fail)
+			sc.checkTotal(ix, reached.Records, s, e, fail)
 		}
 	}
 	for i := range rows {
-		checkUpdates(&rows[i], fail)
+		sc.checkUpdates(&rows[i], fail)
 	}
 	for _, msg := range reached.EffectErrors {
 		fail("%s", msg)
 	}
-	for _, s := range States() {
+	for _, s := range sc.AllStates() {
 		if reached.States[s] == 0 {
-			fail("state %s cannot be reached from Absent", s)
+			fail("state %s cannot be reached from %s", sc.StateName(s), sc.StateName(sc.Initial))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func checkTypes(r *Row, fail func(string, ...any)) {
+func (sc *Schema) checkTypes(r *Row, fail func(string, ...any)) {
 	k, _, err := r.Guard.typeOf()
 	switch {
 	case err != nil:
@@ -79,7 +85,11 @@ func checkTypes(r *Row, fail func(string, ...any)) {
 		}
 	}
 	allowed := map[*Param]bool{}
-	for _, p := range r.Event.Info().Params {
+	if int(r.Event) >= len(sc.Events) || int(r.From) >= len(sc.StateNames) || int(r.To) >= len(sc.StateNames) {
+		fail("row %s: state or event outside the %s table", r.ID, sc.Name)
+		return
+	}
+	for _, p := range sc.Events[r.Event].Params {
 		allowed[p] = true
 	}
 	_, params := rowReads(r, fail)
@@ -94,26 +104,28 @@ func checkTypes(r *Row, fail func(string, ...any)) {
 	}
 	for p := range params {
 		if !allowed[p] {
-			fail("row %s: reads parameter %s, which %s does not carry", r.ID, p.Name, r.Event)
+			fail("row %s: reads parameter %s, which %s does not carry", r.ID, p.Name, sc.EventName(r.Event))
 		}
 	}
 }
 
-func checkShape(r *Row, fail func(string, ...any)) {
+// podShape is the pod table's rule for the shape of a row.
+func podShape(r *Row) string {
 	switch {
 	case r.From == Absent && r.To == Absent && !r.Ignores():
-		fail("row %s: changes a UID that has no record", r.ID)
+		return "changes a UID that has no record"
 	case r.To == Absent && r.From != Absent && !r.Reset:
-		fail("row %s: removes the record without resetting it", r.ID)
+		return "removes the record without resetting it"
 	case r.Reset && (r.To != Absent || r.From == Absent):
-		fail("row %s: resets a record but does not remove it", r.ID)
+		return "resets a record but does not remove it"
 	case r.Reset && len(r.Set) > 0:
-		fail("row %s: resets the record and also writes variables", r.ID)
+		return "resets the record and also writes variables"
 	case !r.From.HasRecord() && r.To.HasRecord() && r.Event != RuntimeKill && !writes(r, HasConfig):
-		fail("row %s: creates a record without HasConfig", r.ID)
+		return "creates a record without HasConfig"
 	case r.Effects.Has(TakeUpdate) != (r.Event.IsUpdatePod() && writes(r, Pending)):
-		fail("row %s: TakeUpdate must mark exactly the UpdatePod rows that queue the update", r.ID)
+		return "TakeUpdate must mark exactly the UpdatePod rows that queue the update"
 	}
+	return ""
 }
 
 // rowReads collects what a row's guard and updates read, and reports a
@@ -181,19 +193,20 @@ func pairReads(rs []*Row, updates bool) ([]*Var, []*Param) {
 	return sortedVars(vars), sortedParams(params)
 }
 
-func checkPair(ix *Index, s State, e Event, fail func(string, ...any)) {
+func (sc *Schema) checkPair(ix *Index, s State, e Event, fail func(string, ...any)) {
 	rs := ix.Rows(s, e)
+	sn, en := sc.StateName(s), sc.EventName(e)
 	if len(rs) == 0 {
-		if e.Info().Total {
-			fail("(%s, %s): no row, but %s comes from outside and needs an outcome in every state", s, e, e)
+		if sc.Events[e].Total {
+			fail("(%s, %s): no row, but %s comes from outside and needs an outcome in every state", sn, en, en)
 		}
 		return
 	}
 	vars, params := pairReads(rs, false)
-	if !s.HasRecord() {
+	if !sc.HasRecord(s) {
 		vars = nil // no record: every variable is zero
 	}
-	env := NewEnv()
+	env := sc.NewEnv()
 	reported := map[string]bool{}
 	valuations(env, vars, params, func() {
 		var on []string
@@ -204,7 +217,7 @@ func checkPair(ix *Index, s State, e Event, fail func(string, ...any)) {
 		}
 		if len(on) > 1 && !reported[on[0]+on[1]] {
 			reported[on[0]+on[1]] = true
-			fail("(%s, %s): rows %s and %s can both fire, e.g. with %s", s, e, on[0], on[1], describe(env, vars, params))
+			fail("(%s, %s): rows %s and %s can both fire, e.g. with %s", sn, en, on[0], on[1], describe(env, vars, params))
 		}
 	})
 }
@@ -212,13 +225,13 @@ func checkPair(ix *Index, s State, e Event, fail func(string, ...any)) {
 // checkTotal requires a row for every reachable record of state s and every
 // valuation of the parameters, when e comes from outside. Records no
 // behaviour reaches need no outcome.
-func checkTotal(ix *Index, records []Snapshot, s State, e Event, fail func(string, ...any)) {
+func (sc *Schema) checkTotal(ix *Index, records []Snapshot, s State, e Event, fail func(string, ...any)) {
 	rs := ix.Rows(s, e)
-	if !e.Info().Total || len(rs) == 0 {
+	if !sc.Events[e].Total || len(rs) == 0 {
 		return // an outside event with no row at all is reported by checkPair
 	}
 	vars, params := pairReads(rs, false)
-	env := NewEnv()
+	env := sc.NewEnv()
 	for _, rec := range records {
 		if rec.State != s {
 			continue
@@ -228,7 +241,7 @@ func checkTotal(ix *Index, records []Snapshot, s State, e Event, fail func(strin
 		valuations(env, nil, params, func() {
 			if !missing && ix.Enabled(s, e, env) == nil {
 				missing = true
-				fail("(%s, %s): no row fires on the reachable record %s", s, e, describe(env, vars, params))
+				fail("(%s, %s): no row fires on the reachable record %s", sc.StateName(s), sc.EventName(e), describe(env, vars, params))
 			}
 		})
 		if missing {
@@ -237,13 +250,13 @@ func checkTotal(ix *Index, records []Snapshot, s State, e Event, fail func(strin
 	}
 }
 
-func checkUpdates(r *Row, fail func(string, ...any)) {
+func (sc *Schema) checkUpdates(r *Row, fail func(string, ...any)) {
 	vars, params := rowReads(r, fail)
 	vs, ps := sortedVars(vars), sortedParams(params)
-	if !r.From.HasRecord() {
+	if !sc.HasRecord(r.From) {
 		vs = nil
 	}
-	env := NewEnv()
+	env := sc.NewEnv()
 	reported := map[string]bool{}
 	once := func(key, format string, args ...any) {
 		if !reported[key] {
@@ -255,7 +268,7 @@ func checkUpdates(r *Row, fail func(string, ...any)) {
 		if r.Guard.Eval(env) != 1 {
 			return
 		}
-		after := r.Apply(env)
+		after := r.ApplyIn(sc, env)
 		for _, a := range r.Set {
 			if v := after[VarIndex(a.Var)]; !a.Var.Domain.Contains(v) {
 				once("domain"+a.Var.Name, "row %s: writes %s = %d, outside %s, with %s", r.ID, a.Var.Name, v, a.Var.Domain.Name, describe(env, vs, ps))

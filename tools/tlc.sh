@@ -2,7 +2,8 @@
 # Run SANY and TLC on the model-checking and trace-validation configs in tla/.
 #
 # usage: tools/tlc.sh [--config NAME]... [--dump OUT_DIR]
-#            model checking: SANY and TLC on every tla/MC*.cfg but those
+#            model checking: SANY and TLC on every tla/MC*.cfg (the pod
+#            lifecycle's and the container table's MCContainer*.cfg) but those
 #            with a line starting "\* OUTSIDE CI" (MCThreePods: too long for
 #            CI), or only the configs named by --config, e.g. --config
 #            MCPodLifecycle or --config MCThreePods; may be repeated), then,
