@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/clock"
 
 	"github.com/podlife/podlife/agent/server"
@@ -42,6 +43,9 @@ type Config struct {
 	// IdleTimeout closes a keep-alive connection with no request for
 	// that long; 0: server.DefaultIdleTimeout, the kubelet's.
 	IdleTimeout time.Duration
+	// Configz is what GET /configz serves (config/kubeletconfig.FromAgent);
+	// nil: no /configz.
+	Configz *kubeletconfigv1beta1.KubeletConfiguration
 }
 
 // Server is the kubelet API, listening; nothing is served until Start.
