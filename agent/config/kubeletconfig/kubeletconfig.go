@@ -38,6 +38,8 @@ func FromAgent(c *config.Config) *kubeletconfigv1beta1.KubeletConfiguration {
 		Address:            c.BindAddress,
 		Port:               int32(c.Port),
 		ReadOnlyPort:       readOnlyPort(c.Address),
+		HealthzPort:        ptr.To(int32(c.HealthzPort)),
+		HealthzBindAddress: c.HealthzBindAddress,
 		TLSCertFile:        c.TLSCertFile,
 		TLSPrivateKeyFile:  c.TLSPrivateKeyFile,
 		// The client certificate is rotated when it was bootstrapped.

@@ -1,6 +1,8 @@
 package kubeletconfig
 
 import (
+	"fmt"
+	"net"
 	"reflect"
 	"testing"
 	"time"
@@ -34,6 +36,9 @@ func TestFromAgent(t *testing.T) {
 		{"enableServer off with port 0", func(c *config.Config) { c.Port = 0 }, func(k *kc) any { return *k.EnableServer }, false},
 		{"readOnlyPort off by default", nil, func(k *kc) any { return k.ReadOnlyPort }, int32(0)},
 		{"readOnlyPort from address", func(c *config.Config) { c.Address = "127.0.0.1:10255" }, func(k *kc) any { return k.ReadOnlyPort }, int32(10255)},
+		{"healthz by default", nil, func(k *kc) any { return net.JoinHostPort(k.HealthzBindAddress, fmt.Sprint(*k.HealthzPort)) }, "127.0.0.1:10248"},
+		{"healthz off", func(c *config.Config) { c.HealthzPort = 0 }, func(k *kc) any { return *k.HealthzPort }, int32(0)},
+		{"healthz address", func(c *config.Config) { c.HealthzBindAddress = "0.0.0.0" }, func(k *kc) any { return k.HealthzBindAddress }, "0.0.0.0"},
 		{"tls files", func(c *config.Config) { c.TLSCertFile, c.TLSPrivateKeyFile = "c.crt", "c.key" },
 			func(k *kc) any { return k.TLSCertFile + " " + k.TLSPrivateKeyFile }, "c.crt c.key"},
 		{"rotateCertificates after a bootstrap", func(c *config.Config) { c.BootstrapKubeconfig = "b.conf" }, func(k *kc) any { return k.RotateCertificates }, true},
