@@ -64,6 +64,9 @@ type Options struct {
 	// shutdown from PrepareForShutdown (tests that must not lock the
 	// machine's shutdown).
 	NoLogind bool
+	// healthzAnyPort opens the healthz port on a free port instead of
+	// Config.HealthzPort (tests: export_test.go).
+	healthzAnyPort bool
 }
 
 // Agent is a running node agent. Its goroutines start with Run.
@@ -92,6 +95,7 @@ type Agent struct {
 	controlSocket string
 	// kubeletAPI is the kubelet API on Config.Port; nil when off.
 	kubeletAPI *kubeletserver.Server
+	healthz    *server.Healthz // nil: off (HealthzPort 0)
 	// probeMetrics holds prober_probe_total (the kubelet API's
 	// /metrics/probes).
 	probeMetrics *prometheus.Registry
@@ -224,6 +228,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Agent, error) {
 		a.close()
 		return nil, err
 	}
+	if err := a.listenHealthz(opts); err != nil {
+		a.close()
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -277,6 +285,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.kubeletAPI != nil {
 		a.kubeletAPI.Start()
 	}
+	if a.healthz != nil {
+		a.healthz.Start()
+	}
 	// The runtime is read before the first sync, so the engine's status
 	// cache is filled; the manifests are read before the first
 	// housekeeping, so their pods, found running, are not taken for orphans.
@@ -318,6 +329,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.server.Shutdown(shutdownCtx)
 	if a.kubeletAPI != nil {
 		a.kubeletAPI.Shutdown(shutdownCtx)
+	}
+	if a.healthz != nil {
+		a.healthz.Shutdown(shutdownCtx)
 	}
 	stop()
 	wg.Wait()
@@ -473,6 +487,9 @@ func (a *Agent) close() {
 	}
 	if a.kubeletAPI != nil {
 		a.kubeletAPI.Close()
+	}
+	if a.healthz != nil {
+		a.healthz.Close()
 	}
 	a.conn.close()
 }

@@ -94,6 +94,8 @@ func TestJSONLogsNameManifestOps(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(root) })
 	cfg := config.Default()
 	cfg.NodeName, cfg.RootDir, cfg.Address, cfg.StaticPodPath = agenttest.NodeName, root, "127.0.0.1:0", root
+	// Tests in parallel never bind the kubelet's healthz port 10248.
+	cfg.HealthzPort = 0
 	cfg.FileCheckFrequency.Duration = 50 * time.Millisecond
 	cfg.Allocatable = agenttest.Resources("cpu=8,memory=16Gi")
 	if err := os.WriteFile(filepath.Join(root, "web.yaml"), []byte(agenttest.PodSpec{Name: "web", UID: agenttest.UID(1)}.YAML()), 0o644); err != nil {

@@ -27,3 +27,10 @@ func (a *Agent) Resync(ctx context.Context) error {
 // AppArmorEnabledForTest is whether this host enforces AppArmor, as the
 // agent's admission reads it.
 func AppArmorEnabledForTest() bool { return appArmorEnabled() }
+
+// HealthzOnAnyPort opens the agent's healthz port on a free port rather
+// than its configured one: tests never bind the kubelet's 10248.
+func HealthzOnAnyPort(o Options) Options {
+	o.healthzAnyPort = true
+	return o
+}

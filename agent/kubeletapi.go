@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podlife/podlife/agent/config/kubeletconfig"
 	"github.com/podlife/podlife/agent/kubeletserver"
 	"github.com/podlife/podlife/agent/node"
 	"github.com/podlife/podlife/agent/server"
@@ -74,6 +75,7 @@ func (a *Agent) listenKubeletAPI(opts Options) error {
 	a.kubeletAPI, err = kubeletserver.Listen(kubeletHost{a}, kubeletserver.Config{
 		Address: cfg.BindAddress, Port: cfg.Port, NodeName: cfg.NodeName, TLS: tlsCfg, Auth: auth,
 		Stats: statsProvider, Logger: a.log, Clock: a.clock, MaxOpenConnections: cfg.MaxOpenConnections,
+		Configz: kubeletconfig.FromAgent(&cfg),
 	})
 	return err
 }

@@ -2,11 +2,14 @@ package agent_test
 
 import (
 	"crypto/tls"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
+
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/podlife/podlife/agent/config"
 	"github.com/podlife/podlife/agent/internal/agenttest"
@@ -64,6 +67,14 @@ func TestKubeletAPIStandalone(t *testing.T) {
 	}
 	if code, body := do("GET", "/pods", false); code != 200 || !strings.Contains(body, `"name":"web-`+agenttest.NodeName+`"`) {
 		t.Errorf("GET /pods: %d %.200q, want 200 and the pod", code, body)
+	}
+	// The agent's effective configuration, as the node e2e suite reads it.
+	var configz struct {
+		C kubeletconfigv1beta1.KubeletConfiguration `json:"kubeletconfig"`
+	}
+	if code, body := do("GET", "/configz", false); code != 200 || json.Unmarshal([]byte(body), &configz) != nil ||
+		configz.C.StaticPodPath != h.Manifests || configz.C.Authorization.Mode != kubeletserver.ModeAlwaysAllow || !*configz.C.Authentication.Anonymous.Enabled {
+		t.Errorf("GET /configz: %d %.300q, want 200 and the agent's static pod path %s, AlwaysAllow, anonymous", code, body, h.Manifests)
 	}
 	pod := "/test/web-" + agenttest.NodeName
 	if code, body := do("POST", "/exec"+pod+"/app?command=sh&output=1", true); code != http.StatusNotImplemented || !strings.Contains(body, "serves no streaming") {

@@ -4,11 +4,16 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,21 +25,82 @@ import (
 	"github.com/podlife/podlife/agent/internal/agenttest"
 )
 
-// An agent with the defaults, standalone, opens no TCP listener: the
+// An agent with the defaults, standalone, opens one TCP listener: the
+// kubelet's healthz port, on loopback, answering GET /healthz only. The
 // read-only endpoint is off (as the kubelet's readOnlyPort 0) and the
-// kubelet API stays off without its authentication. Its status is on
-// the control socket. Not parallel: it counts the process's listeners.
-func TestDefaultsListenOnNoTCPPort(t *testing.T) {
+// kubelet API stays off without its authentication; status is on the
+// control socket. The healthz port is 10248 by default, here a free one
+// (tests never bind 10248). Not parallel: it counts the process's
+// listeners.
+func TestDefaultsListenOnLoopbackHealthzOnly(t *testing.T) {
+	cfg := config.Default()
+	if cfg.HealthzPort != 10248 || cfg.HealthzBindAddress != "127.0.0.1" {
+		t.Errorf("default healthz port %s:%d, want the kubelet's 127.0.0.1:10248", cfg.HealthzBindAddress, cfg.HealthzPort)
+	}
+	before := tcpListeners(t)
+	a := startDefaults(t, cfg)
+	healthz := a.HealthzAddr()
+	var opened []string
+	for inode, addr := range tcpListeners(t) {
+		if _, ok := before[inode]; !ok {
+			opened = append(opened, addr)
+		}
+	}
+	host, port, _ := net.SplitHostPort(healthz)
+	p, _ := strconv.Atoi(port)
+	// /proc/net/tcp's 127.0.0.1:p.
+	if loopback := fmt.Sprintf("0100007F:%04X", p); host != "127.0.0.1" || len(opened) != 1 || opened[0] != loopback {
+		t.Errorf("the agent listens on TCP %v with the defaults; want only the healthz port %s (%s)", opened, healthz, loopback)
+	}
+	if a.Addr() != "" || a.KubeletAPIAddr() != "" {
+		t.Errorf("read-only endpoint %q, kubelet API %q; want both off", a.Addr(), a.KubeletAPIAddr())
+	}
+	get := func(path string) string {
+		resp, err := http.Get("http://" + healthz + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return fmt.Sprint(resp.StatusCode, " ", string(body))
+	}
+	// Healthy once the first housekeeping ran (a 500 until then).
+	deadline := time.Now().Add(agenttest.WaitTimeout)
+	for got := get("/healthz"); got != "200 ok\n"; got = get("/healthz") {
+		if time.Now().After(deadline) {
+			t.Fatalf("GET /healthz on the healthz port: %q, want \"200 ok\"", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, path := range []string{"/pods", "/metrics", "/lifecycle", "/configz", "/"} {
+		if got := get(path); !strings.HasPrefix(got, "404 ") {
+			t.Errorf("GET %s on the healthz port: %q, want 404", path, got)
+		}
+	}
+}
+
+// Port 0 turns the healthz port off.
+func TestHealthzPortOff(t *testing.T) {
+	cfg := config.Default()
+	cfg.HealthzPort = 0
+	if a := startDefaults(t, cfg); a.HealthzAddr() != "" {
+		t.Errorf("healthzPort 0: the healthz port listens on %s", a.HealthzAddr())
+	}
+}
+
+// startDefaults runs an agent of cfg in a new root directory, its healthz
+// port (if on) on a free port, until the test ends, and returns it once
+// every listener is open.
+func startDefaults(t *testing.T, cfg config.Config) *agent.Agent {
+	t.Helper()
 	root, err := os.MkdirTemp("", "pl")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(root) })
-	before := tcpListeners(t)
-	cfg := config.Default()
 	cfg.RootDir = root
 	cfg.StaticPodPath = filepath.Join(root, "manifests")
-	a, err := agent.New(t.Context(), cfg, agent.Options{})
+	a, err := agent.New(t.Context(), cfg, agent.HealthzOnAnyPort(agent.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,14 +117,7 @@ func TestDefaultsListenOnNoTCPPort(t *testing.T) {
 	if _, _, err := client.Lifecycle(t.Context(), a.ControlSocket()); err != nil {
 		t.Fatalf("status over the control socket: %v", err)
 	}
-	for inode, addr := range tcpListeners(t) {
-		if _, ok := before[inode]; !ok {
-			t.Errorf("the agent listens on TCP %s with the defaults", addr)
-		}
-	}
-	if a.Addr() != "" || a.KubeletAPIAddr() != "" {
-		t.Errorf("read-only endpoint %q, kubelet API %q; want both off", a.Addr(), a.KubeletAPIAddr())
-	}
+	return a
 }
 
 // tcpListeners is this process's listening TCP sockets, by inode: the

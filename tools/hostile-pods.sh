@@ -66,7 +66,7 @@ pod_containers_all() {
 }
 start_agent() {
   "$bin" run --root-dir "$dir/root" --pod-manifest-path "$dir/manifests" --runtime-endpoint "$endpoint" \
-    --node-name "$node" --port 0 --file-check-frequency 1s >>"$dir/agent.log" 2>&1 &
+    --node-name "$node" --port 0 --healthz-port 0 --file-check-frequency 1s >>"$dir/agent.log" 2>&1 &
   agent_pid=$!
   log "agent pid $agent_pid, root $dir/root"
 }

@@ -76,9 +76,10 @@ start_node() {
       # server reaches it for logs, exec, attach and port-forward with its
       # kubelet client certificate, and asks SubjectAccessReviews for other
       # callers. No read-only endpoint (off by default), as the kubelet's
-      # readOnlyPort 0.
+      # readOnlyPort 0. No healthz port: the kubelet's 10248 may be another
+      # node's on this machine.
       "$bin" run --kubeconfig "$PODLIFE_NODE_KUBECONFIG" --node-name "$PODLIFE_NODE_NAME" \
-        --runtime-endpoint "$endpoint" --root-dir "$root" \
+        --runtime-endpoint "$endpoint" --root-dir "$root" --healthz-port 0 \
         --port "$(free_port)" --client-ca-file "$PODLIFE_CLUSTER_DIR/pki/ca.crt" \
         </dev/null >"$out" 2>&1 &
       node_pid=$!

@@ -87,7 +87,7 @@ start_standalone() {
   case "$node" in
   podlife)
     "$podlife" run --root-dir "$dir/root" --pod-manifest-path "$dir/manifests" --runtime-endpoint "$endpoint" \
-      --port 0 ${PRESTOPS_PODLIFE_FLAGS:-} </dev/null >"$dir/node.log" 2>&1 &
+      --port 0 --healthz-port 0 ${PRESTOPS_PODLIFE_FLAGS:-} </dev/null >"$dir/node.log" 2>&1 &
     ;;
   kubelet)
     # Standalone: no API server, no kubelet API; cgroupfs and no QoS

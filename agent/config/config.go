@@ -16,6 +16,7 @@ import (
 	"github.com/podlife/podlife/agent/admission"
 	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/agent/kubeletserver"
+	"github.com/podlife/podlife/agent/server"
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/containergc"
 )
@@ -75,6 +76,11 @@ type Config struct {
 	// BindAddress is the IP the kubelet API listens on (the kubelet's
 	// --address: Address is taken by the read-only endpoint).
 	BindAddress string `json:"bindAddress,omitempty"`
+	// HealthzPort and HealthzBindAddress are the kubelet's healthz port
+	// (plain HTTP, GET /healthz only), 10248 on 127.0.0.1 as the
+	// kubelet's, which kubeadm polls; port 0 turns it off.
+	HealthzPort        int    `json:"healthzPort"`
+	HealthzBindAddress string `json:"healthzBindAddress,omitempty"`
 	// TLSCertFile and TLSPrivateKeyFile are the kubelet API's serving
 	// certificate; without them a self-signed one is made in CertDir.
 	TLSCertFile       string `json:"tlsCertFile,omitempty"`
@@ -186,6 +192,8 @@ func Default() Config {
 		RootDir:              api.DefaultRootDir(),
 		Port:                 kubeletserver.DefaultPort,
 		BindAddress:          "0.0.0.0",
+		HealthzPort:          server.DefaultHealthzPort,
+		HealthzBindAddress:   server.DefaultHealthzBindAddress,
 		AuthorizationMode:    kubeletserver.ModeWebhook,
 		MaxOpenConnections:   kubeletserver.DefaultMaxOpenConnections,
 		HousekeepingInterval: metav1.Duration{Duration: 2 * time.Second},
@@ -259,6 +267,12 @@ func (c *Config) Validate() error {
 	}
 	if net.ParseIP(c.BindAddress) == nil {
 		errs = append(errs, fmt.Errorf("bindAddress must be an IP address, got %q", c.BindAddress))
+	}
+	if c.HealthzPort < 0 || c.HealthzPort > 65535 {
+		errs = append(errs, fmt.Errorf("healthzPort must be 0 (off) to 65535, got %d", c.HealthzPort))
+	}
+	if c.HealthzPort != 0 && net.ParseIP(c.HealthzBindAddress) == nil {
+		errs = append(errs, fmt.Errorf("healthzBindAddress must be an IP address, got %q", c.HealthzBindAddress))
 	}
 	if c.AuthorizationMode != kubeletserver.ModeWebhook && c.AuthorizationMode != kubeletserver.ModeAlwaysAllow {
 		errs = append(errs, fmt.Errorf("authorizationMode must be %s or %s, got %q", kubeletserver.ModeWebhook, kubeletserver.ModeAlwaysAllow, c.AuthorizationMode))

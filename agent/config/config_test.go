@@ -63,6 +63,8 @@ func TestValidateNamesBadFields(t *testing.T) {
 		{"bootstrap without kubeconfig", func(c *config.Config) { c.BootstrapKubeconfig = "/etc/podlife/bootstrap.kubeconfig" }, []string{"bootstrapKubeconfig", "need kubeconfig"}},
 		{"serving certificates without kubeconfig", func(c *config.Config) { c.RotateServerCertificates = true }, []string{"rotateServerCertificates", "need kubeconfig"}},
 		{"port too large", func(c *config.Config) { c.Port = 70000 }, []string{"port must be 0 (off) to 65535", "70000"}},
+		{"healthz port too large", func(c *config.Config) { c.HealthzPort = 70000 }, []string{"healthzPort must be 0 (off) to 65535", "70000"}},
+		{"healthz bind address not an IP", func(c *config.Config) { c.HealthzBindAddress = "localhost" }, []string{"healthzBindAddress", `"localhost"`}},
 		{"bind address not an IP", func(c *config.Config) { c.BindAddress = "localhost" }, []string{"bindAddress", `"localhost"`}},
 		{"unknown authorization mode", func(c *config.Config) { c.AuthorizationMode = "RBAC" }, []string{"authorizationMode", `"RBAC"`}},
 		{"certificate without key", func(c *config.Config) { c.TLSCertFile = "serving.crt" }, []string{"tlsCertFile and tlsPrivateKeyFile"}},

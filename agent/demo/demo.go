@@ -82,6 +82,8 @@ func Run(ctx context.Context, w io.Writer, opts Options) (err error) {
 	cfg.RootDir = dir
 	cfg.Address = "127.0.0.1:0"
 	cfg.Port = 0 // no kubelet API: the demo has no cluster
+	// No healthz port: a real node on this machine may hold the kubelet's 10248.
+	cfg.HealthzPort = 0
 	cfg.FileCheckFrequency.Duration = 100 * time.Millisecond
 	cfg.HousekeepingInterval.Duration = 300 * time.Millisecond
 	cfg.RuntimePollInterval.Duration = 100 * time.Millisecond

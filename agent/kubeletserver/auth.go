@@ -163,6 +163,7 @@ var subresourcePaths = []struct{ path, subresource string }{
 var fineGrainedPaths = []struct{ path, subresource string }{
 	{"/pods", "pods"},
 	{"/healthz", "healthz"},
+	{"/configz", "configz"},
 }
 
 // isSubpath reports whether path is root or under it.

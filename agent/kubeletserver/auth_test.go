@@ -24,6 +24,7 @@ func TestRequestAttributes(t *testing.T) {
 		{"GET", "/podsx", "get", "proxy"},
 		{"GET", "/healthz", "get", "healthz proxy"},
 		{"HEAD", "/healthz", "get", "healthz proxy"},
+		{"GET", "/configz", "get", "configz proxy"},
 		{"GET", "/stats/summary", "get", "stats"},
 		{"GET", "/stats", "get", "stats"},
 		{"GET", "/metrics", "get", "metrics"},

@@ -140,7 +140,7 @@ func TestHandler(t *testing.T) {
 			body: []string{"exit code 1"}, asked: "run ns/web app [false]"},
 		{name: "run no command", method: "POST", path: "/run/ns/web/app", user: "admin", code: 400, body: []string{"no command"}},
 		{name: "run is POST only", method: "GET", path: "/run/ns/web/app?cmd=ls", user: "admin", code: 405},
-		{name: "unknown path", method: "GET", path: "/configz", user: "admin", code: 404},
+		{name: "unknown path", method: "GET", path: "/flagz", user: "admin", code: 404},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

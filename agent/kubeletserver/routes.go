@@ -31,6 +31,9 @@ const (
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+HealthzPath, s.serveHealthz)
+	if s.cfg.Configz != nil {
+		mux.HandleFunc("GET "+ConfigzPath, s.serveConfigz)
+	}
 	mux.HandleFunc("GET "+PodsPath, func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.host.PodList()) })
 	metrics := func(reg *prometheus.Registry) http.Handler {
 		return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/clock"
 
 	"github.com/podlife/podlife/agent/server"
@@ -52,6 +53,9 @@ type Config struct {
 	// authenticated once it was idle that long; 0:
 	// DefaultUnauthenticatedTimeout.
 	UnauthenticatedTimeout time.Duration
+	// Configz is what GET /configz serves (config/kubeletconfig.FromAgent);
+	// nil: no /configz.
+	Configz *kubeletconfigv1beta1.KubeletConfiguration
 }
 
 // Server is the kubelet API, listening; nothing is served until Start.

@@ -39,19 +39,10 @@ func (s *Server) readOnlyHandler() http.Handler {
 func (s *Server) readRoutes(mux *http.ServeMux) {
 	registry := s.host.Registry()
 	mux.Handle("GET "+api.MetricsPath, promhttp.HandlerFor(registry, promhttp.HandlerOpts{Registry: registry}))
-	mux.HandleFunc("GET "+api.HealthzPath, s.serveHealthz)
+	mux.HandleFunc("GET "+api.HealthzPath, healthz(s.host))
 	mux.HandleFunc("GET "+api.PodsPath, func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, redactedPodList(s.host.PodList())) })
 	mux.HandleFunc("GET "+api.LifecyclePath, func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.host.Lifecycle()) })
 	mux.HandleFunc("GET "+api.ContainerLogsPath+"/", refuseContainerLogs(s.cfg.ControlSocket))
-}
-
-// serveHealthz is GET /healthz: 200 "ok", or 500 saying what is wrong.
-func (s *Server) serveHealthz(w http.ResponseWriter, _ *http.Request) {
-	if problem := s.host.HealthProblem(); problem != "" {
-		http.Error(w, problem, http.StatusInternalServerError)
-		return
-	}
-	fmt.Fprintln(w, "ok")
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -3,7 +3,8 @@
 // GET /lifecycle, POST /shutdown and GET /containerLogs) and, when turned
 // on, the read-only TCP endpoint (GET /metrics, /healthz, /pods with no
 // env value, command or args, /lifecycle; every request's Host and method
-// are checked first). Both close idle connections (see timeouts.go). The handlers ask the agent what they
+// are checked first). Both close idle connections (see timeouts.go). The
+// kubelet's healthz port, GET /healthz only, is a third (healthz.go). The handlers ask the agent what they
 // serve through HostInterface; the agent constructs the servers with
 // itself as the host. Its kubelet counterpart is pkg/kubelet/server and its
 // HostInterface. The routes and what they return are agent/api's.

@@ -30,7 +30,9 @@ a standalone kubelet does: it watches the directory, admits pods against allocat
 memory, restarts containers as their restart policy says, kills runtime pods nobody knows, and
 answers podlife status, logs and shutdown on its control socket (podlife.sock in --root-dir). With
 --address (off by default, as the kubelet's read-only port) it also serves /metrics, /healthz, /pods
-(without env values, commands or args) and /lifecycle, read-only, to every local user. In a cluster
+(without env values, commands or args) and /lifecycle, read-only, to every local user. The
+kubelet's healthz port, --healthz-port (10248) on --healthz-bind-address (127.0.0.1), serves GET
+/healthz only (kubeadm's kubelet-check polls it); 0 turns it off. In a cluster
 (--kubeconfig) it also serves the kubelet API on --port (10250), HTTPS, authenticated and
 authorized as the kubelet's: logs, exec, attach, port-forward, /pods, /metrics, /stats.
 
@@ -81,6 +83,8 @@ func addConfigFlags(fs *pflag.FlagSet, c *config.Config) {
 	fs.StringVar(&c.Address, "address", c.Address, "host:port of the read-only HTTP endpoint (/metrics, /healthz, /pods without env values, commands or args, /lifecycle), e.g. 127.0.0.1:10255, for Host this address or localhost; empty: off, as the kubelet's readOnlyPort 0. Status, logs and control are on the socket in --root-dir")
 	fs.IntVar(&c.Port, "port", c.Port, "the kubelet API's HTTPS port (logs, exec, attach, port-forward, /pods, /metrics, /stats); 0: off. Standalone (no --kubeconfig) it serves only with --authorization-mode AlwaysAllow and --client-ca-file (or --anonymous-auth: anyone who reaches the port), and stays off otherwise")
 	fs.StringVar(&c.BindAddress, "bind-address", c.BindAddress, "the IP the kubelet API listens on (the kubelet's --address; podlife's --address is the read-only endpoint)")
+	fs.IntVar(&c.HealthzPort, "healthz-port", c.HealthzPort, "port of the healthz endpoint (plain HTTP, GET /healthz only; kubeadm's kubelet-check polls it); 0: off")
+	fs.StringVar(&c.HealthzBindAddress, "healthz-bind-address", c.HealthzBindAddress, "the IP the healthz endpoint listens on")
 	fs.StringVar(&c.TLSCertFile, "tls-cert-file", c.TLSCertFile, "the kubelet API's serving certificate (PEM); without it and --tls-private-key-file, a self-signed one is made in --cert-dir")
 	fs.StringVar(&c.TLSPrivateKeyFile, "tls-private-key-file", c.TLSPrivateKeyFile, "the key of --tls-cert-file")
 	fs.StringVar(&c.CertDir, "cert-dir", c.CertDir, "directory of the agent's certificates and keys (created 0700, files 0600): the bootstrapped client certificate, the serving certificates; empty: <root-dir>/pki")

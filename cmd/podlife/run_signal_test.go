@@ -32,6 +32,8 @@ func TestRunAgentStopsOnSignal(t *testing.T) {
 			cfg := config.Default()
 			cfg.RootDir = root
 			cfg.Address = "127.0.0.1:0"
+			// Tests in parallel never bind the kubelet's healthz port 10248.
+			cfg.HealthzPort = 0
 			cfg.ShutdownGracePeriod.Duration = 10 * time.Second // graceful node shutdown enabled
 			logs := captureStderr(t)
 

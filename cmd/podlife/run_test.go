@@ -49,6 +49,16 @@ allocatable: {cpu: "3"}
 				t.Errorf("got containerLogMaxSize %q containerLogMaxFiles %d", cfg.ContainerLogMaxSize, cfg.ContainerLogMaxFiles)
 			}
 		}},
+		{name: "healthz defaults", args: nil, checkConfig: func(t *testing.T, cfg config.Config) {
+			if cfg.HealthzPort != 10248 || cfg.HealthzBindAddress != "127.0.0.1" {
+				t.Errorf("got healthz %s:%d; want the kubelet's 127.0.0.1:10248", cfg.HealthzBindAddress, cfg.HealthzPort)
+			}
+		}},
+		{name: "healthz flags", args: []string{"--healthz-port", "0", "--healthz-bind-address", "0.0.0.0"}, checkConfig: func(t *testing.T, cfg config.Config) {
+			if cfg.HealthzPort != 0 || cfg.HealthzBindAddress != "0.0.0.0" {
+				t.Errorf("got healthz %s:%d", cfg.HealthzBindAddress, cfg.HealthzPort)
+			}
+		}},
 		{name: "garbage collection defaults", args: nil, checkConfig: func(t *testing.T, cfg config.Config) {
 			if cfg.MinimumContainerTTLDuration.Duration != 0 || cfg.MaximumDeadContainersPerContainer != 1 || cfg.MaximumDeadContainers != -1 {
 				t.Errorf("got %s %d %d; want the kubelet's 0 1 -1", cfg.MinimumContainerTTLDuration.Duration, cfg.MaximumDeadContainersPerContainer, cfg.MaximumDeadContainers)

@@ -107,6 +107,8 @@ func TestStatusOverControlSocket(t *testing.T) {
 	cfg := config.Default()
 	cfg.RootDir = root
 	cfg.StaticPodPath = manifests
+	// Tests in parallel never bind the kubelet's healthz port 10248.
+	cfg.HealthzPort = 0
 	a, err := agent.New(t.Context(), cfg, agent.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -348,6 +348,8 @@ func (e *CtrdEnv) StartAgent(manifestDir string, edit func(*config.Config)) *Ctr
 	cfg.RootDir = filepath.Join(e.Dir, "root-"+cfg.NodeName)
 	cfg.Address = "127.0.0.1:0"
 	cfg.Port = 0 // no kubelet API unless a test asks (on a free port)
+	// No healthz port: tests in parallel never bind the kubelet's healthz port 10248.
+	cfg.HealthzPort = 0
 	cfg.FileCheckFrequency.Duration = 100 * time.Millisecond
 	cfg.HousekeepingInterval.Duration = 200 * time.Millisecond
 	cfg.RuntimePollInterval.Duration = 100 * time.Millisecond

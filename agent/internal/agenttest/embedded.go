@@ -203,6 +203,8 @@ func Start(t testing.TB, opts ...Option) *Harness {
 	cfg.RootDir = root
 	cfg.Address = "127.0.0.1:0"
 	cfg.Port = 0 // no kubelet API unless a test asks (on a free port)
+	// No healthz port: tests in parallel never bind the kubelet's healthz port 10248.
+	cfg.HealthzPort = 0
 	cfg.FileCheckFrequency.Duration = 50 * time.Millisecond
 	cfg.HousekeepingInterval.Duration = 100 * time.Millisecond
 	cfg.RuntimePollInterval.Duration = 50 * time.Millisecond
