@@ -145,6 +145,12 @@ func (r *Result) Checked() []string {
 			out = append(out, p.name)
 		}
 	}
+	for _, p := range r.w.effectProps {
+		out = append(out, p.name)
+	}
+	if r.w.refine {
+		out = append(out, errRefinement)
+	}
 	return out
 }
 
