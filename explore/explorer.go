@@ -222,8 +222,8 @@ func replay(cfg Config, inputs []Input, each func(*snapshot)) error {
 		}
 		offered, err := w.apply(sm, in)
 		if err != nil {
-			if each != nil && offered && propertyName(err) != errPanic {
-				next := w.project(sm) // the state the violating step reached, for the report
+			if name := propertyName(err); each != nil && offered && name != errPanic && name != errBookkeeping {
+				next := w.project(sm) // the state the violating step reached, for the report (a sound machine)
 				each(&next)
 			}
 			return fmt.Errorf("step %d (%s): %w", i+1, in, err)

@@ -59,10 +59,12 @@ type history struct {
 }
 
 // errProtocol marks a violation of the effect protocol; errPanic an input
-// on which the engine panicked.
+// on which the engine panicked; errBookkeeping the records' bookkeeping
+// out of step with its definitions (fsm.Machine.CheckBookkeeping).
 const (
-	errProtocol = "EffectProtocol"
-	errPanic    = "EnginePanic"
+	errProtocol    = "EffectProtocol"
+	errPanic       = "EnginePanic"
+	errBookkeeping = "RecordBookkeeping"
 )
 
 func (w *world) newSim(obs fsm.Observer) *sim {
@@ -121,6 +123,11 @@ func (w *world) apply(s *sim, in Input) (offered bool, err error) {
 	before, syncing := s.hist, s.syncing
 	s.hist.staleTimer, s.hist.syncGrace, s.cancelled = [MaxPods]bool{}, [MaxPods]int{}, [MaxPods]bool{}
 	offered, err = w.applyCore(s, in)
+	if err == nil {
+		if berr := s.core.CheckBookkeeping(); berr != nil {
+			return true, fmt.Errorf("%s: after %s: %v", errBookkeeping, in, berr)
+		}
+	}
 	if err != nil || !w.refine && len(w.effectProps) == 0 {
 		return offered, err
 	}

@@ -3,6 +3,7 @@ package fsm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -146,6 +147,11 @@ func (m *Machine) Fire(uid types.UID, fullName string, ev Event, p Params) (Tran
 		next.fullName = fullName
 	}
 	m.store(at, rec, next)
+	if m.checked { // a slip in the bookkeeping is reported here, before a lookup panics on it
+		if err := m.CheckBookkeeping(); err != nil {
+			return Transition{}, m.reject(uid, rec.state, ev, fmt.Errorf("fsm: the bookkeeping after row %s of %s: %w", r.id, uid, err))
+		}
+	}
 	t := Transition{Pod: uid, Row: r.id, Ref: r.ref, Event: ev, From: rec.state, To: r.to, Vars: next.vars, Params: p, Effects: r.effects, Ignores: r.ignores, FullName: next.fullName}
 	if ev == SyncKnownPods {
 		t.Batch = m.syncs
@@ -389,4 +395,48 @@ func (m *Machine) Clone() *Machine {
 		}
 	}
 	return &c
+}
+
+// CheckBookkeeping verifies the machine's own bookkeeping against its
+// definitions: index maps exactly the UIDs of recs to their positions, the
+// lookup cache names a record where it points, every record has a state
+// with a record, and the waiting order lists exactly the static Waiting
+// records. A model checker calls it after every input, so that a slip in
+// the bookkeeping is reported by name before a later lookup panics on it.
+func (m *Machine) CheckBookkeeping() error {
+	if len(m.index) != len(m.recs) {
+		return fmt.Errorf("%d records, %d index entries", len(m.recs), len(m.index))
+	}
+	waiting := map[string]int{}
+	for i := range m.recs {
+		r := &m.recs[i]
+		if at, ok := m.index[r.uid]; !ok || at != int32(i) {
+			return fmt.Errorf("record %s at %d, index says %d (present %v)", r.uid, i, at, ok)
+		}
+		if !r.state.HasRecord() {
+			return fmt.Errorf("record %s kept in state %s", r.uid, r.state)
+		}
+		if r.state == Waiting && r.fullName != "" {
+			waiting[r.fullName]++
+		}
+	}
+	if m.hitAt >= 0 && (int(m.hitAt) >= len(m.recs) || m.recs[m.hitAt].uid != m.hitUID) {
+		return fmt.Errorf("the lookup cache points %s at %d, which holds %d records", m.hitUID, m.hitAt, len(m.recs))
+	}
+	for f, uids := range m.waiting {
+		for _, uid := range uids {
+			at, ok := m.index[uid]
+			if !ok || m.recs[at].state != Waiting || m.recs[at].fullName != f {
+				return fmt.Errorf("the waiting order of %s lists %s, which is not a waiting record of it", f, uid)
+			}
+		}
+		if len(uids) != waiting[f] {
+			return fmt.Errorf("the waiting order of %s lists %d pods, %d records wait", f, len(uids), waiting[f])
+		}
+		delete(waiting, f)
+	}
+	for f, n := range waiting {
+		return fmt.Errorf("%d records wait for %s, the waiting order lists none", n, f)
+	}
+	return nil
 }

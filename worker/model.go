@@ -81,6 +81,10 @@ func (c *Core) Clone() *Core {
 // UID has none).
 func (c *Core) Record(uid types.UID) (fsm.Record, bool) { return c.machine.Get(uid) }
 
+// CheckBookkeeping verifies the lifecycle records' bookkeeping
+// (fsm.Machine.CheckBookkeeping), for a model checker after every input.
+func (c *Core) CheckBookkeeping() error { return c.machine.CheckBookkeeping() }
+
 // Synced reports whether SyncKnownPods has run.
 func (c *Core) Synced() bool { return c.machine.Synced() }
 
