@@ -211,6 +211,8 @@ func (s *search) expand(l *lane) {
 			if k == pk {
 				if s.opts.Strict {
 					work = parent.cloneInto(work)
+				} else {
+					work.hist = parent.hist // the explorer's own shell variables follow the path taken
 				}
 				continue
 			}

@@ -49,22 +49,38 @@ type Config struct {
 // MaxPods bounds Config.Pods (the state key packs a fixed number of pods).
 const MaxPods = 4
 
-// Property lists of the shipped configurations, by kind.
+// Property lists of the shipped configurations, by kind: those TLC checks
+// too; explorerChecks are the explorer's alone (Refinement, and the
+// properties of its own shell variables), which every shipped
+// configuration checks.
 var (
 	invariants     = propertyNames(invariant)
 	stepProperties = propertyNames(stepProperty)
 	leadsTos       = propertyNames(leadsTo)
+	explorerChecks = func() []string {
+		out := []string{errRefinement}
+		for _, p := range properties {
+			if p.explorer {
+				out = append(out, p.name)
+			}
+		}
+		return out
+	}()
 )
 
 func propertyNames(k propertyKind) []string {
 	var out []string
 	for _, p := range properties {
-		if p.kind == k {
+		if p.kind == k && !p.explorer {
 			out = append(out, p.name)
 		}
 	}
 	return out
 }
+
+// ExplorerOnly reports whether the named check is the explorer's alone
+// (no TLC configuration names it).
+func ExplorerOnly(name string) bool { return slices.Contains(explorerChecks, name) }
 
 func without(names []string, drop string) []string {
 	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == drop })
@@ -74,17 +90,19 @@ func without(names []string, drop string) []string {
 // .cfg checks (see tla/README.md for why each has the bounds it has).
 var Shipped = []Config{
 	{Name: "MCPodLifecycle", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1", "p2"}, GraceOverrides: []int64{1}, SpecGrace: 2,
-		KillChannels: 1, RuntimePods: true, TerminalPhases: true, Properties: slices.Concat(invariants, stepProperties)},
+		KillChannels: 1, RuntimePods: true, TerminalPhases: true, Properties: slices.Concat(invariants, stepProperties, explorerChecks)},
 	{Name: "MCPodLifecycleMixed", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1"}, SpecGrace: 2,
-		KillChannels: 1, RuntimePods: true, TerminalPhases: true, Properties: invariants},
+		KillChannels: 1, RuntimePods: true, TerminalPhases: true, Properties: slices.Concat(invariants, explorerChecks)},
 	{Name: "MCOnePod", Pods: []types.UID{"p1"}, GraceOverrides: []int64{1}, SpecGrace: 2,
-		KillChannels: 2, RuntimePods: true, TerminalPhases: true, Properties: slices.Concat(invariants, stepProperties, without(leadsTos, "StaticPodsStart"))},
+		KillChannels: 2, RuntimePods: true, TerminalPhases: true, Properties: slices.Concat(invariants, stepProperties, without(leadsTos, "StaticPodsStart"), explorerChecks)},
+	{Name: "MCGrace", Pods: []types.UID{"p1"}, GraceOverrides: []int64{0, 1, 3}, SpecGrace: 2,
+		KillChannels: 2, RuntimePods: true, TerminalPhases: true, Properties: slices.Concat(invariants, stepProperties, without(leadsTos, "StaticPodsStart"), explorerChecks)},
 	{Name: "MCOneStaticPod", Pods: []types.UID{"p1"}, StaticPods: []types.UID{"p1"}, GraceOverrides: []int64{1}, SpecGrace: 2,
-		KillChannels: 2, RuntimePods: true, TerminalPhases: true, Properties: slices.Concat(invariants, stepProperties, without(leadsTos, "DesiredPodsStart"))},
+		KillChannels: 2, RuntimePods: true, TerminalPhases: true, Properties: slices.Concat(invariants, stepProperties, without(leadsTos, "DesiredPodsStart"), explorerChecks)},
 	{Name: "MCLiveness", Pods: []types.UID{"p1", "p2"}, StaticPods: []types.UID{"p1", "p2"}, SpecGrace: 2,
-		KillChannels: 1, Properties: slices.Concat(invariants, without(leadsTos, "DesiredPodsStart"))},
+		KillChannels: 1, Properties: slices.Concat(invariants, without(leadsTos, "DesiredPodsStart"), explorerChecks)},
 	{Name: "MCThreePods", Pods: []types.UID{"p1", "p2", "p3"}, StaticPods: []types.UID{"p1", "p2", "p3"}, SpecGrace: 2,
-		KillChannels: 0, Properties: slices.Concat(invariants, stepProperties), OutsideCI: true},
+		KillChannels: 0, Properties: slices.Concat(invariants, stepProperties, explorerChecks), OutsideCI: true},
 }
 
 // InCI are the shipped configurations CI checks: all but those marked
@@ -118,7 +136,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("config %s: kill channels %d outside 0..%d", c.Name, c.KillChannels, spec.ChannelsDomain.Max)
 	}
 	for _, name := range c.Properties {
-		if _, ok := spec.PropertyNamed(name); !ok {
+		if _, ok := spec.PropertyNamed(name); !ok && name != errRefinement {
 			return fmt.Errorf("config %s: no property %s in spec.Properties", c.Name, name)
 		}
 	}

@@ -145,6 +145,12 @@ func (r *Result) Checked() []string {
 			out = append(out, p.name)
 		}
 	}
+	for _, p := range r.w.effectProps {
+		out = append(out, p.name)
+	}
+	if r.w.refine {
+		out = append(out, errRefinement)
+	}
 	return out
 }
 
@@ -216,6 +222,10 @@ func replay(cfg Config, inputs []Input, each func(*snapshot)) error {
 		}
 		offered, err := w.apply(sm, in)
 		if err != nil {
+			if name := propertyName(err); each != nil && offered && name != errPanic && name != errBookkeeping {
+				next := w.project(sm) // the state the violating step reached, for the report (a sound machine)
+				each(&next)
+			}
 			return fmt.Errorf("step %d (%s): %w", i+1, in, err)
 		}
 		if !offered {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/kubetypes"
+	"github.com/podlife/podlife/spec"
 	"github.com/podlife/podlife/worker"
 )
 
@@ -120,12 +121,23 @@ type world struct {
 	// runtimeKill, runtimePods: the housekeeping kill of a runtime pod.
 	runtimeKill *worker.KillPodOptions
 	runtimePods []*worker.RunningPod
-	// kills are the kill options of the Kill inputs.
-	kills map[killKey]*worker.KillPodOptions
+	// kills are the kill options of the Kill inputs; killPods the pods a
+	// Kill with an override carries: each has the largest deletion grace
+	// period (without a deletion timestamp: not deleting), so that the
+	// engine must take the smaller of the two as the model's one
+	// graceOverride, and choosing the larger is a step the model does not
+	// take (Refinement).
+	kills    map[killKey]*worker.KillPodOptions
+	killPods []*v1.Pod
 	// properties are the generated properties the configuration checks;
 	// invariants and steps: whether any is of that kind.
 	properties        []*property
 	invariants, steps bool
+	// effectProps are the properties of the explorer's own shell
+	// variables (checked on every input: world.checkEffects); refine: the
+	// configuration checks Refinement.
+	effectProps []*property
+	refine      bool
 	// fullName is the one full name the static pods share.
 	fullName string
 }
@@ -156,6 +168,10 @@ func newWorld(c Config) *world {
 			}
 		}
 		w.runtimePods = append(w.runtimePods, &worker.RunningPod{ID: uid, Name: podName, Namespace: podNamespace})
+		kp := w.pod(i, uid, false, false, fsm.NoGrace)
+		most := int64(spec.GraceDomain.Max)
+		kp.DeletionGracePeriodSeconds = &most
+		w.killPods = append(w.killPods, kp)
 	}
 	one := int64(1)
 	w.runtimeKill = &worker.KillPodOptions{PodTerminationGracePeriodSecondsOverride: &one}
@@ -169,7 +185,14 @@ func newWorld(c Config) *world {
 			w.kills[killKey{evict, g}] = kill
 		}
 	}
+	w.refine = c.checks(errRefinement)
 	for i := range properties {
+		if properties[i].explorer {
+			if c.checks(properties[i].name) {
+				w.effectProps = append(w.effectProps, &properties[i])
+			}
+			continue
+		}
 		if c.checks(properties[i].name) {
 			w.properties = append(w.properties, &properties[i])
 			w.invariants = w.invariants || properties[i].kind == invariant

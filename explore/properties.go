@@ -26,6 +26,10 @@ type property struct {
 	kind  propertyKind
 	from  func(a, b *podView) bool // leadsTo only
 	holds func(a, b *podView) bool
+	// explorer: the property reads the explorer's own shell variables
+	// (spec.Var.Explorer), which the state key does not hold; it is
+	// checked on every input the explorer applies (world.checkEffects).
+	explorer bool
 }
 
 // podView is what a property reads of one pod in one state: its record,
@@ -39,6 +43,10 @@ type podView struct {
 	InFlight                                                                        fsm.InFlight
 	Waiters, Loop, Timer                                                            bool
 	Channels                                                                        int
+	// The explorer's own shell variables (spec.Var.Explorer): set only by
+	// world.checkEffects.
+	CancelOwed, StaleTimer bool
+	SyncGrace, AskedGrace  int
 
 	FirstInWaiting bool
 	WaitingCount   int

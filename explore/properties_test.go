@@ -40,6 +40,7 @@ func randomView(r *rand.Rand) (podView, *spec.Env) {
 		ObservedRuntime: b(spec.ObservedRuntime), Grace: env.Vars[spec.VarIndex(spec.Grace)],
 		Pending: fsm.Pending(env.Vars[spec.VarIndex(spec.Pending)]), InFlight: fsm.InFlight(env.Vars[spec.VarIndex(spec.InFlight)]),
 		Waiters: b(spec.Waiters), Loop: sh(spec.Loop) == 1, Timer: sh(spec.Timer) == 1, Channels: sh(spec.Channels),
+		CancelOwed: sh(spec.CancelOwed) == 1, StaleTimer: sh(spec.StaleTimer) == 1, SyncGrace: sh(spec.SyncGrace), AskedGrace: sh(spec.AskedGrace),
 		FirstInWaiting: env.World[spec.FirstInWaiting] == 1, WaitingCount: env.World[spec.WaitingCount],
 		SlotHolders: env.World[spec.SlotHolders], StaticPod: env.World[spec.StaticPod] == 1, Synced: env.World[spec.Synced] == 1,
 	}

@@ -3,10 +3,14 @@ package explore
 import (
 	"fmt"
 	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/spec"
 	"github.com/podlife/podlife/worker"
 )
 
@@ -30,13 +34,42 @@ type sim struct {
 	// a sync context for it). Not part of the spec state.
 	syncing [MaxPods]bool
 	effects []worker.Effect
+	// ref evaluates the model's step for every input (refinement); a
+	// simulation and its clones share it (one lane's).
+	ref *refiner
+	// timers is the engine's own timer queue (PodWorkers'), carrying out
+	// ArmTimer and StopTimer; armed is the due time (a count of ArmTimers
+	// in this lineage, clock) of each pod's live arming, 0 when none.
+	timers *worker.TimerQueue
+	clock  int64
+	armed  [MaxPods]int64
+	// hist holds the explorer's own shell variables (spec.Var.Explorer);
+	// cancelled lists the pods that got a CancelSync on the current step.
+	hist      history
+	cancelled [MaxPods]bool
 }
 
-// errProtocol marks a violation of the effect protocol.
-const errProtocol = "EffectProtocol"
+// history is what the explorer's own shell variables hold for each pod
+// (see spec.CancelOwed, StaleTimer, SyncGrace, AskedGrace). They are not
+// part of the spec state: the properties that read them are checked on
+// every input the explorer applies, along the paths it takes.
+type history struct {
+	cancelOwed, staleTimer [MaxPods]bool
+	syncGrace, askedGrace  [MaxPods]int
+}
+
+// errProtocol marks a violation of the effect protocol; errPanic an input
+// on which the engine panicked; errBookkeeping the records' bookkeeping
+// out of step with its definitions (fsm.Machine.CheckBookkeeping).
+const (
+	errProtocol    = "EffectProtocol"
+	errPanic       = "EnginePanic"
+	errBookkeeping = "RecordBookkeeping"
+)
 
 func (w *world) newSim(obs fsm.Observer) *sim {
-	return &sim{core: worker.NewCore(worker.Options{Observer: obs, Logger: discardLogger, CheckedFSM: true})}
+	return &sim{core: worker.NewCore(worker.Options{Observer: obs, Logger: discardLogger, CheckedFSM: true}), ref: newRefiner(),
+		timers: worker.NewTimerQueue()}
 }
 
 // clone copies the simulation: the Core's Clone, and the shell's arrays
@@ -45,6 +78,7 @@ func (w *world) newSim(obs fsm.Observer) *sim {
 func (s *sim) clone() *sim {
 	c := *s
 	c.core = s.core.Clone()
+	c.timers = s.timers.CopyInto(nil)
 	for i, o := range s.open {
 		c.open[i] = slices.Clip(o)
 	}
@@ -59,9 +93,10 @@ func (s *sim) cloneInto(dst *sim) *sim {
 	if dst == nil {
 		return s.clone()
 	}
-	core, effects := dst.core, dst.effects
+	core, effects, timers := dst.core, dst.effects, dst.timers
 	*dst = *s
 	dst.core = s.core.CopyInto(core)
+	dst.timers = s.timers.CopyInto(timers)
 	for i, o := range s.open {
 		dst.open[i] = slices.Clip(o)
 	}
@@ -74,7 +109,118 @@ func (s *sim) cloneInto(dst *sim) *sim {
 // call in flight returning (Done), the pod's timer firing, or
 // SyncKnownPods; then it carries out the Core's effects. It reports false
 // when the model does not offer the input in this state (nothing happened).
-func (w *world) apply(s *sim, in Input) (bool, error) {
+// Every input is checked against the model's step (refiner): the core's
+// successor must be the one the table's own expressions give, or the step
+// violates Refinement.
+func (w *world) apply(s *sim, in Input) (offered bool, err error) {
+	defer func() {
+		if p := recover(); p != nil { // a named violation with its behaviour, not a crash of the explorer
+			offered, err = true, fmt.Errorf("%s: the engine panicked on %s: %v", errPanic, in, p)
+		}
+	}()
+	r := s.ref
+	w.projectInto(s, &r.from)
+	before, syncing := s.hist, s.syncing
+	s.hist.staleTimer, s.hist.syncGrace, s.cancelled = [MaxPods]bool{}, [MaxPods]int{}, [MaxPods]bool{}
+	offered, err = w.applyCore(s, in)
+	if err == nil {
+		if berr := s.core.CheckBookkeeping(); berr != nil {
+			return true, fmt.Errorf("%s: after %s: %v", errBookkeeping, in, berr)
+		}
+	}
+	if err != nil || !w.refine && len(w.effectProps) == 0 {
+		return offered, err
+	}
+	want := r.next(w, &r.from, in)
+	w.projectInto(s, &r.got)
+	if !offered {
+		s.hist = before
+	} else {
+		w.record(s, in, &syncing)
+		if err := w.checkEffects(before, s); err != nil {
+			return true, err
+		}
+	}
+	if w.refine {
+		return offered, r.refine(w, in, offered, want)
+	}
+	return offered, nil
+}
+
+// record updates the explorer's own shell variables after input in
+// (syncing: which pods held a sync context before it).
+func (w *world) record(s *sim, in Input, syncing *[MaxPods]bool) {
+	h, r := &s.hist, s.ref
+	for p := range w.cfg.Pods {
+		switch {
+		case s.cancelled[p]:
+			h.cancelOwed[p] = false
+		case syncing[p] && r.effects[p].Has(spec.Cancel):
+			h.cancelOwed[p] = true
+		}
+	}
+	// What the API asks for (a kill's override, a deletion's grace); a
+	// housekeeping kill of a known pod asks nothing of it.
+	if p := in.Pod; p >= 0 && r.got.pods[p].State.HasRecord() {
+		asked := int64(fsm.NoGrace)
+		switch w.events[in.Event] {
+		case fsm.Kill:
+			asked = in.Grace // the smaller of the override and the pod's deletion grace (killPods)
+		case fsm.Create, fsm.Update:
+			if in.Deleting {
+				asked = in.Grace
+			}
+		}
+		if asked != fsm.NoGrace {
+			a := int(max(asked, 1)) // a grace of 0 is taken as 1
+			if h.askedGrace[p] == 0 || a < h.askedGrace[p] {
+				h.askedGrace[p] = a
+			}
+		}
+	}
+	for p := range w.cfg.Pods {
+		if !r.got.pods[p].State.HasRecord() {
+			h.askedGrace[p] = 0 // the next record is another incarnation
+		}
+	}
+}
+
+// checkEffects checks the properties that read the explorer's own shell
+// variables on the step from r.from (with history before) to r.got.
+func (w *world) checkEffects(before history, s *sim) error {
+	if len(w.effectProps) == 0 {
+		return nil
+	}
+	r := s.ref
+	r.fromViews = w.viewsInto(r.fromViews, &r.from)
+	r.toViews = w.viewsInto(r.toViews, &r.got)
+	fill := func(vs []podView, h *history) {
+		for p := range vs {
+			vs[p].CancelOwed, vs[p].StaleTimer, vs[p].SyncGrace, vs[p].AskedGrace = h.cancelOwed[p], h.staleTimer[p], h.syncGrace[p], h.askedGrace[p]
+		}
+	}
+	fill(r.fromViews, &before)
+	fill(r.toViews, &s.hist)
+	for _, p := range w.effectProps {
+		for i := range r.toViews {
+			a := &r.fromViews[i]
+			if p.kind == invariant {
+				a = &r.toViews[i]
+			}
+			if !p.holds(a, &r.toViews[i]) {
+				return fmt.Errorf("%s violated by %s:\n  before: %s\n  after:  %s%s", p.name, w.cfg.Pods[i], &r.from, &r.got, describeHistory(&before, &s.hist, i))
+			}
+		}
+	}
+	return nil
+}
+
+func describeHistory(a, b *history, i int) string {
+	return fmt.Sprintf("\n  explorer's shell before: cancelOwed=%v staleTimer=%v syncGrace=%d askedGrace=%d\n  explorer's shell after:  cancelOwed=%v staleTimer=%v syncGrace=%d askedGrace=%d",
+		a.cancelOwed[i], a.staleTimer[i], a.syncGrace[i], a.askedGrace[i], b.cancelOwed[i], b.staleTimer[i], b.syncGrace[i], b.askedGrace[i])
+}
+
+func (w *world) applyCore(s *sim, in Input) (bool, error) {
 	ev := w.events[in.Event]
 	if in.Pod < 0 {
 		desired := make([]*v1.Pod, len(in.Desired))
@@ -96,7 +242,11 @@ func (w *world) apply(s *sim, in Input) (bool, error) {
 		}
 		s.lastWaiter++
 		waiter := s.lastWaiter
-		_ = s.core.UpdatePod(worker.UpdatePodOptions{UpdateType: worker.SyncPodKill, Pod: w.pods[podKey{pod: i, grace: fsm.NoGrace}], KillPodOptions: w.kills[killKey{in.Evict, in.Grace}]},
+		pod := w.pods[podKey{pod: i, grace: fsm.NoGrace}]
+		if in.Grace != fsm.NoGrace {
+			pod = w.killPods[i]
+		}
+		_ = s.core.UpdatePod(worker.UpdatePodOptions{UpdateType: worker.SyncPodKill, Pod: pod, KillPodOptions: w.kills[killKey{in.Evict, in.Grace}]},
 			worker.UpdateInput{Waiter: waiter})
 		return true, w.settle(s, i, waiter)
 	case fsm.RuntimeKill:
@@ -110,6 +260,9 @@ func (w *world) apply(s *sim, in Input) (bool, error) {
 		work, ok := s.core.Next(uid)
 		if ok {
 			s.syncing[i] = true
+			if work.GracePeriod != nil {
+				s.hist.syncGrace[i] = int(*work.GracePeriod)
+			}
 		}
 		if !ok {
 			sh.Loop = false
@@ -120,7 +273,11 @@ func (w *world) apply(s *sim, in Input) (bool, error) {
 		if !sh.Timer {
 			return false, nil
 		}
-		sh.Timer = false
+		if stale := w.fire(s, i); stale >= 0 {
+			s.hist.staleTimer[stale] = true // the shell would call Timer for it: NoStaleTimer reports it
+			return true, nil
+		}
+		sh.Timer, s.armed[i] = false, 0
 		s.core.Timer(uid)
 	default:
 		out := outcome[ev]
@@ -160,8 +317,13 @@ func (w *world) settle(s *sim, i int, handed worker.WaiterID) error {
 			s.shell[p].Loop = true
 		case worker.ArmTimer:
 			s.shell[p].Timer = true
+			s.clock++
+			s.armed[p] = s.clock
+			s.timers.Set(e.UID, time.Unix(0, s.clock))
 		case worker.StopTimer:
 			s.shell[p].Timer = false
+			s.armed[p] = 0
+			s.timers.Remove(e.UID)
 		case worker.CloseChannel:
 			switch {
 			case e.Waiter == handed && handed != 0:
@@ -174,6 +336,7 @@ func (w *world) settle(s *sim, i int, handed worker.WaiterID) error {
 				return fmt.Errorf("%s: CancelSync for %s, which got no Work since its last CancelSync", errProtocol, e.UID)
 			}
 			s.syncing[p] = false
+			s.cancelled[p] = true
 		default:
 			return fmt.Errorf("%s: unknown effect %s", errProtocol, e.Kind)
 		}
@@ -182,6 +345,41 @@ func (w *world) settle(s *sim, i int, handed worker.WaiterID) error {
 		s.open[i] = append(s.open[i], handed)
 	}
 	return nil
+}
+
+// fire takes pod i's armed timer out of the timer queue, as PodWorkers'
+// timer goroutine would once its time came (the model lets any armed timer
+// fire first): the live timers of other pods due earlier are put back. It
+// returns the pod whose entry the queue handed out instead if that entry
+// was stopped or replaced (a stale timer), -1 when it handed out i's.
+func (w *world) fire(s *sim, i int) int {
+	type entry struct {
+		uid types.UID
+		due time.Time
+	}
+	var back []entry
+	defer func() {
+		for _, e := range back {
+			s.timers.Set(e.uid, e.due)
+		}
+	}()
+	for {
+		uid, due, ok := s.timers.PopDue(time.Unix(0, s.armed[i]))
+		if !ok {
+			return i // the queue lost the armed timer
+		}
+		q := slices.Index(w.cfg.Pods, uid)
+		switch {
+		case q == i && due.UnixNano() == s.armed[i]:
+			return -1
+		case q >= 0 && s.armed[q] == due.UnixNano():
+			back = append(back, entry{uid, due})
+		case q >= 0:
+			return q
+		default:
+			return i
+		}
+	}
 }
 
 // release forgets an open waiter; it reports whether it was open. It

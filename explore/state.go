@@ -36,8 +36,16 @@ type snapshot struct {
 
 // project maps a simulation to the spec's variables.
 func (w *world) project(s *sim) snapshot {
-	out := snapshot{pods: make([]podState, len(w.cfg.Pods)), synced: s.core.Synced()}
+	var out snapshot
+	w.projectInto(s, &out)
+	return out
+}
+
+// projectInto is project into out, reusing its arrays.
+func (w *world) projectInto(s *sim, out *snapshot) {
+	*out = snapshot{pods: slices.Grow(out.pods[:0], len(w.cfg.Pods))[:len(w.cfg.Pods)], waiting: out.waiting[:0], synced: s.core.Synced()}
 	for i, uid := range w.cfg.Pods {
+		out.pods[i] = podState{}
 		if r, ok := s.core.Record(uid); ok {
 			out.pods[i] = podState{State: r.State, Vars: r.Vars}
 		}
@@ -51,7 +59,6 @@ func (w *world) project(s *sim) snapshot {
 			}
 		}
 	}
-	return out
 }
 
 // key packs a snapshot into 128 bits, so that the visited set and the node

@@ -84,7 +84,10 @@ func (s *stateSet) visit(k key, parent int32, input int16, lane int, sm *sim) (n
 			_, fi := splitFreshRef(node)
 			f := &sh.fresh[fi]
 			if parent < f.parent || parent == f.parent && input < f.input {
-				f.parent, f.input = parent, input
+				// The kept simulation came another way: the explorer's own
+				// shell variables (sim.hist) follow the path, so the next
+				// level rebuilds it by replaying the shortest one.
+				f.parent, f.input, f.sim = parent, input, nil
 			}
 		}
 		return node, false

@@ -6,7 +6,7 @@ import "github.com/podlife/podlife/fsm"
 
 // specHash identifies the table and properties this file was generated
 // from; it equals fsm.SpecHash.
-const specHash = "65b6b8cf6cf046ab"
+const specHash = "6ac0899648735e42"
 
 // properties are spec.Properties as checks of one pod: a is the pod's view
 // before a step (or in a state), b after it (nil for invariants).
@@ -147,6 +147,25 @@ var properties = [...]property{
 		name: "KillsReleasedOnTermination", kind: stepProperty,
 		holds: func(a, b *podView) bool {
 			return (!(b.Channels < a.Channels) || (!b.State.HasRecord() || b.State.IsTerminated()))
+		},
+	},
+	{
+		name: "SyncCancelledFirst", kind: stepProperty,
+		explorer: true,
+		holds: func(a, b *podView) bool {
+			return (!((a.InFlight == fsm.InFlightNone) && !(b.InFlight == fsm.InFlightNone)) || !b.CancelOwed)
+		},
+	},
+	{
+		name: "NoStaleTimer", kind: stepProperty,
+		explorer: true,
+		holds:    func(a, b *podView) bool { return !b.StaleTimer },
+	},
+	{
+		name: "SyncGraceWithinAsked", kind: stepProperty,
+		explorer: true,
+		holds: func(a, b *podView) bool {
+			return (!((0 < b.SyncGrace) && (0 < a.AskedGrace)) || (b.SyncGrace <= a.AskedGrace))
 		},
 	},
 	{

@@ -33,7 +33,7 @@ func TestNoExportedWayToSetState(t *testing.T) {
 	}
 	allowed := []string{
 		"New", "NewChecked", "Events", "Machine.Fire", "Machine.SyncKnownPods", // the transitions
-		"Machine.Get", "Machine.Synced", "Machine.Clone", "Machine.Len", "Machine.Range", "Machine.SlotHolder", "Machine.Waiting", // reads
+		"Machine.Get", "Machine.Synced", "Machine.CheckBookkeeping", "Machine.Clone", "Machine.Len", "Machine.Range", "Machine.SlotHolder", "Machine.Waiting", // reads
 		"Machine.CopyInto", // Clone into an existing machine: only a state another machine reached by transitions
 		"State.String", "Event.String", "Event.External", "Pending.String", "InFlight.String", "Effect.String", "Effect.Has",
 		"NoTransitionError.Error", "GuardRejectedError.Error", "LooplabError.Error", "LooplabError.Unwrap",

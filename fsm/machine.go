@@ -3,6 +3,7 @@ package fsm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -146,6 +147,11 @@ func (m *Machine) Fire(uid types.UID, fullName string, ev Event, p Params) (Tran
 		next.fullName = fullName
 	}
 	m.store(at, rec, next)
+	if m.checked { // a slip in the bookkeeping is reported here, before a lookup panics on it
+		if err := m.CheckBookkeeping(); err != nil {
+			return Transition{}, m.reject(uid, rec.state, ev, fmt.Errorf("fsm: the bookkeeping after row %s of %s: %w", r.id, uid, err))
+		}
+	}
 	t := Transition{Pod: uid, Row: r.id, Ref: r.ref, Event: ev, From: rec.state, To: r.to, Vars: next.vars, Params: p, Effects: r.effects, Ignores: r.ignores, FullName: next.fullName}
 	if ev == SyncKnownPods {
 		t.Batch = m.syncs
@@ -389,4 +395,30 @@ func (m *Machine) Clone() *Machine {
 		}
 	}
 	return &c
+}
+
+// CheckBookkeeping verifies the machine's own bookkeeping of its records:
+// index maps exactly the UIDs of recs to their positions, the lookup cache
+// names a record where it points, and every record has a state with a
+// record. The checked mode (NewChecked) runs it after every transition and
+// a model checker after every input, so that a slip is reported by name
+// before a later lookup panics on it. (The waiting order is a property of
+// the lifecycle, Inv40, which both checkers check.)
+func (m *Machine) CheckBookkeeping() error {
+	if len(m.index) != len(m.recs) {
+		return fmt.Errorf("%d records, %d index entries", len(m.recs), len(m.index))
+	}
+	for i := range m.recs {
+		r := &m.recs[i]
+		if at, ok := m.index[r.uid]; !ok || at != int32(i) {
+			return fmt.Errorf("record %s at %d, index says %d (present %v)", r.uid, i, at, ok)
+		}
+		if !r.state.HasRecord() {
+			return fmt.Errorf("record %s kept in state %s", r.uid, r.state)
+		}
+	}
+	if m.hitAt >= 0 && (int(m.hitAt) >= len(m.recs) || m.recs[m.hitAt].uid != m.hitUID) {
+		return fmt.Errorf("the lookup cache points %s at %d, which holds %d records", m.hitUID, m.hitAt, len(m.recs))
+	}
+	return nil
 }

@@ -25,7 +25,7 @@ func finish(t *testing.T, m *Machine, uid types.UID) {
 // TestRecordsSurviveRemovals creates pods, finishes some and removes them
 // with SyncKnownPods (a removed record's slot is taken by the last one),
 // and checks that every remaining pod keeps its own record through Get,
-// Len and Range, that a clone taken before the removal is untouched, and
+// Len and Range, that the bookkeeping holds (CheckBookkeeping), that a clone taken before the removal is untouched, and
 // that a removed UID can start again.
 func TestRecordsSurviveRemovals(t *testing.T) {
 	tests := []struct {
@@ -54,6 +54,9 @@ func TestRecordsSurviveRemovals(t *testing.T) {
 			}
 			if err := m.SyncKnownPods(orphan, nil); err != nil {
 				t.Fatal(err)
+			}
+			if err := m.CheckBookkeeping(); err != nil {
+				t.Fatalf("after the removals: %v", err)
 			}
 			var want []types.UID
 			for _, uid := range tc.pods {
@@ -84,6 +87,9 @@ func TestRecordsSurviveRemovals(t *testing.T) {
 				if tr := mustFire(t, m, uid, "", Create, plain); tr.To != Waiting {
 					t.Fatalf("%s: a removed UID's create went to %s", uid, tr.To)
 				}
+			}
+			if err := m.CheckBookkeeping(); err != nil {
+				t.Fatalf("after the removed UIDs started again: %v", err)
 			}
 		})
 	}

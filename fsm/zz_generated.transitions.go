@@ -6,7 +6,7 @@ import looplab "github.com/looplab/fsm"
 
 // SpecHash identifies the table this file was generated from; it equals
 // spec.Hash(spec.Table) and the SpecHash of tla/PodLifecycleTable.tla.
-const SpecHash = "65b6b8cf6cf046ab"
+const SpecHash = "6ac0899648735e42"
 
 // row is one generated transition.
 type row struct {

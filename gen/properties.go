@@ -133,7 +133,7 @@ PropertiesHash == "{{.Hash}}"
 
 \* How often p appears in the waiting order.
 WaitingCount(p) == Cardinality({i \in DOMAIN waiting : waiting[i] = p})
-{{range .Properties}}
+{{range .TLAProperties}}
 \* {{.Name}} ({{.Kind}}, semantics {{.Ref}}): {{.Doc}}.
 {{- if isKind . "invariant"}}
 {{.Name}} == \A p \in Pods : {{tlaProp .Holds}}
@@ -162,6 +162,9 @@ var properties = [...]property{
 {{- range .Properties}}
 	{
 		name: "{{.Name}}", kind: {{if isKind . "invariant"}}invariant{{else if isKind . "step property"}}stepProperty{{else}}leadsTo{{end}},
+{{- if .ExplorerOnly}}
+		explorer: true,
+{{- end}}
 {{- if isKind . "leads-to property"}}
 		from: func(a, _ *podView) bool { return {{goProp .From}} },
 {{- end}}
@@ -172,7 +175,13 @@ var properties = [...]property{
 `))
 
 func propertyFiles(rows []spec.Row) (tla, golang []byte, err error) {
-	data := map[string]any{"Hash": spec.Hash(rows), "Properties": spec.Properties}
+	var tlaProps []spec.Property
+	for _, p := range spec.Properties {
+		if !p.ExplorerOnly() { // TLA+ has no variable for it
+			tlaProps = append(tlaProps, p)
+		}
+	}
+	data := map[string]any{"Hash": spec.Hash(rows), "Properties": spec.Properties, "TLAProperties": tlaProps}
 	var t, g bytes.Buffer
 	if err := tlaPropertiesTemplate.Execute(&t, data); err != nil {
 		return nil, nil, err

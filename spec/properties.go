@@ -68,6 +68,9 @@ func unchangedExcept(skip ...*Var) Expr {
 func typeOK() Expr {
 	var parts, zero []Expr
 	for _, v := range append(append([]*Var{}, Vars...), ShellVars...) {
+		if v.Explorer {
+			continue // only the explorer has it: TLA+'s TypeOK could not name it
+		}
 		parts = append(parts, InDomain(v))
 		switch {
 		case v.Shell:
@@ -144,6 +147,15 @@ var Properties = []Property{
 	{Name: "KillsReleasedOnTermination", Kind: StepProperty, Ref: "E1", Holds: Implies(Lt(Next(V(Channels)), V(Channels)), Next(Or(Not(known), InPred("IsTerminated")))),
 		Doc: "kill completion channels held by the engine are closed only when the pod terminated or its record is gone"},
 
+	{Name: "SyncCancelledFirst", Kind: StepProperty, Ref: "E4",
+		Holds: Implies(And(Is(InFlight, "None"), Next(Not(Is(InFlight, "None")))), Not(Next(V(CancelOwed)))),
+		Doc:   "a sync in flight whose pod is being cancelled has its context cancelled before the pod's next sync starts"},
+	{Name: "NoStaleTimer", Kind: StepProperty, Ref: "E3", Holds: Not(Next(V(StaleTimer))),
+		Doc: "a timer never fires for a pod after its entry ended, nor for an earlier incarnation of its UID"},
+	{Name: "SyncGraceWithinAsked", Kind: StepProperty, Ref: "Inv23",
+		Holds: Implies(And(Lt(N(0), Next(V(SyncGrace))), Lt(N(0), V(AskedGrace))), Le(Next(V(SyncGrace)), V(AskedGrace))),
+		Doc:   "the grace period a sync call is handed never exceeds a grace period asked for earlier"},
+
 	{Name: "TerminationCompletes", Kind: LeadsTo, Ref: "1.5", From: And(InPred("TerminationRequested"), Not(InPred("IsFinished"))), Holds: Or(Not(known), InPred("IsFinished")),
 		Doc: "a pod whose termination was requested finishes or is removed"},
 	{Name: "KillsComplete", Kind: LeadsTo, Ref: "E1", From: Lt(N(0), V(Channels)), Holds: Eq(V(Channels), N(0)),
@@ -152,6 +164,22 @@ var Properties = []Property{
 		Doc: "a pod that is not static and waits to start eventually starts, unless it is terminated or removed first"},
 	{Name: "StaticPodsStart", Kind: LeadsTo, Ref: "T6", From: And(staticWaits, W(FirstInWaiting), Eq(W(SlotHolders), N(0))), Holds: Not(In(Waiting)),
 		Doc: "a static pod first in line for a free full name eventually starts, unless it is terminated or removed first"},
+}
+
+// ExplorerOnly reports whether the property reads a variable only the
+// explorer keeps (Var.Explorer): it is generated for the explorer alone.
+func (p Property) ExplorerOnly() bool { return readsExplorer(p.From) || readsExplorer(p.Holds) }
+
+func readsExplorer(e Expr) bool {
+	if e.Op == OpVar && e.Var != nil && e.Var.Explorer {
+		return true
+	}
+	for _, a := range e.Args {
+		if readsExplorer(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // PropertyNamed returns the property called name.

@@ -9,6 +9,12 @@ type Var struct {
 	// Shell marks a variable of the engine's shell, not of the record: what
 	// the Core's effects set up (see ShellVars). Only properties read it.
 	Shell bool
+	// Explorer marks a shell variable that only the explorer keeps (what it
+	// sees of the effects beyond the spec's variables: sync contexts, the
+	// timer queue's entries, the grace a sync call is handed).
+	// tla/PodLifecycle.tla has no such variable, so a property that reads
+	// one is generated for the explorer alone.
+	Explorer bool
 }
 
 // The record variables (semantics 1.3). Derived facts (termination
@@ -47,7 +53,8 @@ var Vars = []*Var{Static, HasConfig, Started, Deleted, Evicted, RestartRequested
 // shell keeps (semantics 1.5): TLA+ models each as a function of the pod
 // (loop[p], ...) and the explorer tracks them by carrying out the effects.
 // The table's rows never read or write them; properties do.
-var ShellVars = []*Var{Loop, Timer, Channels}
+// The explorer's own (Explorer) come last; TLA+ has them not.
+var ShellVars = []*Var{Loop, Timer, Channels, CancelOwed, StaleTimer, SyncGrace, AskedGrace}
 
 var (
 	Loop = &Var{Name: "Loop", Domain: BoolDomain, Shell: true,
@@ -56,6 +63,15 @@ var (
 		Doc: "The pod's retry, resync or back-off timer is armed (ArmTimer, not yet fired or stopped)."}
 	Channels = &Var{Name: "Channels", Domain: ChannelsDomain, Shell: true,
 		Doc: "Kill completion channels handed to the engine and not yet closed."}
+
+	CancelOwed = &Var{Name: "CancelOwed", Domain: BoolDomain, Shell: true, Explorer: true,
+		Doc: "A row with the Cancel effect fired while the shell held a sync context for the pod, and no CancelSync has cancelled it since."}
+	StaleTimer = &Var{Name: "StaleTimer", Domain: BoolDomain, Shell: true, Explorer: true,
+		Doc: "On this step the shell's timer queue fired a timer of the pod that was stopped or replaced: an entry that ended, or one of an earlier incarnation of its UID."}
+	SyncGrace = &Var{Name: "SyncGrace", Domain: GraceDomain, Shell: true, Explorer: true,
+		Doc: "The grace period of the sync call handed out on this step (Work.GracePeriod; 0: none)."}
+	AskedGrace = &Var{Name: "AskedGrace", Domain: GraceDomain, Shell: true, Explorer: true,
+		Doc: "The least grace period a kill, a deletion or housekeeping asked for since the record was made (at least 1; 0: none asked)."}
 )
 
 // Param is an event parameter: a fact about the input that guards read. World

@@ -9,7 +9,7 @@
 EXTENDS PodLifecycle
 
 \* PropertiesHash equals SpecHash: both modules come from one spec/.
-PropertiesHash == "65b6b8cf6cf046ab"
+PropertiesHash == "6ac0899648735e42"
 
 \* How often p appears in the waiting order.
 WaitingCount(p) == Cardinality({i \in DOMAIN waiting : waiting[i] = p})

@@ -9,7 +9,7 @@
 \* PodLifecycle.tla extends this module.
 EXTENDS Integers
 
-SpecHash == "65b6b8cf6cf046ab"
+SpecHash == "6ac0899648735e42"
 
 States == {"Absent", "Waiting", "Running", "TerminationRequested", "Terminating", "Terminated", "Finished"}
 Events == {"Create", "Update", "Kill", "RuntimeKill", "RuntimeUpdate", "Dequeue", "SyncPodDone", "SyncPodTerminal", "SyncPodFailed", "TerminatingDone", "TerminatingFailed", "TerminatedDone", "TerminatedFailed", "Requeue", "SyncKnownPods"}

@@ -7,8 +7,9 @@ import (
 )
 
 // CopyInto makes dst a copy of c, as Clone would, but reuses dst's maps
-// and per-pod data instead of allocating new ones (the
-// waiter and effect arrays are shared clipped, as Clone shares them): a model checker
+// and per-pod data instead of allocating new ones (the waiter arrays are
+// shared clipped, as Clone shares them; the untaken effects are copied
+// into dst's own array, as Clone copies them): a model checker
 // that resets a scratch core to a state for every input it tries then
 // allocates nothing. dst may be nil (then it is Clone). dst shares c's
 // machine observer, metrics and looplab FSM afterwards (see Clone): use
@@ -18,7 +19,7 @@ func (c *Core) CopyInto(dst *Core) *Core {
 	if dst == nil {
 		return c.Clone()
 	}
-	machine, pods, loops := dst.machine, dst.pods, dst.unendedLoops
+	machine, pods, loops, effects := dst.machine, dst.pods, dst.unendedLoops, dst.effects
 	*dst = *c
 	dst.machine = c.machine.CopyInto(machine)
 	if loops == nil {
@@ -29,7 +30,10 @@ func (c *Core) CopyInto(dst *Core) *Core {
 		loops[uid] = n
 	}
 	dst.unendedLoops = loops
-	dst.effects = slices.Clip(c.effects) // dst's own array may be shared with its source
+	// Every core owns its effects array (Clone and CopyInto copy), so dst's
+	// may be reused: a shared one would let TakeEffects and a later emit on
+	// one side overwrite the other's untaken effects.
+	dst.effects = append(effects[:0], c.effects...)
 	if pods == nil {
 		pods = make(map[types.UID]*podData, len(c.pods))
 	}

@@ -79,3 +79,49 @@ func TestCopyIntoIsIndependent(t *testing.T) {
 		t.Fatalf("the source's effects: %v", got)
 	}
 }
+
+// TestCopiesKeepUntakenEffects: a copy (Clone, or CopyInto a used core)
+// that takes its effects and then records new ones leaves the source's
+// untaken effects as they were, and the other way round.
+func TestCopiesKeepUntakenEffects(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		copy func(src *Core, t *testing.T) *Core
+	}{
+		{"Clone", func(src *Core, _ *testing.T) *Core { return src.Clone() }},
+		{"CopyInto", func(src *Core, t *testing.T) *Core {
+			scratch := newCoreEnv(t)
+			scratch.update(createOp(newPod("c", "db", false)))
+			return src.CopyInto(scratch.c)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newCoreEnv(t)
+			e.update(createOp(newPod("a", "web", false)))
+			cp := tc.copy(e.c, t)
+			if got := describeEffects(cp.TakeEffects(nil)); !slices.Equal(got, []string{"RunLoop a"}) {
+				t.Fatalf("the copy's untaken effects: %v, want [RunLoop a]", got)
+			}
+			if err := cp.UpdatePod(createOp(newPod("b", "db", false)), UpdateInput{}); err != nil {
+				t.Fatal(err)
+			}
+			if got := describeEffects(e.c.TakeEffects(nil)); !slices.Equal(got, []string{"RunLoop a"}) {
+				t.Errorf("the source's untaken effects after the copy recorded its own: %v, want [RunLoop a]", got)
+			}
+			if err := e.c.UpdatePod(createOp(newPod("d", "db", false)), UpdateInput{}); err != nil {
+				t.Fatal(err)
+			}
+			if got := describeEffects(cp.TakeEffects(nil)); !slices.Equal(got, []string{"RunLoop b"}) {
+				t.Errorf("the copy's effects after the source recorded its own: %v, want [RunLoop b]", got)
+			}
+		})
+	}
+}
+
+func describeEffects(es []Effect) []string {
+	var out []string
+	for _, ef := range es {
+		out = append(out, fmt.Sprintf("%s %s", ef.Kind, ef.UID))
+	}
+	return out
+}

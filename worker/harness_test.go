@@ -308,7 +308,7 @@ func start(t *testing.T, opts Options) *env {
 	opts.CheckedFSM = true // every state change through looplab's Event
 	e.w = New(e.syncer, opts)
 	t.Cleanup(func() {
-		e.w.Stop()
+		within(t, "Stop at the test's end", e.w, e.w.Stop)
 		e.syncer.mu.Lock()
 		overlaps := e.syncer.overlaps
 		e.syncer.mu.Unlock()
@@ -331,8 +331,12 @@ func (w *PodWorkers) waitIdle() {
 }
 
 // settle waits until no worker loop runs (nothing in flight except calls
-// blocked by the test).
-func (e *env) settle() { e.w.waitIdle() }
+// blocked by the test); a loop that never ends fails the test by name
+// (hangDeadline).
+func (e *env) settle() {
+	e.t.Helper()
+	within(e.t, "settle (every worker loop ended)", e.w, e.w.waitIdle)
+}
 
 func (e *env) backoff() time.Duration { return e.w.core.backoff }
 func (e *env) resync() time.Duration  { return e.w.core.resync }
@@ -392,17 +396,25 @@ type gate struct {
 	entered <-chan struct{}
 	ch      chan struct{}
 	once    sync.Once
+	// what names the call, t and w report a call that never begins.
+	what string
+	t    *testing.T
+	w    *PodWorkers
 }
 
 func (g *gate) release() { g.once.Do(func() { close(g.ch) }) }
 
-// wait blocks until the gate's call began.
-func (g *gate) wait() { <-g.entered }
+// wait blocks until the gate's call began (failing the test by name after
+// hangDeadline).
+func (g *gate) wait() {
+	g.t.Helper()
+	receiveWithin(g.t, "the start of "+g.what, g.w, g.entered)
+}
 
 // hold scripts the next call of fn for uid to block, then to return out's
 // result. It must be the only outcome scripted for (uid, fn) at that time.
 func (e *env) hold(uid types.UID, fn string, out outcome) *gate {
-	g := &gate{ch: make(chan struct{})}
+	g := &gate{ch: make(chan struct{}), what: fn + " of " + string(uid), t: e.t, w: e.w}
 	out.block = g.ch
 	g.entered = e.syncer.entered(uid, fn)
 	e.syncer.script(uid, fn, out)

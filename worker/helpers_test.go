@@ -223,3 +223,71 @@ func (s *logSink) count(substr string) int {
 	}
 	return n
 }
+
+// hangDeadline bounds a wait that ends at once when the engine is right (a
+// Stop, a released KillPod, quiescence): a wait past it is a hang, reported
+// by name with what is stuck and the engine's state, instead of the test
+// binary's -timeout panic. It is a hang guard, not a timing assertion.
+const hangDeadline = 20 * time.Second
+
+// fataler is what the hang guards need of a *testing.T or a *rapid.T.
+type fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// describeLocked describes, with w.mu held, every record of the engine and
+// what the shell holds for it: the stuck pod of a hang report.
+func (w *PodWorkers) describeLocked() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "engine: %d worker loops running, %d kill waiters open, stopped %v\n", w.runningLoops, len(w.waiters), w.stopped)
+	w.core.machine.Range(func(uid types.UID, r fsm.Record) bool {
+		_, armed := w.timers.byUID[uid]
+		_, ctx := w.syncCtxs[uid]
+		fmt.Fprintf(&b, "  pod %s: %s %+v, timer armed %v, sync context %v\n", uid, r.State, r.Vars, armed, ctx)
+		return true
+	})
+	return b.String()
+}
+
+// describe is describeLocked, taking w.mu unless a goroutine holds it
+// for good (which is then the report).
+func (w *PodWorkers) describe() string {
+	for range 100 {
+		if w.mu.TryLock() {
+			defer w.mu.Unlock()
+			return w.describeLocked()
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return "engine: its mutex is held and not released (a goroutine stuck or panicked holding it)\n"
+}
+
+// within runs f (a call that must return) and fails the test, naming what
+// and describing the engine, if it has not returned after hangDeadline.
+func within(t fataler, what string, w *PodWorkers, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(hangDeadline):
+		t.Fatalf("hang: %s has not returned after %v\n%s", what, hangDeadline, w.describe())
+	}
+}
+
+// receiveWithin receives from ch, failing the test as within does.
+func receiveWithin[T any](t fataler, what string, w *PodWorkers, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(hangDeadline):
+		t.Fatalf("hang: %s has not happened after %v\n%s", what, hangDeadline, w.describe())
+	}
+	var zero T
+	return zero
+}

@@ -53,7 +53,9 @@ func (o Options) withDefaults() Options {
 }
 
 // Clone returns an independent copy of the core, for model checkers that
-// branch on every input; effects not yet taken are copied too. The state
+// branch on every input; effects not yet taken are copied into the clone's
+// own array (a shared one would let TakeEffects and a later emit on one
+// side overwrite the other's untaken effects). The state
 // holds no handle (see Core), so this is a structured copy: the maps of
 // values copied wholesale, the per-pod data in one allocation, the waiter
 // arrays shared clipped (an append on either side copies). It shares the
@@ -61,7 +63,7 @@ func (o Options) withDefaults() Options {
 // fsm.Machine.Clone): use a core and its clones from one goroutine.
 func (c *Core) Clone() *Core {
 	cp := *c
-	cp.effects = slices.Clip(c.effects)
+	cp.effects = slices.Clone(c.effects)
 	cp.machine = c.machine.Clone()
 	cp.unendedLoops = maps.Clone(c.unendedLoops)
 	cp.pods = make(map[types.UID]*podData, len(c.pods))
@@ -78,6 +80,10 @@ func (c *Core) Clone() *Core {
 // Record returns a copy of the pod's lifecycle record (ok is false when the
 // UID has none).
 func (c *Core) Record(uid types.UID) (fsm.Record, bool) { return c.machine.Get(uid) }
+
+// CheckBookkeeping verifies the lifecycle records' bookkeeping
+// (fsm.Machine.CheckBookkeeping), for a model checker after every input.
+func (c *Core) CheckBookkeeping() error { return c.machine.CheckBookkeeping() }
 
 // Synced reports whether SyncKnownPods has run.
 func (c *Core) Synced() bool { return c.machine.Synced() }

@@ -49,10 +49,14 @@ import (
 //   - no hang: Stop returns (also a second time); after Stop every pending
 //     KillPod returns (ErrStopped, or nil if its kill was released), a new
 //     KillPod or UpdatePod returns ErrStopped at once, and no goroutine of
-//     the engine remains (goleak, and w.runningLoops is 0).
+//     the engine remains (goleak, and w.runningLoops is 0);
+//   - the shell's invariants (shellInvariants): a record's waiters flag is
+//     set exactly while a kept kill is pending, and a timer is armed only
+//     for a live record.
 //
-// A hang shows up as the test binary's -timeout panic, with the stack of
-// every goroutine.
+// A hang fails the run by name after hangDeadline (what is stuck, every
+// record, and the last transitions with their effects), not at the test
+// binary's -timeout.
 func TestRapidShell(t *testing.T) {
 	defer rapidFlagDefaults(t)()
 	stats := map[string]int{} // what the runs did, over every run
@@ -140,6 +144,10 @@ type shellHarness struct {
 	expect   *shellKiller
 	killers  []*shellKiller
 	stopped  bool
+	// recent are the last transitions with their effects (the observer's),
+	// for a hang report; expired is set when a wait passed hangDeadline.
+	recent  []string
+	expired bool
 
 	stats map[string]int // the test goroutine only
 }
@@ -217,6 +225,10 @@ type shellObserver struct{ h *shellHarness }
 
 func (o shellObserver) Transition(t fsm.Transition) {
 	h := o.h
+	h.recent = append(h.recent, fmt.Sprintf("%s %s: %s -> %s by %s, effects %s", t.Pod, t.Event, t.From, t.To, t.Row, t.Effects))
+	if len(h.recent) > 12 {
+		h.recent = h.recent[1:]
+	}
 	if k := h.expect; k != nil && t.Event == fsm.Kill && t.Pod == k.uid {
 		h.expect = nil
 		k.fired, k.kept = true, t.Effects.Has(fsm.KeepNotify)
@@ -253,19 +265,77 @@ func (o shellObserver) Rejected(uid types.UID, s fsm.State, ev fsm.Event, err er
 	o.h.bad = append(o.h.bad, fmt.Sprintf("rejected %s of %s in %s: %v", ev, uid, s, err))
 }
 
-// waitLocked waits on w.idle, with w.mu held, until cond holds.
-func (h *shellHarness) waitLocked(cond func() bool) {
-	for !cond() {
+// waitFor waits on w.idle until cond holds (checked with w.mu held); past
+// hangDeadline it fails the run, naming what it waited for.
+func (h *shellHarness) waitFor(what string, cond func() bool) {
+	h.t.Helper()
+	h.w.mu.Lock()
+	h.expired = false
+	timer := time.AfterFunc(hangDeadline, func() {
+		h.w.mu.Lock()
+		h.expired = true
+		h.w.idle.Broadcast()
+		h.w.mu.Unlock()
+	})
+	for !cond() && !h.expired {
 		h.w.idle.Wait()
 	}
+	timer.Stop()
+	report := ""
+	if !cond() {
+		report = h.reportLocked()
+	}
+	h.w.mu.Unlock()
+	if report != "" {
+		h.t.Fatalf("hang: %s did not happen within %v\n%s", what, hangDeadline, report)
+	}
+}
+
+// reportLocked describes, with w.mu held, the engine, the blocked sync
+// calls, the pending KillPods and the last transitions.
+func (h *shellHarness) reportLocked() string {
+	var b strings.Builder
+	b.WriteString(h.w.describeLocked())
+	for _, uid := range slices.Sorted(maps.Keys(h.blocked)) {
+		c := h.blocked[uid]
+		fmt.Fprintf(&b, "  blocked: %s/%s (context done %v)\n", uid, c.fn, c.ctx.Err() != nil)
+	}
+	for _, k := range h.killers {
+		if !k.returned {
+			fmt.Fprintf(&b, "  KillPod %d of %s pending: kept %v, released by %q, cancelled %v\n", k.id, k.uid, k.kept, k.released, k.cancelled)
+		}
+	}
+	b.WriteString("  last transitions:\n")
+	for _, r := range h.recent {
+		b.WriteString("    " + r + "\n")
+	}
+	return b.String()
+}
+
+// shellInvariants checks, with w.mu held after quiescence and before Stop,
+// what the shell holds against the records: a record's waiters flag is set
+// exactly while a KillPod whose kill it kept is pending (E1), and a timer
+// is armed only for a live record (E3).
+func (h *shellHarness) shellInvariantsLocked() []string {
+	var bad []string
+	for _, uid := range shellUIDs {
+		r, known := h.w.core.Record(uid)
+		pending := slices.ContainsFunc(h.killers, func(k *shellKiller) bool { return k.uid == uid && k.kept && k.released == "" })
+		if r.Vars.Waiters != pending {
+			bad = append(bad, fmt.Sprintf("WaitersAreOpenChannels: pod %s (%s) has waiters %v, but a kept KillPod is pending: %v", uid, r.State, r.Vars.Waiters, pending))
+		}
+		if _, armed := h.w.timers.byUID[uid]; armed && !(known && !r.State.IsFinished()) {
+			bad = append(bad, fmt.Sprintf("TimerOnlyWhileLive: pod %s (%s, record %v) has a timer armed", uid, r.State, known))
+		}
+	}
+	return bad
 }
 
 // quiesce waits until every worker loop is blocked in the syncer (a
 // blocked call whose context is done is about to return).
 func (h *shellHarness) quiesce() {
-	h.w.mu.Lock()
-	defer h.w.mu.Unlock()
-	h.waitLocked(func() bool {
+	h.t.Helper()
+	h.waitFor("quiescence (every worker loop blocked in the syncer)", func() bool {
 		live := 0
 		for _, c := range h.blocked {
 			if c.ctx.Err() == nil {
@@ -283,6 +353,12 @@ func (h *shellHarness) check() {
 	h.w.mu.Lock()
 	overlaps, bad := slices.Clone(h.overlaps), slices.Clone(h.bad)
 	killers := slices.Clone(h.killers)
+	if !h.stopped {
+		if inv := h.shellInvariantsLocked(); len(inv) > 0 {
+			bad = append(bad, inv...)
+			bad = append(bad, "\n"+h.reportLocked())
+		}
+	}
 	h.w.mu.Unlock()
 	if len(overlaps) > 0 {
 		h.t.Fatalf("sync calls overlapped: %s", strings.Join(overlaps, "; "))
@@ -308,7 +384,15 @@ func (h *shellHarness) checkKiller(k *shellKiller) {
 	mustReturn := released != "" || cancelled || stopped
 	var err error
 	if mustReturn {
-		err = <-k.result // a hang here is a lost kill
+		select {
+		case err = <-k.result:
+		case <-time.After(hangDeadline): // a lost kill
+			h.w.mu.Lock()
+			report := h.reportLocked()
+			h.w.mu.Unlock()
+			h.t.Fatalf("hang: KillPod %d of %s (released by %q, cancelled %v, stopped %v) has not returned after %v\n%s",
+				k.id, k.uid, released, cancelled, stopped, hangDeadline, report)
+		}
 	} else {
 		select {
 		case err = <-k.result:
@@ -408,9 +492,7 @@ func (h *shellHarness) actKillPod(t *rapid.T) {
 		}
 		return
 	}
-	h.w.mu.Lock()
-	h.waitLocked(func() bool { return k.fired })
-	h.w.mu.Unlock()
+	h.waitFor(fmt.Sprintf("the Kill of KillPod %d of %s", k.id, uid), func() bool { return k.fired })
 }
 
 func (h *shellHarness) actSyncKnownPods(t *rapid.T) {
@@ -491,7 +573,7 @@ func (h *shellHarness) stop() {
 		h.stats["blocked calls at Stop"] += len(h.blocked)
 	}
 	h.w.mu.Unlock()
-	h.w.Stop() // a hang here fails the test at -timeout
+	within(h.t, "Stop", h.w, h.w.Stop)
 	h.w.mu.Lock()
 	h.stopped = true
 	loops := h.w.runningLoops
@@ -519,9 +601,18 @@ func (h *shellHarness) finish() {
 	}
 }
 
-// teardown ends a failed run: it stops the engine and the KillPod calls.
+// teardown ends a failed run: it stops the engine (giving up after
+// hangDeadline: the run failed already) and the KillPod calls.
 func (h *shellHarness) teardown() {
-	h.w.Stop()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.w.Stop()
+	}()
+	select {
+	case <-done:
+	case <-time.After(hangDeadline):
+	}
 	for _, k := range h.killers {
 		if k.cancel != nil {
 			k.cancel()
@@ -569,8 +660,9 @@ func (s *stopSyncer) SyncTerminatedPod(ctx context.Context, _ *v1.Pod, _ *PodSta
 // yielded. Stop must return in every interleaving, with no worker loop
 // left, the timer goroutine ended and no sync call in progress; a KillPod
 // running when Stop is called must return (nil, or an error wrapping
-// ErrStopped). Run it with -cpu 1,2,4 for more interleavings. A hang shows
-// up as the test binary's -timeout panic, with every goroutine's stack.
+// ErrStopped). Run it with -cpu 1,2,4 for more interleavings. A hang fails
+// the iteration by name after hangDeadline, with every record the engine
+// holds.
 func TestStopAfterCreate(t *testing.T) {
 	const iterations = 2000
 	cases := []struct {
@@ -604,7 +696,7 @@ func TestStopAfterCreate(t *testing.T) {
 				if c.yield {
 					runtime.Gosched()
 				}
-				w.Stop()
+				within(t, fmt.Sprintf("iteration %d: Stop", i), w, w.Stop)
 				w.mu.Lock()
 				loops := w.runningLoops
 				w.mu.Unlock()
@@ -612,7 +704,7 @@ func TestStopAfterCreate(t *testing.T) {
 					t.Fatalf("iteration %d: after Stop, %d loops run, timer goroutine ended %v, %d sync calls in progress", i, loops, isClosed(w.done), s.active.Load())
 				}
 				if c.kill {
-					if err := <-killed; err != nil && !errors.Is(err, ErrStopped) {
+					if err := receiveWithin(t, fmt.Sprintf("iteration %d: KillPod's return after Stop", i), w, killed); err != nil && !errors.Is(err, ErrStopped) {
 						t.Fatalf("iteration %d: KillPod returned %v, want nil or ErrStopped", i, err)
 					}
 				}

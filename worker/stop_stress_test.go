@@ -24,8 +24,8 @@ import (
 // (1 ms resync and back-off); Stop comes at a random point while the
 // drivers go on. Stop must return, every call after it must return, no
 // sync call may still run and no goroutine of the engine may survive.
-// 300 runs per CPU count; -soak runs 5000 per CPU count. A hang shows up
-// as the test binary's -timeout panic, with every goroutine's stack; the
+// 300 runs per CPU count; -soak runs 5000 per CPU count. A hang fails the
+// run by name after hangDeadline, with every record the engine holds; the
 // failing seed is in the test's log.
 func TestStopRandomWorkloads(t *testing.T) {
 	runs := 300
@@ -169,10 +169,10 @@ func stressStopOnce(t *testing.T, rng *rand.Rand, run int) {
 			}
 		})
 	}
-	wg.Wait()
-	stop() // the run may have had fewer actions than stopAfter
-	<-stopped
-	kills.Wait()
+	within(t, fmt.Sprintf("run %d: the drivers' UpdatePod and SyncKnownPods calls", run), w, wg.Wait)
+	within(t, fmt.Sprintf("run %d: Stop", run), w, stop) // the run may have had fewer actions than stopAfter
+	receiveWithin(t, fmt.Sprintf("run %d: Stop's end", run), w, stopped)
+	within(t, fmt.Sprintf("run %d: every KillPod's return after Stop", run), w, kills.Wait)
 	close(bad)
 	for err := range bad {
 		t.Errorf("run %d: %v", run, err)

@@ -102,8 +102,9 @@ func (q *timerQueue) earliest() (time.Time, bool) {
 	return q.items[0].due, true
 }
 
-// popDue removes and returns a pod whose time is not after now.
-func (q *timerQueue) popDue(now time.Time) (types.UID, bool) {
+// popDue removes and returns a pod whose time is not after now, and that
+// time.
+func (q *timerQueue) popDue(now time.Time) (types.UID, time.Time, bool) {
 	for len(q.items) > 0 && !q.items[0].due.After(now) {
 		it := q.pop()
 		if it.dead {
@@ -112,11 +113,11 @@ func (q *timerQueue) popDue(now time.Time) (types.UID, bool) {
 			continue
 		}
 		delete(q.byUID, it.uid)
-		uid := it.uid
+		uid, due := it.uid, it.due
 		q.recycle(it)
-		return uid, true
+		return uid, due, true
 	}
-	return "", false
+	return "", time.Time{}, false
 }
 
 // recycle keeps a removed item for reuse, up to maxFreeTimers.
@@ -182,4 +183,50 @@ func (q *timerQueue) pop() *timerItem {
 	q.items = q.items[:n]
 	q.down(0)
 	return it
+}
+
+// TimerQueue is PodWorkers' timer queue for a model checker that carries
+// out the Core's ArmTimer and StopTimer effects with the engine's own
+// queue, so that a timer the queue hands out after its entry ended (or
+// from an earlier incarnation of a UID) is seen (explore's NoStaleTimer).
+type TimerQueue struct{ q *timerQueue }
+
+// NewTimerQueue returns an empty queue.
+func NewTimerQueue() *TimerQueue { return &TimerQueue{newTimerQueue()} }
+
+// Set schedules uid at due, replacing its earlier time (ArmTimer).
+func (t *TimerQueue) Set(uid types.UID, due time.Time) { t.q.set(uid, due) }
+
+// Remove drops uid's timer (StopTimer).
+func (t *TimerQueue) Remove(uid types.UID) { t.q.remove(uid) }
+
+// PopDue removes and returns a pod whose time is not after now, and that
+// time, as PodWorkers' timer goroutine takes the next timer to fire.
+func (t *TimerQueue) PopDue(now time.Time) (types.UID, time.Time, bool) { return t.q.popDue(now) }
+
+// CopyInto makes dst a copy of t (dead entries included), reusing dst's
+// entries; dst nil is a new queue.
+func (t *TimerQueue) CopyInto(dst *TimerQueue) *TimerQueue {
+	if dst == nil {
+		dst = NewTimerQueue()
+	}
+	d, s := dst.q, t.q
+	old := d.items
+	d.items = d.items[:0]
+	clear(d.byUID)
+	for i, it := range s.items {
+		var x *timerItem
+		if i < len(old) && old[i] != nil {
+			x = old[i]
+		} else {
+			x = new(timerItem)
+		}
+		*x = *it
+		d.items = append(d.items, x)
+		if !x.dead {
+			d.byUID[x.uid] = x
+		}
+	}
+	d.dead = s.dead
+	return dst
 }

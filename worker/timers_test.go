@@ -51,7 +51,7 @@ func TestTimerQueueReusesItems(t *testing.T) {
 			}
 			var got []types.UID
 			for {
-				uid, ok := q.popDue(at(100))
+				uid, _, ok := q.popDue(at(100))
 				if !ok {
 					break
 				}
@@ -100,7 +100,7 @@ func TestTimerQueueDropsDeadEntries(t *testing.T) {
 				want = append(want, uid(i))
 			}
 			for {
-				u, ok := q.popDue(t0.Add(time.Hour))
+				u, _, ok := q.popDue(t0.Add(time.Hour))
 				if !ok {
 					break
 				}

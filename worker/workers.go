@@ -455,7 +455,7 @@ func (w *PodWorkers) fireDue() {
 	w.mu.Lock()
 	now := w.clock.Now()
 	for {
-		uid, ok := w.timers.popDue(now)
+		uid, _, ok := w.timers.popDue(now)
 		if !ok {
 			break
 		}

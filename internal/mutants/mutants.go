@@ -88,9 +88,10 @@ func drop(r *spec.Row, v *spec.Var) {
 func inFlight(name string) spec.Expr { return spec.E(spec.InFlightDomain, name) }
 
 const (
-	corePath  = "worker/core.go"
-	fsmPath   = "fsm/machine.go"
-	modelPath = "tla/PodLifecycle.tla"
+	corePath   = "worker/core.go"
+	timersPath = "worker/timers.go"
+	fsmPath    = "fsm/machine.go"
+	modelPath  = "tla/PodLifecycle.tla"
 )
 
 // All lists the mutants, one or more per property.
@@ -172,6 +173,17 @@ var All = []Mutant{
 		}},
 	{Property: "KillsReleasedOnTermination", Config: "MCOnePod", What: "a second kill releases the first kill's waiters before the pod terminated",
 		Table: row("TerminationRequestedKill", func(r *spec.Row) { r.Effects |= spec.CloseWaiters })},
+
+	// The explorer's own properties (spec.Var.Explorer): tla/PodLifecycle.tla
+	// has no variable for what they read, so they have no TLA edit. A stale
+	// timer needs a second pod: one pod's next incarnation passes through
+	// states the explorer has seen, so it does not go on from them.
+	{Property: "SyncCancelledFirst", Config: "MCOnePod", What: "a row that cancels leaves the sync in flight's context uncancelled",
+		Source: []Edit{{corePath, "if e.Has(fsm.Cancel) && pd.syncing {", "if e.Has(fsm.Cancel) && pd.syncing && false {"}}},
+	{Property: "NoStaleTimer", Config: "MCLiveness", What: "the timer queue hands out timers that were stopped",
+		Source: []Edit{{timersPath, "		if it.dead {\n			q.dead--", "		if it.dead && false {\n			q.dead--"}}},
+	{Property: "SyncGraceWithinAsked", Config: "MCGrace", What: "SyncTerminatingPod is handed a second more than the record's grace period",
+		Source: []Edit{{corePath, "if g := t.Vars.Grace; g > 0 {", "if g := t.Vars.Grace + 1; g > 0 {"}}},
 
 	{Property: "TerminationCompletes", Config: "MCOnePod", What: "a failing SyncTerminatingPod need not ever succeed",
 		Fairness: "Success"},
