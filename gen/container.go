@@ -339,26 +339,7 @@ func (e Event) Decision() bool {
 	}
 	return false
 }
-{{range .Enums}}
-// {{.Name}} is a value of the {{.Name}} domain.
-type {{.Name}} uint8
-
-const (
-{{- $d := .}}
-{{- range $i, $v := .Values}}
-	{{$d.Name}}{{$v}}{{if eq $i 0}} {{$d.Name}} = iota{{end}}
-{{- end}}
-)
-
-var {{lower .Name}}Names = [...]string{ {{- range .Values}}"{{.}}", {{end -}} }
-
-func (x {{.Name}}) String() string {
-	if int(x) < len({{lower .Name}}Names) {
-		return {{lower .Name}}Names[x]
-	}
-	return "{{.Name}}(invalid)"
-}
-{{end}}
+` + goEnums + `
 // Vars are the variables of a container's record. The zero value is the
 // record of a container with no instance yet.
 type Vars struct {
@@ -444,13 +425,7 @@ func apply{{.ID}}(v Vars, p Params) Vars {
 {{- end}}
 }
 {{end}}
-func choose[T any](c bool, a, b T) T {
-	if c {
-		return a
-	}
-	return b
-}
-`))
+` + goChoose + ``))
 
 // containerGo renders fsm/container/zz_generated.go.
 func containerGo(rows []spec.Row, ops []spec.Operator) ([]byte, error) {
