@@ -425,7 +425,7 @@ func apply{{.ID}}(v Vars, p Params) Vars {
 {{- end}}
 }
 {{end}}
-` + goChoose + ``))
+` + goChoose))
 
 // containerGo renders fsm/container/zz_generated.go.
 func containerGo(rows []spec.Row, ops []spec.Operator) ([]byte, error) {

@@ -274,7 +274,7 @@ func looplabEvents() looplab.Events {
 	}
 }
 
-` + goChoose + ``))
+` + goChoose))
 
 type stateDoc struct {
 	Name string
