@@ -188,8 +188,9 @@ const (
 	numContainerEffects = iota
 )
 
-// ContainerEffectNames lists the container effects in bit order.
-var ContainerEffectNames = []string{"CreateInstance", "StartInstance", "KillInstance", "WaitBackoff", "RemoveInstance"}
+// ContainerEffectNames lists the container effects in bit order, one name
+// per effect (the array's length is their number).
+var ContainerEffectNames = [numContainerEffects]string{"CreateInstance", "StartInstance", "KillInstance", "WaitBackoff", "RemoveInstance"}
 
 // ContainerSchema describes the container table (ContainerTable).
 var ContainerSchema = &Schema{
