@@ -360,30 +360,7 @@ type Params struct {
 // Effect is a runtime call the kubelet makes when a row fires.
 type Effect uint8
 
-const (
-{{- range $i, $n := .Effects}}
-	{{$n}}{{if eq $i 0}} Effect = 1 << iota{{end}}
-{{- end}}
-)
-
-var effectNames = [...]string{ {{- range .Effects}}"{{.}}", {{end -}} }
-
-// Has reports whether every effect of f is in e.
-func (e Effect) Has(f Effect) bool { return e&f == f }
-
-func (e Effect) String() string {
-	s := ""
-	for i, n := range effectNames {
-		if e&(1<<i) != 0 {
-			if s != "" {
-				s += "|"
-			}
-			s += n
-		}
-	}
-	return s
-}
-{{range .Operators}}
+` + goEffects + `{{range .Operators}}
 // {{.Name}} reports whether {{.Doc}}.
 func {{.Name}}(s State, v Vars, p Params) bool {
 	_, _, _ = s, v, p

@@ -37,6 +37,34 @@ func (x {{.Name}}) String() string {
 }
 {{end}}`
 
+// goEffects declares the effects (.Effects) as bits of the Effect type the
+// template declared before it, with Has and String, in either table's Go
+// file.
+const goEffects = `const (
+{{- range $i, $n := .Effects}}
+	{{$n}}{{if eq $i 0}} Effect = 1 << iota{{end}}
+{{- end}}
+)
+
+var effectNames = [...]string{ {{- range .Effects}}"{{.}}", {{end -}} }
+
+// Has reports whether every effect of f is in e.
+func (e Effect) Has(f Effect) bool { return e&f == f }
+
+func (e Effect) String() string {
+	s := ""
+	for i, n := range effectNames {
+		if e&(1<<i) != 0 {
+			if s != "" {
+				s += "|"
+			}
+			s += n
+		}
+	}
+	return s
+}
+`
+
 // goChoose is the conditional expression of generated guards and updates
 // (an If of the table's expression language).
 const goChoose = `func choose[T any](c bool, a, b T) T {
@@ -169,30 +197,7 @@ const NoGrace = {{.NoGrace}}
 // Effect is work the engine must do when a transition fires.
 type Effect uint16
 
-const (
-{{- range $i, $n := .Effects}}
-	{{$n}}{{if eq $i 0}} Effect = 1 << iota{{end}}
-{{- end}}
-)
-
-var effectNames = [...]string{ {{- range .Effects}}"{{.}}", {{end -}} }
-
-// Has reports whether every effect of f is in e.
-func (e Effect) Has(f Effect) bool { return e&f == f }
-
-func (e Effect) String() string {
-	s := ""
-	for i, n := range effectNames {
-		if e&(1<<i) != 0 {
-			if s != "" {
-				s += "|"
-			}
-			s += n
-		}
-	}
-	return s
-}
-
+` + goEffects + `
 // Compile-time guard: a changed constant breaks the build until the code is
 // generated again.
 func _() {
