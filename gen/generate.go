@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/podlife/podlife/spec"
+	"github.com/podlife/podlife/spec/container"
 )
 
 // Paths of the generated files, relative to the repository root.
@@ -55,7 +56,7 @@ func Generate(rows []spec.Row, read func(path string) ([]byte, error)) (map[stri
 	if out[tlaPropertiesPath], out[goPropertiesPath], err = propertyFiles(rows); err != nil {
 		return nil, err
 	}
-	if err := containerFiles(spec.ContainerTable, spec.ContainerOperators, out); err != nil {
+	if err := containerFiles(container.Table, container.Operators, out); err != nil {
 		return nil, err
 	}
 	diagram := spec.Mermaid(rows)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/podlife/podlife/spec"
+	"github.com/podlife/podlife/spec/container"
 )
 
 var write = flag.Bool("write", false, "write the generated files instead of comparing them")
@@ -126,17 +127,17 @@ func TestExpressionRendering(t *testing.T) {
 // TestGenerate can fail for them too).
 func TestContainerGenerateFollowsTheTable(t *testing.T) {
 	before := map[string][]byte{}
-	if err := containerFiles(spec.ContainerTable, spec.ContainerOperators, before); err != nil {
+	if err := containerFiles(container.Table, container.Operators, before); err != nil {
 		t.Fatal(err)
 	}
-	rows := append([]spec.Row(nil), spec.ContainerTable...)
+	rows := append([]spec.Row(nil), container.Table...)
 	for i := range rows {
 		if rows[i].ID == "CreatedBegin" {
-			rows[i].Guard = spec.And(rows[i].Guard, spec.P(spec.PFirst))
+			rows[i].Guard = spec.And(rows[i].Guard, spec.P(container.PFirst))
 		}
 	}
 	after := map[string][]byte{}
-	if err := containerFiles(rows, spec.ContainerOperators, after); err != nil {
+	if err := containerFiles(rows, container.Operators, after); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{containerGoPath, containerTLAPath, containerPropertiesPath} {

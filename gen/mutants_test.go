@@ -10,6 +10,7 @@ import (
 
 	"github.com/podlife/podlife/internal/mutants"
 	"github.com/podlife/podlife/spec"
+	"github.com/podlife/podlife/spec/container"
 )
 
 // TestMutantsInTLC gives TLC each mutant of internal/mutants that the model
@@ -119,7 +120,7 @@ func TestContainerMutantsInTLC(t *testing.T) {
 				}
 				os.WriteFile(filepath.Join(dir, filepath.Base(f)), data, 0o644)
 			}
-			rows, ops := spec.ContainerTable, spec.ContainerOperators
+			rows, ops := container.Table, container.Operators
 			if m.Table != nil {
 				rows = m.Table(rows)
 			}
@@ -143,7 +144,7 @@ func TestContainerMutantsInTLC(t *testing.T) {
 				}
 				os.WriteFile(model, []byte(broken), 0o644)
 			}
-			p, ok := spec.ContainerPropertyNamed(m.Property)
+			p, ok := container.PropertyNamed(m.Property)
 			if !ok {
 				t.Fatalf("no container property %s", m.Property)
 			}
@@ -202,11 +203,11 @@ func TestContainerMutantsAreValidTables(t *testing.T) {
 		if m.Table == nil {
 			continue
 		}
-		rows := m.Table(spec.ContainerTable)
-		if err := spec.ContainerSchema.Validate(rows); err != nil {
+		rows := m.Table(container.Table)
+		if err := container.Schema.Validate(rows); err != nil {
 			t.Errorf("%s: the broken table is invalid:\n%v", m.What, err)
 		}
-		if spec.ContainerHash(rows) == spec.ContainerHash(spec.ContainerTable) {
+		if container.Hash(rows) == container.Hash(container.Table) {
 			t.Errorf("%s: the table did not change", m.What)
 		}
 	}

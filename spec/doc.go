@@ -12,11 +12,10 @@
 // The semantics follow the kubelet's pod workers (see
 // docs/semantics.md, section 1.5a, rows T1 to T25).
 //
-// A second table, ContainerTable (files container_*.go), is one container
-// of a pod and the pod-level facts that gate it (kubelet: kuberuntime's
-// computePodActions and computeInitContainerActions), with its own
-// properties (ContainerProperties). Both tables go through the same
-// expression language, Validate and Reachable, described by a Schema
-// (PodSchema, ContainerSchema).
+// A second table, in package spec/container, is one container of a pod
+// and the pod-level facts that gate it (kubelet: kuberuntime's
+// computePodActions and computeInitContainerActions). Both tables go
+// through this package's expression language, Validate and Reachable,
+// each described by a Schema (PodSchema here, container.Schema there).
 // This package imports nothing from fsm/ or worker/.
 package spec

@@ -393,12 +393,16 @@ func init() {
 	for i, p := range Params {
 		paramIndex[p] = i
 	}
-	// The container table's variables and parameters have positions of
-	// their own (Env is sized by the table's schema).
-	for i, v := range ContainerVars {
+}
+
+// RegisterSchema gives the variables and parameters of a table declared
+// outside this package their positions in an Env of that table (Env is
+// sized by the table's schema); the table's package calls it from init.
+func RegisterSchema(sc *Schema) {
+	for i, v := range sc.Vars {
 		varIndex[v] = i
 	}
-	for i, p := range ContainerParams {
+	for i, p := range sc.Params {
 		paramIndex[p] = i
 	}
 }

@@ -1,5 +1,10 @@
 package spec
 
+import (
+	"errors"
+	"fmt"
+)
+
 // PropertyKind says how a property quantifies over time.
 type PropertyKind uint8
 
@@ -190,4 +195,42 @@ func PropertyNamed(name string) (Property, bool) {
 		}
 	}
 	return Property{}, false
+}
+
+// WellFormed reports what is wrong with p's form: no reference or doc, a
+// formula that is not Boolean, From on a property that is not leads-to, or
+// the end of a step read by a property that is not a step property.
+func (p Property) WellFormed() error {
+	var errs []error
+	if p.Ref == "" || p.Doc == "" {
+		errs = append(errs, fmt.Errorf("%s: no reference or doc", p.Name))
+	}
+	exprs := []Expr{p.Holds}
+	if p.Kind == LeadsTo {
+		exprs = append(exprs, p.From)
+	} else if p.From.Op != OpConst || p.From.Domain != nil || p.From.Value != 0 {
+		errs = append(errs, fmt.Errorf("%s: From on a %s", p.Name, p.Kind))
+	}
+	for _, e := range exprs {
+		if k, _, err := e.typeOf(); err != nil || k != Bool {
+			errs = append(errs, fmt.Errorf("%s: %s is not a Boolean formula: %v", p.Name, e, err))
+		}
+		if p.Kind != StepProperty && e.readsNext() {
+			errs = append(errs, fmt.Errorf("%s: a %s reads the end of a step", p.Name, p.Kind))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// readsNext holds when e reads the end of a step.
+func (e Expr) readsNext() bool {
+	if e.Op == OpNext {
+		return true
+	}
+	for _, a := range e.Args {
+		if a.readsNext() {
+			return true
+		}
+	}
+	return false
 }

@@ -15,36 +15,10 @@ func TestPropertiesAreWellFormed(t *testing.T) {
 			t.Errorf("%s: defined twice", p.Name)
 		}
 		seen[p.Name] = true
-		if p.Ref == "" || p.Doc == "" {
-			t.Errorf("%s: no reference or doc", p.Name)
-		}
-		exprs := []Expr{p.Holds}
-		if p.Kind == LeadsTo {
-			exprs = append(exprs, p.From)
-		} else if p.From.Op != OpConst || p.From.Domain != nil || p.From.Value != 0 {
-			t.Errorf("%s: From on a %s", p.Name, p.Kind)
-		}
-		for _, e := range exprs {
-			if k, _, err := e.typeOf(); err != nil || k != Bool {
-				t.Errorf("%s: %s is not a Boolean formula: %v", p.Name, e, err)
-			}
-			if p.Kind != StepProperty && hasNext(e) {
-				t.Errorf("%s: a %s reads the end of a step", p.Name, p.Kind)
-			}
+		if err := p.WellFormed(); err != nil {
+			t.Error(err)
 		}
 	}
-}
-
-func hasNext(e Expr) bool {
-	if e.Op == OpNext {
-		return true
-	}
-	for _, a := range e.Args {
-		if hasNext(a) {
-			return true
-		}
-	}
-	return false
 }
 
 // randomEnv is an arbitrary pod: any state, any value of every variable's

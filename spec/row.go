@@ -1,6 +1,9 @@
 package spec
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Effect is work the engine must do when a row fires, beyond changing the
 // record. Effects are a set (bit mask).
@@ -96,4 +99,9 @@ func (r *Row) ApplyIn(sc *Schema, env *Env) []int {
 		out[VarIndex(a.Var)] = a.Value.Eval(env)
 	}
 	return out
+}
+
+// RowIndex is the position of the row called id in rows, or -1.
+func RowIndex(rows []Row, id string) int {
+	return slices.IndexFunc(rows, func(r Row) bool { return r.ID == id })
 }

@@ -4,7 +4,7 @@ package spec
 // one table besides its rows: its states, events, record variables and
 // parameters, the state of a record that does not exist yet, and the
 // table's own rules about a row's shape and effects. The pod table
-// (PodSchema) and the container table (ContainerSchema) share the
+// (PodSchema) and the container table (spec/container's Schema) share the
 // expression language, the checks and the generators through it.
 //
 // A table's State and Event values are indexes into its StateNames and

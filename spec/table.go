@@ -25,13 +25,17 @@ var (
 	graceSet     = Not(graceUnset)
 )
 
-func set(v *Var, e Expr) Assign       { return Assign{Var: v, Value: e} }
-func setTrue(v *Var) Assign           { return set(v, B(true)) }
-func setEnum(v *Var, s string) Assign { return set(v, E(v.Domain, s)) }
+// Set is a row's assignment of e to v.
+func Set(v *Var, e Expr) Assign { return Assign{Var: v, Value: e} }
+
+// SetEnum assigns v the value of its domain named s.
+func SetEnum(v *Var, s string) Assign { return Set(v, E(v.Domain, s)) }
+
+func setTrue(v *Var) Assign { return Set(v, B(true)) }
 
 var (
-	queue      = setEnum(Pending, "Queued")
-	keepNotify = set(Waiters, Or(V(Waiters), P(PNotify)))
+	queue      = SetEnum(Pending, "Queued")
+	keepNotify = Set(Waiters, Or(V(Waiters), P(PNotify)))
 )
 
 type builder struct{ rows []Row }
@@ -88,7 +92,7 @@ func buildTable() []Row {
 // a removal the same rows start a new incarnation (T25).
 func (b *builder) firstSight() {
 	s := Absent
-	created := []Assign{set(Static, P(PStatic)), setTrue(HasConfig), queue}
+	created := []Assign{Set(Static, P(PStatic)), setTrue(HasConfig), queue}
 	for _, ev := range configEvents {
 		b.add("T2", s, ev, "PreTerminated", terminalOnBothSides, Terminated, 0,
 			"a pod terminal in the API and in the runtime cache needs only SyncTerminatedPod",
@@ -110,7 +114,7 @@ func (b *builder) firstSight() {
 	}
 	b.add("T3", s, RuntimeKill, "Orphan", B(true), TerminationRequested, KeepNotify,
 		"a pod known only to the runtime is terminated (grace 1 unless overridden)",
-		setTrue(Deleted), setTrue(ObservedRuntime), set(Grace, firstGrace), queue, keepNotify)
+		setTrue(Deleted), setTrue(ObservedRuntime), Set(Grace, firstGrace), queue, keepNotify)
 	b.ignore("T4", s, RuntimeUpdate, "", B(true), "runtime-only pods can only be killed")
 	b.ignore("1.8", s, Requeue, "", B(true), "no record: a stale timer does nothing")
 	b.ignore("1.8", s, SyncKnownPods, "", B(true), "no record to reconcile")
@@ -123,7 +127,7 @@ func terminate(ev Event) []Assign {
 	if ev == Kill {
 		evicted = And(P(PEvict), Not(P(PDeleting)), Not(P(PTerminalPhase)))
 	}
-	return []Assign{set(Deleted, P(PDeleting)), set(Evicted, evicted), set(Grace, firstGrace), keepNotify}
+	return []Assign{Set(Deleted, P(PDeleting)), Set(Evicted, evicted), Set(Grace, firstGrace), keepNotify}
 }
 
 // notTerminating adds the UpdatePod rows of Waiting and Running: plain
@@ -143,7 +147,7 @@ func (b *builder) notTerminating(s State) {
 	}
 	b.add("T8", s, RuntimeKill, "Terminate", B(true), TerminationRequested, KeepNotify|Cancel,
 		"a runtime-only kill of a known pod becomes a kill of that pod",
-		setTrue(Deleted), setTrue(ObservedRuntime), set(Grace, firstGrace), queue, keepNotify)
+		setTrue(Deleted), setTrue(ObservedRuntime), Set(Grace, firstGrace), queue, keepNotify)
 	b.ignore("T4", s, RuntimeUpdate, "", B(true), "runtime-only pods can only be killed")
 }
 
@@ -151,22 +155,22 @@ func (b *builder) waiting() {
 	b.notTerminating(Waiting)
 	b.add("T5", Waiting, Dequeue, "Start", And(queuedAndIdle, Or(Not(V(Static)), mayStartStatic)), Running, Start,
 		"the pod may start: SyncPod runs",
-		setTrue(Started), setEnum(Pending, "None"), setEnum(InFlight, "SyncPod"))
+		setTrue(Started), SetEnum(Pending, "None"), SetEnum(InFlight, "SyncPod"))
 	b.add("T6", Waiting, Dequeue, "Park", And(queuedAndIdle, V(Static), Not(mayStartStatic)), Waiting, Backoff,
 		"another UID holds or is ahead for the full name: keep the update, retry later",
-		setEnum(Pending, "Parked"))
+		SetEnum(Pending, "Parked"))
 }
 
 func (b *builder) running() {
 	b.notTerminating(Running)
 	b.add("1.5", Running, Dequeue, "Sync", queuedAndIdle, Running, Start,
-		"a started pod syncs again", setEnum(Pending, "None"), setEnum(InFlight, "SyncPod"))
+		"a started pod syncs again", SetEnum(Pending, "None"), SetEnum(InFlight, "SyncPod"))
 	b.add("T10", Running, SyncPodDone, "", Is(InFlight, "SyncPod"), Running, Resync,
-		"resync later", setEnum(InFlight, "None"))
+		"resync later", SetEnum(InFlight, "None"))
 	b.add("T10", Running, SyncPodFailed, "", Is(InFlight, "SyncPod"), Running, Backoff,
-		"retry after back-off", setEnum(InFlight, "None"))
+		"retry after back-off", SetEnum(InFlight, "None"))
 	b.add("T9", Running, SyncPodTerminal, "", Is(InFlight, "SyncPod"), Terminating, 0,
-		"the pod completed by itself: terminate it now", setEnum(InFlight, "None"), queue)
+		"the pod completed by itself: terminate it now", SetEnum(InFlight, "None"), queue)
 }
 
 // terminationUpdates adds the UpdatePod rows of TerminationRequested and
@@ -184,10 +188,10 @@ func (b *builder) terminationUpdates(s State) {
 		}
 		b.add("T12", s, ev, "FirstGrace", graceUnset, s, KeepNotify,
 			"the first update since termination sets the grace period",
-			seen, set(Grace, firstGrace), queue, keepNotify)
+			seen, Set(Grace, firstGrace), queue, keepNotify)
 		b.add("T12", s, ev, "Shorten", And(graceSet, shorterGrace), s, KeepNotify|Cancel,
 			"a shorter grace period cancels the sync in flight so the next one uses it",
-			seen, set(Grace, Max(P(PGraceOverride), N(1))), queue, keepNotify)
+			seen, Set(Grace, Max(P(PGraceOverride), N(1))), queue, keepNotify)
 		b.add("T12", s, ev, "", And(graceSet, Not(shorterGrace)), s, KeepNotify,
 			"the grace period never grows", seen, queue, keepNotify)
 	}
@@ -198,36 +202,36 @@ func (b *builder) terminationRequested() {
 	s := TerminationRequested
 	b.add("T7", s, Dequeue, "NeverStart", And(queuedAndIdle, V(HasConfig), V(Static), Not(V(Started))), Finished, CloseWaiters|Exit,
 		"a static pod terminated before it started never runs any sync",
-		setEnum(Pending, "None"), set(Waiters, B(false)))
+		SetEnum(Pending, "None"), Set(Waiters, B(false)))
 	b.add("T11", s, Dequeue, "Terminate", And(queuedAndIdle, startableConfig), Terminating, Start,
 		"the worker takes the termination: SyncTerminatingPod runs",
-		setTrue(Started), setEnum(Pending, "None"), setEnum(InFlight, "SyncTerminatingPod"))
+		setTrue(Started), SetEnum(Pending, "None"), SetEnum(InFlight, "SyncTerminatingPod"))
 	b.add("T11", s, Dequeue, "TerminateRuntime", And(queuedAndIdle, Not(V(HasConfig))), Terminating, Start,
 		"a runtime-only pod: SyncTerminatingRuntimePod runs",
-		setEnum(Pending, "None"), setEnum(InFlight, "SyncTerminatingRuntimePod"))
+		SetEnum(Pending, "None"), SetEnum(InFlight, "SyncTerminatingRuntimePod"))
 	b.add("T10", s, SyncPodDone, "", Is(InFlight, "SyncPod"), s, Resync,
-		"the SyncPod that was in flight returned", setEnum(InFlight, "None"))
+		"the SyncPod that was in flight returned", SetEnum(InFlight, "None"))
 	b.add("T10", s, SyncPodFailed, "", Is(InFlight, "SyncPod"), s, Backoff,
-		"the SyncPod that was in flight failed or was cancelled", setEnum(InFlight, "None"))
+		"the SyncPod that was in flight failed or was cancelled", SetEnum(InFlight, "None"))
 	b.add("T9", s, SyncPodTerminal, "", Is(InFlight, "SyncPod"), Terminating, 0,
-		"the SyncPod in flight saw the pod terminal", setEnum(InFlight, "None"), queue)
+		"the SyncPod in flight saw the pod terminal", SetEnum(InFlight, "None"), queue)
 }
 
 func (b *builder) terminating() {
 	s := Terminating
 	b.add("1.5", s, Dequeue, "Retry", And(queuedAndIdle, startableConfig), s, Start,
 		"SyncTerminatingPod runs again, with the current grace period",
-		setTrue(Started), setEnum(Pending, "None"), setEnum(InFlight, "SyncTerminatingPod"))
+		setTrue(Started), SetEnum(Pending, "None"), SetEnum(InFlight, "SyncTerminatingPod"))
 	b.add("1.5", s, Dequeue, "RetryRuntime", And(queuedAndIdle, Not(V(HasConfig))), s, Start,
 		"SyncTerminatingRuntimePod runs again",
-		setEnum(Pending, "None"), setEnum(InFlight, "SyncTerminatingRuntimePod"))
+		SetEnum(Pending, "None"), SetEnum(InFlight, "SyncTerminatingRuntimePod"))
 	b.add("T14", s, TerminatingDone, "", Is(InFlight, "SyncTerminatingPod"), Terminated, CloseWaiters,
 		"no container runs: kill waiters are released and cleanup is queued",
-		setEnum(InFlight, "None"), set(Waiters, B(false)), queue)
+		SetEnum(InFlight, "None"), Set(Waiters, B(false)), queue)
 	b.remove("T15", s, TerminatingDone, "Runtime", Is(InFlight, "SyncTerminatingRuntimePod"), CloseWaiters|Exit,
 		"a runtime-only pod is gone: its record is deleted")
 	b.add("T16", s, TerminatingFailed, "", Or(Is(InFlight, "SyncTerminatingPod"), Is(InFlight, "SyncTerminatingRuntimePod")), s, Backoff,
-		"retry after back-off", setEnum(InFlight, "None"))
+		"retry after back-off", SetEnum(InFlight, "None"))
 }
 
 func (b *builder) terminated() {
@@ -243,15 +247,15 @@ func (b *builder) terminated() {
 	b.ignore("T4", s, RuntimeUpdate, "", B(true), "runtime-only pods can only be killed")
 	b.add("T7", s, Dequeue, "NeverStart", And(queuedAndIdle, V(HasConfig), V(Static), Not(V(Started))), Finished, CloseWaiters|Exit,
 		"a static pod found already terminal never starts",
-		setEnum(Pending, "None"), set(Waiters, B(false)))
+		SetEnum(Pending, "None"), Set(Waiters, B(false)))
 	b.add("1.5", s, Dequeue, "Cleanup", And(queuedAndIdle, startableConfig), s, Start,
 		"SyncTerminatedPod runs",
-		setTrue(Started), setEnum(Pending, "None"), setEnum(InFlight, "SyncTerminatedPod"))
+		setTrue(Started), SetEnum(Pending, "None"), SetEnum(InFlight, "SyncTerminatedPod"))
 	b.add("T17", s, TerminatedDone, "", Is(InFlight, "SyncTerminatedPod"), Finished, Exit,
 		"cleanup done: the worker finishes and frees the static slot",
-		setEnum(InFlight, "None"), setEnum(Pending, "None"))
+		SetEnum(InFlight, "None"), SetEnum(Pending, "None"))
 	b.add("T16", s, TerminatedFailed, "", Is(InFlight, "SyncTerminatedPod"), s, Backoff,
-		"retry after back-off", setEnum(InFlight, "None"))
+		"retry after back-off", SetEnum(InFlight, "None"))
 }
 
 func (b *builder) finished() {
@@ -278,7 +282,7 @@ func (b *builder) syncKnownPodsLive(s State) {
 	if s == Waiting || s == Running {
 		b.add("T23", s, SyncKnownPods, "Terminate", orphanThatRan, TerminationRequested, 0,
 			"an orphan that ran is terminated with the grace of its last spec",
-			setTrue(Deleted), set(Grace, firstGrace), queue)
+			setTrue(Deleted), Set(Grace, firstGrace), queue)
 		return
 	}
 	b.add("T24", s, SyncKnownPods, "Drive", orphanThatRan, s, 0,

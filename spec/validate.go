@@ -308,3 +308,27 @@ func sortedParams(m map[*Param]bool) []*Param {
 	sort.Slice(out, func(i, j int) bool { return ParamIndex(out[i]) < ParamIndex(out[j]) })
 	return out
 }
+
+// EachValuation calls f for every (state, event) pair of rows and every
+// valuation of what the pair's guards read, with the number of rows that
+// fire: tests of determinism and totality for any table are built on it.
+func (sc *Schema) EachValuation(rows []Row, f func(s State, e Event, fired int, valuation string)) {
+	ix := sc.NewIndex(rows)
+	for _, s := range sc.AllStates() {
+		for _, e := range sc.AllEvents() {
+			rs := ix.Rows(s, e)
+			vars, params := pairReads(rs, false)
+			if !sc.HasRecord(s) {
+				vars = nil // no record: every variable is zero
+			}
+			env := sc.NewEnv()
+			valuations(env, vars, params, func() {
+				n := 0
+				for _, r := range rs {
+					n += r.Guard.Eval(env)
+				}
+				f(s, e, n, describe(env, vars, params))
+			})
+		}
+	}
+}

@@ -3,7 +3,7 @@
 (* The containers of one pod (kubelet: kuberuntime's computePodActions     *)
 (* and computeInitContainerActions). Every container's record moves only  *)
 (* through the rows of the generated module ContainerLifecycleTable, which *)
-(* gen/ renders from the same table (spec.ContainerTable) as the Go guards *)
+(* gen/ renders from the same table (container.Table) as the Go guards *)
 (* (fsm/container).                                                        *)
 (*                                                                         *)
 (* One TLC state is the pod: a record per container (its state, the       *)

@@ -4,11 +4,12 @@ import (
 	"testing"
 
 	"github.com/podlife/podlife/spec"
+	cspec "github.com/podlife/podlife/spec/container"
 )
 
 func TestSpecHashMatchesTheTable(t *testing.T) {
-	if want := spec.ContainerHash(spec.ContainerTable); SpecHash != want {
-		t.Fatalf("fsm/container was generated from table %s, spec.ContainerTable is %s: run go generate ./...", SpecHash, want)
+	if want := cspec.Hash(cspec.Table); SpecHash != want {
+		t.Fatalf("fsm/container was generated from table %s, cspec.Table is %s: run go generate ./...", SpecHash, want)
 	}
 }
 
@@ -18,16 +19,16 @@ func toGo(env *spec.Env) (Vars, Params) {
 	v := func(x *spec.Var) int { return env.Vars[spec.VarIndex(x)] }
 	p := func(x *spec.Param) int { return env.Params[spec.ParamIndex(x)] }
 	return Vars{
-			Gen: v(spec.CGen), Started: v(spec.CStarted) == 1, Code: ExitCode(v(spec.CCode)),
-			Backoff: v(spec.CBackoff), Replacing: v(spec.CReplacing) == 1,
+			Gen: v(cspec.Gen), Started: v(cspec.Started) == 1, Code: ExitCode(v(cspec.Code)),
+			Backoff: v(cspec.BackoffLevel), Replacing: v(cspec.Replacing) == 1,
 		}, Params{
-			Kind: ContainerKind(p(spec.PKind)), Policy: RestartPolicy(p(spec.PPolicy)), Rule: p(spec.PRule) == 1,
-			Code: ExitCode(p(spec.PCode)), Sandbox: p(spec.PSandbox), SandboxReady: p(spec.PSandboxReady) == 1,
-			Terminating: p(spec.PTerminating) == 1, First: p(spec.PFirst) == 1,
-			BeforeKind: ContainerKind(p(spec.PBeforeKind)), BeforeState: ContainerState(p(spec.PBeforeState)),
-			BeforeGen: p(spec.PBeforeGen), BeforeStarted: p(spec.PBeforeStarted) == 1, MainSeen: p(spec.PMainSeen) == 1,
-			RegularsStopped: p(spec.PRegularsStopped) == 1, LaterSidecarsStopped: p(spec.PLaterSidecarsStopped) == 1,
-			Phase: PodPhase(p(spec.PPhase)), PodNever: p(spec.PPodNever) == 1, AnyRan: p(spec.PAnyRan) == 1,
+			Kind: ContainerKind(p(cspec.PKind)), Policy: RestartPolicy(p(cspec.PPolicy)), Rule: p(cspec.PRule) == 1,
+			Code: ExitCode(p(cspec.PCode)), Sandbox: p(cspec.PSandbox), SandboxReady: p(cspec.PSandboxReady) == 1,
+			Terminating: p(cspec.PTerminating) == 1, First: p(cspec.PFirst) == 1,
+			BeforeKind: ContainerKind(p(cspec.PBeforeKind)), BeforeState: ContainerState(p(cspec.PBeforeState)),
+			BeforeGen: p(cspec.PBeforeGen), BeforeStarted: p(cspec.PBeforeStarted) == 1, MainSeen: p(cspec.PMainSeen) == 1,
+			RegularsStopped: p(cspec.PRegularsStopped) == 1, LaterSidecarsStopped: p(cspec.PLaterSidecarsStopped) == 1,
+			Phase: PodPhase(p(cspec.PPhase)), PodNever: p(cspec.PPodNever) == 1, AnyRan: p(cspec.PAnyRan) == 1,
 		}
 }
 
@@ -38,12 +39,12 @@ func fromGo(v Vars) []int {
 		}
 		return 0
 	}
-	out := make([]int, len(spec.ContainerVars))
-	out[spec.VarIndex(spec.CGen)] = v.Gen
-	out[spec.VarIndex(spec.CStarted)] = b(v.Started)
-	out[spec.VarIndex(spec.CCode)] = int(v.Code)
-	out[spec.VarIndex(spec.CBackoff)] = v.Backoff
-	out[spec.VarIndex(spec.CReplacing)] = b(v.Replacing)
+	out := make([]int, len(cspec.Vars))
+	out[spec.VarIndex(cspec.Gen)] = v.Gen
+	out[spec.VarIndex(cspec.Started)] = b(v.Started)
+	out[spec.VarIndex(cspec.Code)] = int(v.Code)
+	out[spec.VarIndex(cspec.BackoffLevel)] = v.Backoff
+	out[spec.VarIndex(cspec.Replacing)] = b(v.Replacing)
 	return out
 }
 
@@ -52,10 +53,10 @@ func fromGo(v Vars) []int {
 // rows read, Fire picks the row the table's own expressions pick and
 // computes the same record after it; the named operators agree too.
 func TestGeneratedCodeMatchesTheTable(t *testing.T) {
-	sc := spec.ContainerSchema
-	ix := sc.NewIndex(spec.ContainerTable)
+	sc := cspec.Schema
+	ix := sc.NewIndex(cspec.Table)
 	cases := 0
-	for _, rec := range sc.Reachable(spec.ContainerTable).Records {
+	for _, rec := range sc.Reachable(cspec.Table).Records {
 		for _, e := range sc.AllEvents() {
 			params := map[*spec.Param]bool{}
 			for _, r := range ix.Rows(rec.State, e) {
@@ -65,7 +66,7 @@ func TestGeneratedCodeMatchesTheTable(t *testing.T) {
 				}
 			}
 			var ps []*spec.Param
-			for _, p := range spec.ContainerParams {
+			for _, p := range cspec.Params {
 				if params[p] {
 					ps = append(ps, p)
 				}
@@ -120,24 +121,24 @@ func equal(a, b []int) bool {
 // TestOperatorsMatchTheSpec: the generated named operators agree with
 // their spec expressions on arbitrary containers.
 func TestOperatorsMatchTheSpec(t *testing.T) {
-	sc := spec.ContainerSchema
+	sc := cspec.Schema
 	funcs := map[string]func(State, Vars, Params) bool{
 		"BeforeDone": BeforeDone, "PolicyRestarts": PolicyRestarts, "MayRunAgain": MayRunAgain, "RecreateSandbox": RecreateSandbox,
 	}
-	if len(funcs) != len(spec.ContainerOperators) {
-		t.Fatalf("%d operators in spec, %d checked here", len(spec.ContainerOperators), len(funcs))
+	if len(funcs) != len(cspec.Operators) {
+		t.Fatalf("%d operators in spec, %d checked here", len(cspec.Operators), len(funcs))
 	}
-	for _, rec := range sc.Reachable(spec.ContainerTable).Records {
+	for _, rec := range sc.Reachable(cspec.Table).Records {
 		for k := range 64 {
 			env := sc.NewEnv()
 			copy(env.Vars, rec.Vars)
 			env.State = int(rec.State)
-			for i, p := range spec.ContainerParams {
+			for i, p := range cspec.Params {
 				vs := p.Domain.Enumerate()
 				env.Params[i] = vs[(k*7+i*3+k/len(vs))%len(vs)]
 			}
 			v, p := toGo(env)
-			for _, o := range spec.ContainerOperators {
+			for _, o := range cspec.Operators {
 				if got, want := funcs[o.Name](State(rec.State), v, p), o.Expr.Eval(env) == 1; got != want {
 					t.Fatalf("%s on %v %v: Go %v, spec %v", o.Name, v, p, got, want)
 				}

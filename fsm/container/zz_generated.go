@@ -3,7 +3,7 @@
 package container
 
 // SpecHash identifies the table this file was generated from; it equals
-// spec.ContainerHash(spec.ContainerTable) and the ContainerSpecHash of
+// container.Hash(container.Table) and the ContainerSpecHash of
 // tla/ContainerLifecycleTable.tla.
 const SpecHash = "72a5883c06cc4cd6"
 

@@ -1,17 +1,19 @@
-package spec
+package container
 
 import (
+	"github.com/podlife/podlife/spec"
+
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"strings"
 )
 
-// ContainerCanonical renders the container table as text that changes
+// Canonical renders the container table as text that changes
 // whenever anything the generators read changes: domains, variables,
 // parameters, events, effects, the named expressions, properties and rows.
-func ContainerCanonical(rows []Row) string {
-	sc := ContainerSchema
+func Canonical(rows []spec.Row) string {
+	sc := Schema
 	var b strings.Builder
 	for _, d := range sc.Domains {
 		fmt.Fprintf(&b, "domain %s %d %v %d %d\n", d.Name, d.Kind, d.Values, d.Min, d.Max)
@@ -22,7 +24,7 @@ func ContainerCanonical(rows []Row) string {
 	for _, p := range sc.Params {
 		fmt.Fprintf(&b, "param %s %s %v\n", p.Name, p.Domain.Name, p.World)
 	}
-	fmt.Fprintf(&b, "states %v\neffects %v\n", sc.StateNames, ContainerEffectNames)
+	fmt.Fprintf(&b, "states %v\neffects %v\n", sc.StateNames, EffectNames)
 	for _, e := range sc.Events {
 		fmt.Fprintf(&b, "event %s %v", e.Name, e.Total)
 		for _, p := range e.Params {
@@ -30,10 +32,10 @@ func ContainerCanonical(rows []Row) string {
 		}
 		b.WriteByte('\n')
 	}
-	for _, o := range ContainerOperators {
+	for _, o := range Operators {
 		fmt.Fprintf(&b, "operator %s [%s]\n", o.Name, o.Expr)
 	}
-	for _, p := range ContainerProperties {
+	for _, p := range Properties {
 		fmt.Fprintf(&b, "property %s %d %s [%s] [%s]\n", p.Name, p.Kind, p.Ref, p.From, p.Holds)
 	}
 	for _, r := range rows {
@@ -46,10 +48,10 @@ func ContainerCanonical(rows []Row) string {
 	return b.String()
 }
 
-// ContainerHash is a short digest of ContainerCanonical(rows); the
+// Hash is a short digest of Canonical(rows); the
 // generated Go and TLA+ carry it.
-func ContainerHash(rows []Row) string {
-	sum := sha256.Sum256([]byte(ContainerCanonical(rows)))
+func Hash(rows []spec.Row) string {
+	sum := sha256.Sum256([]byte(Canonical(rows)))
 	return hex.EncodeToString(sum[:8])
 }
 
@@ -60,17 +62,17 @@ func ContainerHash(rows []Row) string {
 type Operator struct {
 	Name string
 	Doc  string
-	Expr Expr
+	Expr spec.Expr
 }
 
 // RecreateSandbox: the kubelet creates a new sandbox for a pod whose
 // sandbox died, unless the pod terminates, or its restartPolicy is Never
 // and some container already ran (kubelet: computePodActions; a Never pod
 // whose sandbox died before any container ran gets a new one, #79398).
-var RecreateSandbox = And(Not(P(PTerminating)), Or(Not(P(PPodNever)), Not(P(PAnyRan))))
+var RecreateSandbox = spec.And(spec.Not(spec.P(PTerminating)), spec.Or(spec.Not(spec.P(PPodNever)), spec.Not(spec.P(PAnyRan))))
 
-// ContainerOperators are the container table's named expressions.
-var ContainerOperators = []Operator{
+// Operators are the container table's named expressions.
+var Operators = []Operator{
 	{Name: "BeforeDone", Doc: "the container that gates this one is done in the current sandbox", Expr: BeforeDone},
 	{Name: "PolicyRestarts", Doc: "the restart policy, with restartPolicyRules, restarts the container after its last exit", Expr: PolicyRestarts},
 	{Name: "MayRunAgain", Doc: "the container will run again unless the pod terminates", Expr: MayRunAgain},
