@@ -14,6 +14,7 @@ import (
 
 	"github.com/podlife/podlife/agent"
 	"github.com/podlife/podlife/agent/config"
+	"github.com/podlife/podlife/agent/config/kubeletconfig"
 )
 
 func runCommand() *cobra.Command {
@@ -65,7 +66,7 @@ node shutdown is disabled and the agent exits at once, stopping no pod.`,
 			return runAgent(cmd.Context(), cfg)
 		},
 	}
-	cmd.Flags().StringVar(&configFile, "config", "", "agent configuration file (kind AgentConfiguration, apiVersion "+config.APIVersion+")")
+	cmd.Flags().StringVar(&configFile, "config", "", "configuration file: the kubelet's (kind KubeletConfiguration, apiVersion "+kubeletconfig.APIVersion+"; a field podlife does not honour is refused, naming it) or podlife's own (kind AgentConfiguration, apiVersion "+config.APIVersion+")")
 	addConfigFlags(cmd.Flags(), &flagCfg)
 	return cmd
 }
@@ -117,7 +118,18 @@ func addConfigFlags(fs *pflag.FlagSet, c *config.Config) {
 // flag set on the command line.
 func resolveConfig(fs *pflag.FlagSet, configFile string) (config.Config, error) {
 	cfg := config.Default()
-	if configFile != "" {
+	var kubeletFile *kubeletconfig.File
+	switch {
+	case configFile == "":
+	case kubeletconfig.IsKubeletConfiguration(configFile):
+		var err error
+		if kubeletFile, err = kubeletconfig.ReadFile(configFile); err != nil {
+			return cfg, err
+		}
+		if err := kubeletFile.Apply(&cfg); err != nil {
+			return cfg, err
+		}
+	default:
 		if err := config.LoadFile(configFile, &cfg); err != nil {
 			return cfg, err
 		}
@@ -140,6 +152,11 @@ func resolveConfig(fs *pflag.FlagSet, configFile string) (config.Config, error) 
 	})
 	if err != nil {
 		return cfg, err
+	}
+	if kubeletFile != nil {
+		if err := kubeletFile.Merged(&cfg); err != nil {
+			return cfg, err
+		}
 	}
 	return cfg, cfg.Validate()
 }

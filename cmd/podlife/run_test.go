@@ -26,6 +26,21 @@ allocatable: {cpu: "3"}
 	if err != nil {
 		t.Fatal(err)
 	}
+	kubeletFile := filepath.Join(t.TempDir(), "config.yaml")
+	err = os.WriteFile(kubeletFile, []byte(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+staticPodPath: /etc/kubernetes/manifests
+rotateCertificates: true
+authentication: {webhook: {enabled: true}, x509: {clientCAFile: /etc/kubernetes/pki/ca.crt}}
+healthzPort: 10248
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusedFile := filepath.Join(t.TempDir(), "refused.yaml")
+	if err := os.WriteFile(refusedFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncgroupDriver: systemd\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name  string
 		args  []string
@@ -102,6 +117,14 @@ allocatable: {cpu: "3"}
 		{name: "invalid value", args: []string{"--housekeeping-interval", "-1s"}, wantErr: "housekeepingInterval must be positive"},
 		{name: "bad allocatable flag", args: []string{"--allocatable", "cpu"}, wantErr: "not name=quantity"},
 		{name: "unknown resource", args: []string{"--allocatable", "gpu=1"}, wantErr: `unknown resource "gpu"`},
+		{name: "a kubelet's file with the flags kubeadm passes", args: []string{"--config", kubeletFile, "--kubeconfig", "/etc/kubernetes/kubelet.conf", "--bootstrap-kubeconfig", "/etc/kubernetes/bootstrap-kubelet.conf"},
+			checkConfig: func(t *testing.T, cfg config.Config) {
+				if cfg.StaticPodPath != "/etc/kubernetes/manifests" || cfg.ClientCAFile != "/etc/kubernetes/pki/ca.crt" || cfg.Kubeconfig != "/etc/kubernetes/kubelet.conf" {
+					t.Errorf("got staticPodPath %q clientCAFile %q kubeconfig %q", cfg.StaticPodPath, cfg.ClientCAFile, cfg.Kubeconfig)
+				}
+			}},
+		{name: "a kubelet's file whose flags podlife cannot square", args: []string{"--config", kubeletFile}, wantErr: "rotateCertificates: podlife rotates a client certificate it bootstrapped"},
+		{name: "a kubelet's field podlife does not honour", args: []string{"--config", refusedFile}, wantErr: "cgroupDriver: not honoured"},
 		{name: "missing file", args: []string{"--config", filepath.Join(t.TempDir(), "nope.yaml")}, wantErr: "nope.yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

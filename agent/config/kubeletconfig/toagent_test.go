@@ -1,0 +1,166 @@
+package kubeletconfig
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/podlife/podlife/agent/config"
+)
+
+// TestEveryKubeletFieldIsDecided: every leaf of KubeletConfiguration has
+// an entry in fields (honoured, or refused with a reason), and no entry
+// names a leaf the type does not have. A field added upstream fails here
+// until it is decided.
+func TestEveryKubeletFieldIsDecided(t *testing.T) {
+	var paths []string
+	for _, l := range leaves(reflect.ValueOf(&KubeletConfiguration{}).Elem(), "") {
+		paths = append(paths, l.Path)
+		fd, ok := fields[l.Path]
+		switch {
+		case !ok:
+			t.Errorf("%s (%s): not decided: honour it or refuse it with a reason", l.Path, l.Value.Type())
+		case fd.apply == nil && fd.why == "":
+			t.Errorf("%s: refused without a reason", l.Path)
+		case fd.apply != nil && (fd.why != "" || fd.same != nil):
+			t.Errorf("%s: honoured, yet with a reason or a same-as-podlife value", l.Path)
+		}
+	}
+	for p := range fields {
+		if !slices.Contains(paths, p) {
+			t.Errorf("fields names %s, which KubeletConfiguration does not have", p)
+		}
+	}
+	t.Logf("%d leaves of KubeletConfiguration decided", len(paths))
+}
+
+// TestApplyFromAgentRoundTrips: a configuration read back from its own
+// KubeletConfiguration (what /configz shows) is itself, for every field
+// both have.
+func TestApplyFromAgentRoundTrips(t *testing.T) {
+	for _, tt := range agentRows {
+		want := config.Default()
+		if tt.edit != nil {
+			tt.edit(&want)
+		}
+		if want.Address != "" {
+			// The kubelet serves its read-only port on address: only the
+			// port goes through a KubeletConfiguration.
+			want.Address = "0.0.0.0" + want.Address[strings.LastIndex(want.Address, ":"):]
+		}
+		f := &File{Path: tt.name, k: *FromAgent(&want)}
+		got := config.Default()
+		got.Kubeconfig, got.BootstrapKubeconfig = want.Kubeconfig, want.BootstrapKubeconfig
+		if err := f.Apply(&got); err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if err := f.Merged(&got); err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+		// An unset serializeImagePulls reads back as the value it stands for.
+		want.SerializeImagePulls = ptr.To(want.ParallelPulls() == 1)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: read back as\n%+v\nwant\n%+v", tt.name, got, want)
+		}
+	}
+}
+
+func TestApplyRefusesWhatPodlifeDoesNotHonour(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       []string // each refusal's start; none: accepted
+	}{
+		{"nothing set", "", nil},
+		{"unset values written out", "evictionHard: {}\nclusterDNS: []\nmaxPods: 0\nimageMinimumGCAge: 0s\nlogging: {flushFrequency: 0, options: {json: {infoBufferSize: \"0\"}}}", nil},
+		{"what podlife does anyway", "maxPods: 110\ncgroupsPerQOS: false\nkubeAPIQPS: 50\ntlsMinVersion: VersionTLS12", nil},
+		{"not podlife's value", "maxPods: 200", []string{"maxPods: not honoured: podlife's value is fixed at the kubelet's default (110)"}},
+		{"not honoured", "cgroupDriver: systemd\nclusterDNS: [10.96.0.10]\nevictionHard: {memory.available: 100Mi}\nfeatureGates: {Foo: true}",
+			[]string{"clusterDNS: not honoured: podlife does not write the cluster's DNS", "cgroupDriver: not honoured: podlife manages no cgroups",
+				"evictionHard: not honoured: podlife does not evict", "featureGates: not honoured: podlife has no feature gates"}},
+		{"a nested field", "authorization: {webhook: {cacheAuthorizedTTL: 5m}}", []string{"authorization.webhook.cacheAuthorizedTTL: not honoured"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			if err := os.WriteFile(path, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+tt.yaml+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := config.Default()
+			err = f.Apply(&c)
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("accepted; want %q refused", tt.want)
+			}
+			lines := strings.Split(err.Error(), "\n")[1:]
+			if len(lines) != len(tt.want) {
+				t.Fatalf("refused %d fields, want %d:\n%v", len(lines), len(tt.want), err)
+			}
+			for i, w := range tt.want {
+				if !strings.HasPrefix(lines[i], w) {
+					t.Errorf("refusal %d is %q, want it to start %q", i, lines[i], w)
+				}
+			}
+		})
+	}
+}
+
+func TestReadFileRefusesUnknownFieldsAndKinds(t *testing.T) {
+	for name, body := range map[string]string{
+		"unknown field": "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPodz: 3\n",
+		"other kind":    "apiVersion: podlife.io/v1alpha1\nkind: KubeletConfiguration\n",
+	} {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadFile(path); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestMergedChecksWhatDependsOnFlags: the fields whose meaning depends on
+// --kubeconfig and --bootstrap-kubeconfig, which kubeadm passes as flags.
+func TestMergedChecksWhatDependsOnFlags(t *testing.T) {
+	tests := []struct {
+		name, yaml, kubeconfig, bootstrap, want string
+	}{
+		{"kubeadm's join", "rotateCertificates: true\nauthentication: {webhook: {enabled: true}}", "kubelet.conf", "bootstrap-kubelet.conf", ""},
+		{"rotation without a bootstrap", "rotateCertificates: true", "kubelet.conf", "", "rotateCertificates"},
+		{"webhook standalone", "authentication: {webhook: {enabled: true}}", "", "", "authentication.webhook.enabled true"},
+		{"no webhook in a cluster", "authentication: {webhook: {enabled: false}}", "kubelet.conf", "", "authentication.webhook.enabled false"},
+		{"no registration in a cluster", "registerNode: false", "kubelet.conf", "", "registerNode false"},
+	}
+	for _, tt := range tests {
+		var k KubeletConfiguration
+		if err := yaml.UnmarshalStrict([]byte(tt.yaml), &k); err != nil {
+			t.Fatal(err)
+		}
+		f := &File{Path: tt.name, k: k}
+		c := config.Default()
+		c.Kubeconfig, c.BootstrapKubeconfig = tt.kubeconfig, tt.bootstrap
+		err := f.Merged(&c)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: got %v, want an error naming %q", tt.name, err, tt.want)
+		}
+	}
+}
