@@ -157,6 +157,9 @@ func (a *Agent) connectCluster(ctx context.Context, machine v1.ResourceList, all
 			v1.ResourceMemory: *resource.NewQuantity(allocatable.Memory, resource.BinarySI),
 			v1.ResourcePods:   *resource.NewQuantity(maxPods, resource.DecimalSI),
 		},
+		Addresses:      nodeAddresses(cfg.NodeName, cfg.NodeIPs),
+		Labels:         cfg.NodeLabels,
+		Taints:         cfg.RegisterWithTaints,
 		RuntimeVersion: a.conn.name + "://" + a.conn.version,
 		AgentVersion:   agentVersion(),
 		Ready:          a.nodeReady,
@@ -310,3 +313,16 @@ func (a *Agent) sourcesReady() bool {
 // apiPodSeen is every API pod added or updated: the status manager looks
 // at it again (its deletion, a status someone else wrote).
 func (a *Agent) apiPodSeen(pod *v1.Pod) { a.statuses.PodChanged(pod) }
+
+// nodeAddresses are the node's InternalIPs and its Hostname when ips are
+// given (the kubelet's --node-ip), else nil: the host's own address.
+func nodeAddresses(name string, ips []string) []v1.NodeAddress {
+	if len(ips) == 0 {
+		return nil
+	}
+	var out []v1.NodeAddress
+	for _, ip := range ips {
+		out = append(out, v1.NodeAddress{Type: v1.NodeInternalIP, Address: ip})
+	}
+	return append(out, v1.NodeAddress{Type: v1.NodeHostName, Address: name})
+}

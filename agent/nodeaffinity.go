@@ -41,5 +41,5 @@ const freshNodeTimeout = 5 * time.Second
 
 // defaultNode is the node with the default labels a node of podlife has.
 func (a *Agent) defaultNode() *v1.Node {
-	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: a.cfg.NodeName, Labels: node.DefaultLabels(a.cfg.NodeName)}}
+	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: a.cfg.NodeName, Labels: node.OwnLabels(a.cfg.NodeName, a.cfg.NodeLabels)}}
 }

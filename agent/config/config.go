@@ -55,6 +55,16 @@ type Config struct {
 	// RotateServerCertificates requests the serving certificate from the
 	// CSR API (signer kubernetes.io/kubelet-serving, approved by an admin).
 	RotateServerCertificates bool `json:"rotateServerCertificates,omitempty"`
+	// NodeLabels are set on the Node besides the kubelet's own
+	// (kubernetes.io/hostname, os, arch), as the kubelet's --node-labels;
+	// NodeRestriction's forbidden ones are refused at start.
+	NodeLabels map[string]string `json:"nodeLabels,omitempty"`
+	// NodeIPs are the node's InternalIP addresses, as the kubelet's
+	// --node-ip (one per IP family); none: the host's own address.
+	NodeIPs []string `json:"nodeIPs,omitempty"`
+	// RegisterWithTaints are set on the Node when the agent creates it
+	// (the kubelet's registerWithTaints).
+	RegisterWithTaints []v1.Taint `json:"registerWithTaints,omitempty"`
 	// RuntimeEndpoint is the CRI socket (unix:///run/containerd/containerd.sock);
 	// "" runs the embedded runtime, in which containers do not really run.
 	RuntimeEndpoint string `json:"runtimeEndpoint,omitempty"`
@@ -256,6 +266,14 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validatePulls()...)
 	if c.NodeName == "" {
 		errs = append(errs, errors.New("nodeName is empty and the host name is unknown"))
+	}
+	for _, ip := range c.NodeIPs {
+		if net.ParseIP(ip) == nil {
+			errs = append(errs, fmt.Errorf("nodeIPs: %q is not an IP address", ip))
+		}
+	}
+	if len(c.NodeIPs) > 2 {
+		errs = append(errs, fmt.Errorf("nodeIPs: at most one IPv4 and one IPv6 address, got %d", len(c.NodeIPs)))
 	}
 	if c.Address != "" {
 		if _, _, err := net.SplitHostPort(c.Address); err != nil {

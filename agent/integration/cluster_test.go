@@ -8,6 +8,7 @@ package integration_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -381,10 +382,20 @@ func TestClusterEvents(t *testing.T) {
 // TestClusterNodeLease: the agent registers its Node and renews its Lease
 // in kube-node-lease.
 func TestClusterNodeLease(t *testing.T) {
-	m := join(t)
+	taint := v1.Taint{Key: "podlife.dev/dedicated", Value: "ci", Effect: v1.TaintEffectNoSchedule}
+	m := join(t, agenttest.WithConfig(func(cfg *config.Config) {
+		cfg.NodeLabels = map[string]string{"podlife.dev/pool": "blue"}
+		cfg.NodeIPs = []string{"10.9.8.7"}
+		cfg.RegisterWithTaints = []v1.Taint{taint}
+	}))
 	n, err := m.c.Admin.CoreV1().Nodes().Get(context.Background(), m.node, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The kubelet's --node-labels, --node-ip and --register-with-taints.
+	if n.Labels["podlife.dev/pool"] != "blue" || len(n.Status.Addresses) == 0 || n.Status.Addresses[0].Address != "10.9.8.7" ||
+		!slices.ContainsFunc(n.Spec.Taints, func(t v1.Taint) bool { return t.MatchTaint(&taint) && t.Value == "ci" }) {
+		t.Errorf("labels %v, addresses %v, taints %v: want podlife.dev/pool=blue, InternalIP 10.9.8.7 and the registered taint", n.Labels, n.Status.Addresses, n.Spec.Taints)
 	}
 	if n.Status.Allocatable.Memory().Cmp(agenttest.Resources("memory=16Gi")[v1.ResourceMemory]) != 0 || n.Status.Allocatable.Pods().Value() == 0 {
 		t.Errorf("allocatable %v, want memory 16Gi and a pod count", n.Status.Allocatable)

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -43,6 +44,7 @@ func testConfig(t *testing.T, c *clustertest.Cluster, name string) Config {
 		RuntimeVersion:        "podlife-embedded://0.1",
 		AgentVersion:          "v1.37.2-podlife",
 		Labels:                map[string]string{"podlife.dev/pool": "blue", "node.kubernetes.io/instance-type": "test"},
+		Taints:                []v1.Taint{{Key: "podlife.dev/dedicated", Value: "ci", Effect: v1.TaintEffectNoSchedule}},
 		StatusUpdateFrequency: 100 * time.Millisecond,
 		RenewInterval:         500 * time.Millisecond,
 	}
@@ -77,6 +79,10 @@ func TestRegisterCreatesTheNode(t *testing.T) {
 		if got, ok := node.Labels[k]; !ok || got != v {
 			t.Errorf("label %s=%q, want %q", k, got, v)
 		}
+	}
+	// The node lifecycle controller may have added its own (not-ready).
+	if !slices.ContainsFunc(node.Spec.Taints, func(t v1.Taint) bool { return t.MatchTaint(&cfg.Taints[0]) && t.Value == "ci" }) {
+		t.Errorf("taints %v, want the registered podlife.dev/dedicated=ci:NoSchedule among them", node.Spec.Taints)
 	}
 	for name, want := range cfg.Capacity {
 		if got := node.Status.Capacity[name]; got.Cmp(want) != 0 {

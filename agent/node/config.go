@@ -32,6 +32,10 @@ type Config struct {
 	// kubernetes.io/arch. NodeRestriction lets a node set only some labels
 	// under kubernetes.io and k8s.io; New refuses the others.
 	Labels map[string]string
+	// Taints are set on the Node when this Manager creates it (the
+	// kubelet's --register-with-taints); a Node adopted keeps its own, as
+	// the kubelet leaves them to the cluster after registration.
+	Taints []v1.Taint
 	// KubeletPort is the port of the agent's kubelet API, advertised as
 	// Status.DaemonEndpoints.KubeletEndpoint.Port: the API server dials
 	// the node's InternalIP there for logs, exec, attach and port-forward.
@@ -69,6 +73,11 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if forbidden := forbiddenLabels(cfg.Labels); len(forbidden) > 0 {
 		return cfg, fmt.Errorf("node %s: NodeRestriction forbids a node to set the labels %s", cfg.NodeName, strings.Join(forbidden, ", "))
+	}
+	for _, t := range cfg.Taints {
+		if err := ValidateTaint(t); err != nil {
+			return cfg, fmt.Errorf("node %s: %w", cfg.NodeName, err)
+		}
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}

@@ -55,10 +55,11 @@ func inNamespace(ns, domain string) bool {
 	return ns == domain || strings.HasSuffix(ns, "."+domain)
 }
 
-// ownLabels are the labels the Manager keeps on its Node: the kubelet's
+// OwnLabels are the labels the Manager keeps on its Node: the kubelet's
 // default labels, and the extra ones of the configuration, which override
-// them as the kubelet's --node-labels do.
-func ownLabels(nodeName string, extra map[string]string) map[string]string {
+// them as the kubelet's --node-labels do. Standalone, admission matches
+// pods' node affinity against them.
+func OwnLabels(nodeName string, extra map[string]string) map[string]string {
 	labels := map[string]string{
 		v1.LabelHostname:   nodeName,
 		v1.LabelOSStable:   runtime.GOOS,
@@ -69,9 +70,3 @@ func ownLabels(nodeName string, extra map[string]string) map[string]string {
 	}
 	return labels
 }
-
-// DefaultLabels are the kubelet's default labels of a node named
-// nodeName: the labels a node of podlife has before the API server tells
-// it of others (admission matches pods' node affinity against them
-// standalone).
-func DefaultLabels(nodeName string) map[string]string { return ownLabels(nodeName, nil) }

@@ -23,7 +23,7 @@ func TestForbiddenLabels(t *testing.T) {
 }
 
 func TestOwnLabelsOverride(t *testing.T) {
-	got := ownLabels("n1", map[string]string{"kubernetes.io/hostname": "custom", "team": "a"})
+	got := OwnLabels("n1", map[string]string{"kubernetes.io/hostname": "custom", "team": "a"})
 	if got["kubernetes.io/hostname"] != "custom" || got["team"] != "a" || got["kubernetes.io/os"] == "" || got["kubernetes.io/arch"] == "" {
 		t.Errorf("labels %v: want the extra labels over the defaults", got)
 	}

@@ -59,7 +59,7 @@ func New(cfg Config) (*Manager, error) {
 	return &Manager{
 		cfg:          cfg,
 		log:          cfg.Logger.With("node", cfg.NodeName),
-		labels:       ownLabels(cfg.NodeName, cfg.Labels),
+		labels:       OwnLabels(cfg.NodeName, cfg.Labels),
 		addresses:    addresses,
 		nodeInfo:     info,
 		statusChange: make(chan struct{}, 1),

@@ -47,6 +47,7 @@ func (m *Manager) register(ctx context.Context) bool {
 func (m *Manager) tryRegister(ctx context.Context) (*v1.Node, error) {
 	nodes := m.cfg.Client.CoreV1().Nodes()
 	initial, _ := withDesired(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: m.cfg.NodeName}}, m.desired(), m.cfg.Clock.Now())
+	initial.Spec.Taints = append([]v1.Taint(nil), m.cfg.Taints...)
 	created, err := nodes.Create(ctx, initial, metav1.CreateOptions{})
 	if err == nil {
 		return created, nil

@@ -12,7 +12,7 @@ import (
 func TestWithDesired(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	desired := desiredState{
-		labels:      ownLabels("n1", map[string]string{"team": "a"}),
+		labels:      OwnLabels("n1", map[string]string{"team": "a"}),
 		capacity:    fullCapacity,
 		allocatable: fullCapacity,
 		addresses:   []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "10.1.2.3"}, {Type: v1.NodeHostName, Address: "n1"}},

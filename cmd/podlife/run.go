@@ -74,12 +74,17 @@ node shutdown is disabled and the agent exits at once, stopping no pod.`,
 // addConfigFlags binds the flags that override configuration fields.
 func addConfigFlags(fs *pflag.FlagSet, c *config.Config) {
 	fs.StringVar(&c.NodeName, "node-name", c.NodeName, "node name; static pod names get -<node-name>")
+	fs.StringVar(&c.NodeName, "hostname-override", c.NodeName, "the kubelet's name for --node-name: the node's name instead of the host name")
+	fs.Var(labelsFlag{&c.NodeLabels}, "node-labels", "labels set on the Node besides the kubelet's own, key=value,... (NodeRestriction's forbidden ones are refused)")
+	fs.StringSliceVar(&c.NodeIPs, "node-ip", c.NodeIPs, "the node's InternalIP addresses (one IPv4, one IPv6 at most); empty: the host's own")
+	fs.Var(taintsFlag{&c.RegisterWithTaints}, "register-with-taints", "taints set on the Node when the agent creates it, key[=value]:Effect,...")
 	fs.StringVar(&c.StaticPodPath, "pod-manifest-path", c.StaticPodPath, "directory of static pod manifests (YAML or JSON)")
 	fs.DurationVar(&c.FileCheckFrequency.Duration, "file-check-frequency", c.FileCheckFrequency.Duration, "how often the manifest directory is read")
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", c.Kubeconfig, "kubeconfig of the node's identity (system:node:<node-name>): join that cluster; empty: static pods only")
 	fs.StringVar(&c.BootstrapKubeconfig, "bootstrap-kubeconfig", c.BootstrapKubeconfig, "kubeconfig of a bootstrap token: while --kubeconfig is missing or its certificate invalid, request a node client certificate with it and write --kubeconfig; the certificate is then rotated")
 	fs.BoolVar(&c.RotateServerCertificates, "rotate-server-certificates", c.RotateServerCertificates, "request the serving certificate from the CSR API (signer kubernetes.io/kubelet-serving); an admin approves it with kubectl certificate approve")
 	fs.StringVar(&c.RuntimeEndpoint, "runtime-endpoint", c.RuntimeEndpoint, "CRI runtime socket, e.g. unix:///run/containerd/containerd.sock; empty: the embedded runtime")
+	fs.StringVar(&c.RuntimeEndpoint, "container-runtime-endpoint", c.RuntimeEndpoint, "the kubelet's name for --runtime-endpoint")
 	fs.StringVar(&c.RootDir, "root-dir", c.RootDir, "the agent's own directory for its control socket, the embedded runtime's socket and pod logs (created 0700; refused if others may write it)")
 	fs.StringVar(&c.Address, "address", c.Address, "host:port of the read-only HTTP endpoint (/metrics, /healthz, /pods without env values, commands or args, /lifecycle), e.g. 127.0.0.1:10255, for Host this address or localhost; empty: off, as the kubelet's readOnlyPort 0. Status, logs and control are on the socket in --root-dir")
 	fs.IntVar(&c.Port, "port", c.Port, "the kubelet API's HTTPS port (logs, exec, attach, port-forward, /pods, /metrics, /stats); 0: off. Standalone (no --kubeconfig) it serves only with --authorization-mode AlwaysAllow and --client-ca-file (or --anonymous-auth: anyone who reaches the port), and stays off otherwise")

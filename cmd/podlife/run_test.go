@@ -125,6 +125,16 @@ healthzPort: 10248
 			}},
 		{name: "a kubelet's file whose flags podlife cannot square", args: []string{"--config", kubeletFile}, wantErr: "rotateCertificates: podlife rotates a client certificate it bootstrapped"},
 		{name: "a kubelet's field podlife does not honour", args: []string{"--config", refusedFile}, wantErr: "cgroupDriver: not honoured"},
+		{name: "the kubelet's node flags", args: []string{"--hostname-override", "worker-1", "--container-runtime-endpoint", "unix:///run/containerd/containerd.sock",
+			"--node-labels", "podlife.dev/pool=blue,team=a", "--node-ip", "10.0.0.7", "--register-with-taints", "dedicated=ci:NoSchedule"},
+			checkConfig: func(t *testing.T, cfg config.Config) {
+				if cfg.NodeName != "worker-1" || cfg.RuntimeEndpoint != "unix:///run/containerd/containerd.sock" || cfg.NodeLabels["podlife.dev/pool"] != "blue" ||
+					cfg.NodeLabels["team"] != "a" || strings.Join(cfg.NodeIPs, ",") != "10.0.0.7" || len(cfg.RegisterWithTaints) != 1 || cfg.RegisterWithTaints[0].Key != "dedicated" {
+					t.Errorf("got name %q endpoint %q labels %v ips %v taints %v", cfg.NodeName, cfg.RuntimeEndpoint, cfg.NodeLabels, cfg.NodeIPs, cfg.RegisterWithTaints)
+				}
+			}},
+		{name: "a bad node IP", args: []string{"--node-ip", "10.0.0"}, wantErr: `nodeIPs: "10.0.0" is not an IP address`},
+		{name: "a bad taint", args: []string{"--register-with-taints", "dedicated=ci"}, wantErr: "want key[=value]:Effect"},
 		{name: "missing file", args: []string{"--config", filepath.Join(t.TempDir(), "nope.yaml")}, wantErr: "nope.yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

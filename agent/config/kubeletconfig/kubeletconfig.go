@@ -75,6 +75,7 @@ func FromAgent(c *config.Config) *kubeletconfigv1beta1.KubeletConfiguration {
 		// A node joins (and registers its Node) in a cluster only.
 		RegisterNode:             ptr.To(c.Kubeconfig != ""),
 		ContainerRuntimeEndpoint: c.RuntimeEndpoint,
+		RegisterWithTaints:       c.RegisterWithTaints,
 	}
 	for _, b := range c.ShutdownGracePeriodByPodPriority {
 		k.ShutdownGracePeriodByPodPriority = append(k.ShutdownGracePeriodByPodPriority, kubeletconfigv1beta1.ShutdownGracePeriodByPodPriority{

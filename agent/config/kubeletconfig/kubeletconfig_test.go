@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
@@ -76,6 +77,10 @@ var agentRows = []struct {
 		c.ShutdownGracePeriodByPodPriority = []config.ShutdownGracePeriodByPodPriority{{Priority: 100, ShutdownGracePeriodSeconds: 30}}
 	}, func(k *kc) any { return k.ShutdownGracePeriodByPodPriority },
 		[]kubeletconfigv1beta1.ShutdownGracePeriodByPodPriority{{Priority: 100, ShutdownGracePeriodSeconds: 30}}},
+	{"registerWithTaints", func(c *config.Config) {
+		c.RegisterWithTaints = []v1.Taint{{Key: "dedicated", Effect: v1.TaintEffectNoSchedule}}
+	},
+		func(k *kc) any { return k.RegisterWithTaints }, []v1.Taint{{Key: "dedicated", Effect: v1.TaintEffectNoSchedule}}},
 	{"what podlife does not do stays unset", nil, func(k *kc) any {
 		return []any{k.MaxPods, k.CgroupDriver, k.EvictionHard, k.ImageGCHighThresholdPercent, k.ClusterDNS, k.KubeReserved}
 	}, []any{int32(0), "", map[string]string(nil), (*int32)(nil), []string(nil), map[string]string(nil)}},

@@ -278,7 +278,10 @@ var fields = map[string]field{
 	}},
 	"memoryThrottlingFactor":  {why: noCgroups},
 	"memoryReservationPolicy": {why: noManagers},
-	"registerWithTaints":      {why: "podlife registers its Node without taints"},
+	"registerWithTaints": {apply: func(k *KubeletConfiguration, c *config.Config) error {
+		c.RegisterWithTaints = k.RegisterWithTaints
+		return nil
+	}},
 	// Checked against the command line's flags by Merged.
 	"registerNode":                  {apply: func(*KubeletConfiguration, *config.Config) error { return nil }},
 	"tracing":                       {why: "podlife exports no traces"},
