@@ -164,3 +164,33 @@ func TestMergedChecksWhatDependsOnFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestKubeadmsConfig: the file kubeadm writes (testdata/kubeadm-config.yaml,
+// printed by kubeadm itself) is read whole; podlife refuses exactly the
+// fields it does not honour yet, by name, and nothing else.
+func TestKubeadmsConfig(t *testing.T) {
+	f, err := ReadFile("testdata/kubeadm-config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := config.Default()
+	err = f.Apply(&c)
+	var refused []string
+	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n")[1:] {
+			name, _, _ := strings.Cut(line, ":")
+			refused = append(refused, name)
+		}
+	}
+	if want := []string{"clusterDomain", "clusterDNS", "cgroupDriver"}; !slices.Equal(refused, want) {
+		t.Errorf("refused %q, want %q; the error:\n%v", refused, want, err)
+	}
+	if c.StaticPodPath != "/etc/kubernetes/manifests" || c.ClientCAFile != "/etc/kubernetes/pki/ca.crt" || c.HealthzPort != 10248 {
+		t.Errorf("staticPodPath %q clientCAFile %q healthzPort %d not read", c.StaticPodPath, c.ClientCAFile, c.HealthzPort)
+	}
+	// kubeadm-flags.env and the kubelet unit pass these.
+	c.Kubeconfig, c.BootstrapKubeconfig = "/etc/kubernetes/kubelet.conf", "/etc/kubernetes/bootstrap-kubelet.conf"
+	if err := f.Merged(&c); err != nil {
+		t.Errorf("with kubeadm's flags: %v", err)
+	}
+}
