@@ -23,6 +23,7 @@ import (
 	"github.com/podlife/podlife/agent/podstatus"
 	"github.com/podlife/podlife/agent/server"
 	"github.com/podlife/podlife/agent/shutdown"
+	"github.com/podlife/podlife/cri/dns"
 	"github.com/podlife/podlife/cri/embedded"
 	"github.com/podlife/podlife/cri/kuberuntime"
 	"github.com/podlife/podlife/cri/logs"
@@ -192,6 +193,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Agent, error) {
 		VolumeAPI: a.volumeAPI(), Services: a.serviceLister(),
 		Security: cfg.SecurityOptions(), RuntimeFeatures: conn.features, RuntimeClasses: a.runtimeClasses(),
 		RestartBackoff: opts.RestartBackoff, MaxRestartBackoff: opts.MaxRestartBackoff,
+		ClusterDNS: dns.Cluster{Servers: cfg.ClusterDNS, Domain: cfg.ClusterDomain},
 	})
 	if root := cfg.PodLogRoot(); root != "" {
 		maxSize, _ := cfg.ContainerLogMaxBytes()

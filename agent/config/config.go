@@ -6,11 +6,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/podlife/podlife/agent/admission"
@@ -65,6 +67,12 @@ type Config struct {
 	// RegisterWithTaints are set on the Node when the agent creates it
 	// (the kubelet's registerWithTaints).
 	RegisterWithTaints []v1.Taint `json:"registerWithTaints,omitempty"`
+	// ClusterDNS are the IPs of the cluster's DNS servers and ClusterDomain
+	// its domain, which ClusterFirst pods resolve with (the kubelet's
+	// clusterDNS and clusterDomain); none: the node's resolv.conf, with a
+	// MissingClusterDNS warning on each such pod.
+	ClusterDNS    []string `json:"clusterDNS,omitempty"`
+	ClusterDomain string   `json:"clusterDomain,omitempty"`
 	// RuntimeEndpoint is the CRI socket (unix:///run/containerd/containerd.sock);
 	// "" runs the embedded runtime, in which containers do not really run.
 	RuntimeEndpoint string `json:"runtimeEndpoint,omitempty"`
@@ -270,6 +278,16 @@ func (c *Config) Validate() error {
 	for _, ip := range c.NodeIPs {
 		if net.ParseIP(ip) == nil {
 			errs = append(errs, fmt.Errorf("nodeIPs: %q is not an IP address", ip))
+		}
+	}
+	for _, ip := range c.ClusterDNS {
+		if net.ParseIP(ip) == nil {
+			errs = append(errs, fmt.Errorf("clusterDNS: %q is not an IP address", ip))
+		}
+	}
+	if c.ClusterDomain != "" {
+		if msgs := validation.IsDNS1123Subdomain(c.ClusterDomain); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("clusterDomain %q: %s", c.ClusterDomain, strings.Join(msgs, "; ")))
 		}
 	}
 	if len(c.NodeIPs) > 2 {

@@ -78,6 +78,8 @@ func addConfigFlags(fs *pflag.FlagSet, c *config.Config) {
 	fs.Var(labelsFlag{&c.NodeLabels}, "node-labels", "labels set on the Node besides the kubelet's own, key=value,... (NodeRestriction's forbidden ones are refused)")
 	fs.StringSliceVar(&c.NodeIPs, "node-ip", c.NodeIPs, "the node's InternalIP addresses (one IPv4, one IPv6 at most); empty: the host's own")
 	fs.Var(taintsFlag{&c.RegisterWithTaints}, "register-with-taints", "taints set on the Node when the agent creates it, key[=value]:Effect,...")
+	fs.StringSliceVar(&c.ClusterDNS, "cluster-dns", c.ClusterDNS, "IPs of the cluster's DNS servers, which ClusterFirst pods resolve with; empty: the node's resolv.conf (and a MissingClusterDNS warning per pod)")
+	fs.StringVar(&c.ClusterDomain, "cluster-domain", c.ClusterDomain, "the cluster's domain, searched by ClusterFirst pods after <namespace>.svc.<domain> and svc.<domain>")
 	fs.StringVar(&c.StaticPodPath, "pod-manifest-path", c.StaticPodPath, "directory of static pod manifests (YAML or JSON)")
 	fs.DurationVar(&c.FileCheckFrequency.Duration, "file-check-frequency", c.FileCheckFrequency.Duration, "how often the manifest directory is read")
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", c.Kubeconfig, "kubeconfig of the node's identity (system:node:<node-name>): join that cluster; empty: static pods only")

@@ -1,9 +1,11 @@
 // Package dns makes a pod's resolver configuration for its sandbox, as
-// the kubelet's pkg/kubelet/network/dns does on a node without
-// --cluster-dns: the node's resolv.conf for every dnsPolicy but None
-// (ClusterFirst falls back to it, as the kubelet's does without a cluster
-// DNS address), nothing for None, then the pod's dnsConfig merged in, cut
-// to the resolver's limits.
+// the kubelet's pkg/kubelet/network/dns does: for ClusterFirst pods off the
+// host network (and ClusterFirstWithHostNet pods), the cluster's DNS
+// servers and search domains (--cluster-dns, --cluster-domain), or, with
+// none configured, the node's resolv.conf and a MissingClusterDNS warning;
+// the node's resolv.conf for Default (and ClusterFirst on the host
+// network); nothing for None; then the pod's dnsConfig merged in, cut to
+// the resolver's limits.
 package dns
 
 import (
@@ -33,11 +35,28 @@ const (
 	maxResolvConfLength = 10 << 20
 )
 
-// Config is pod's DNS configuration for CRI: the node's resolv.conf (read
-// from resolvConf) for every policy but None, which starts empty, with
-// the pod's dnsConfig appended. warnings are the kubelet's DNSConfigForming
-// events: what was cut to fit the resolver's limits.
-func Config(pod *v1.Pod, resolvConf string) (cfg *runtimeapi.DNSConfig, warnings []string, err error) {
+// Cluster is the cluster's DNS: its servers' IPs (the kubelet's
+// clusterDNS) and domain (clusterDomain); none: ClusterFirst pods get the
+// node's resolv.conf.
+type Cluster struct {
+	Servers []string
+	Domain  string
+}
+
+// Warning is a warning event about the pod's DNS, as the kubelet records
+// it.
+type Warning struct{ Reason, Message string }
+
+// The kubelet's cluster-first resolver options.
+var clusterOptions = []string{"ndots:5"}
+
+// Config is pod's DNS configuration for CRI: the cluster's for a pod whose
+// policy asks for it when the cluster has DNS servers, else the node's
+// resolv.conf (read from resolvConf), or nothing for None; with the pod's
+// dnsConfig appended. warnings are the kubelet's events: MissingClusterDNS
+// when a pod asks for the cluster's DNS and there is none, DNSConfigForming
+// for what was cut to fit the resolver's limits.
+func Config(pod *v1.Pod, resolvConf string, cluster Cluster) (cfg *runtimeapi.DNSConfig, warnings []Warning, err error) {
 	cfg = &runtimeapi.DNSConfig{}
 	if pod.Spec.DNSPolicy != v1.DNSNone {
 		f, err := os.Open(resolvConf)
@@ -49,6 +68,17 @@ func Config(pod *v1.Pod, resolvConf string) (cfg *runtimeapi.DNSConfig, warnings
 			return nil, nil, fmt.Errorf("node resolver configuration %s: %w", resolvConf, err)
 		}
 	}
+	switch {
+	case !clusterFirst(pod):
+	case len(cluster.Servers) > 0:
+		cfg.Servers = slices.Clone(cluster.Servers)
+		cfg.Searches = clusterSearches(pod.Namespace, cluster.Domain, cfg.Searches)
+		cfg.Options = slices.Clone(clusterOptions)
+	default:
+		warnings = append(warnings, Warning{"MissingClusterDNS", fmt.Sprintf(
+			"pod: %q. kubelet does not have ClusterDNS IP configured and cannot create Pod using %q policy. Falling back to %q policy.",
+			pod.Name+"_"+pod.Namespace+"("+string(pod.UID)+")", v1.DNSClusterFirst, v1.DNSDefault)})
+	}
 	if c := pod.Spec.DNSConfig; c != nil {
 		cfg.Servers = uniq(append(cfg.Servers, c.Nameservers...))
 		cfg.Searches = uniq(append(cfg.Searches, c.Searches...))
@@ -56,13 +86,36 @@ func Config(pod *v1.Pod, resolvConf string) (cfg *runtimeapi.DNSConfig, warnings
 	}
 	if len(cfg.Servers) > maxNameservers {
 		cfg.Servers = cfg.Servers[:maxNameservers]
-		warnings = append(warnings, "Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: "+strings.Join(cfg.Servers, " "))
+		warnings = append(warnings, Warning{"DNSConfigForming", "Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: " + strings.Join(cfg.Servers, " ")})
 	}
 	var cut bool
 	if cfg.Searches, cut = fitSearches(cfg.Searches); cut {
-		warnings = append(warnings, "Search Line limits were exceeded, some search paths have been omitted, the applied search line is: "+strings.Join(cfg.Searches, " "))
+		warnings = append(warnings, Warning{"DNSConfigForming", "Search Line limits were exceeded, some search paths have been omitted, the applied search line is: " + strings.Join(cfg.Searches, " ")})
 	}
 	return cfg, warnings, nil
+}
+
+// clusterFirst holds when the pod asks for the cluster's DNS: ClusterFirst
+// off the host network (on it, the kubelet falls back to Default), or
+// ClusterFirstWithHostNet, or a policy the kubelet does not know (it falls
+// back to ClusterFirst; the API server defaults an empty one).
+func clusterFirst(pod *v1.Pod) bool {
+	switch pod.Spec.DNSPolicy {
+	case v1.DNSClusterFirst:
+		return !pod.Spec.HostNetwork
+	case v1.DNSDefault, v1.DNSNone:
+		return false
+	}
+	return true
+}
+
+// clusterSearches are the cluster's search domains for a pod of namespace
+// ns, then the node's (the kubelet's generateSearchesForDNSClusterFirst).
+func clusterSearches(ns, domain string, node []string) []string {
+	if domain == "" {
+		return node
+	}
+	return uniq(append([]string{ns + ".svc." + domain, "svc." + domain, domain}, node...))
 }
 
 // parse reads a resolv.conf as the kubelet's parseResolvConf does:

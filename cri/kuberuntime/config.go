@@ -138,19 +138,19 @@ func ensureDir(dir string) error {
 }
 
 // setDNS gives a new sandbox the pod's DNS configuration (the kubelet's
-// GetPodDNS on a node without cluster DNS), with a DNSConfigForming
-// warning for what the resolver's limits cut.
+// GetPodDNS), with the kubelet's warnings: MissingClusterDNS, and
+// DNSConfigForming for what the resolver's limits cut.
 func (s *Syncer) setDNS(pod *v1.Pod, cfg *runtimeapi.PodSandboxConfig) error {
 	resolvConf := s.opts.ResolvConf
 	if resolvConf == "" {
 		resolvConf = dns.NodeResolvConf
 	}
-	dnsConfig, warnings, err := dns.Config(pod, resolvConf)
+	dnsConfig, warnings, err := dns.Config(pod, resolvConf, s.opts.ClusterDNS)
 	if err != nil {
 		return fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	for _, w := range warnings {
-		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "DNSConfigForming", "%s", w)
+		s.opts.Events.Eventf(pod, v1.EventTypeWarning, w.Reason, "%s", w.Message)
 	}
 	cfg.DnsConfig = dnsConfig
 	return nil

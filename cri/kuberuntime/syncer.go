@@ -16,6 +16,7 @@ import (
 
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/containergc"
+	"github.com/podlife/podlife/cri/dns"
 	"github.com/podlife/podlife/cri/envvars"
 	"github.com/podlife/podlife/cri/imagepull"
 	"github.com/podlife/podlife/cri/prober"
@@ -93,6 +94,10 @@ type Options struct {
 	// ResolvConf is the node's resolver configuration, the base of every
 	// sandbox's DNS but dnsPolicy None's; "" is dns.NodeResolvConf.
 	ResolvConf string
+	// ClusterDNS is the cluster's DNS that ClusterFirst pods get (the
+	// kubelet's clusterDNS and clusterDomain); none: the node's, with a
+	// MissingClusterDNS warning.
+	ClusterDNS dns.Cluster
 }
 
 // runtimeOnlyGracePeriod is the grace period of a pod known only to the

@@ -16,7 +16,7 @@ var podSpecRows = []Row{
 	honoured("restartPolicy", "exited containers restarted with the kubelet's crash-loop back-off (cri/kuberuntime)"),
 	honoured("terminationGracePeriodSeconds", "the grace of every stop, hooks included (cri/kuberuntime)"),
 	honoured("activeDeadlineSeconds", "a pod active longer is stopped, Failed with DeadlineExceeded, within a housekeeping interval; an update may set or shorten it (agent)"),
-	honoured("dnsPolicy", "None: only the pod's dnsConfig; any other: the node's resolv.conf, as the kubelet without --cluster-dns gives for ClusterFirst too (cri/dns)"),
+	honoured("dnsPolicy", "ClusterFirst (off the host network) and ClusterFirstWithHostNet: the cluster's DNS of --cluster-dns and --cluster-domain, or without it the node's resolv.conf and a MissingClusterDNS warning; Default: the node's resolv.conf; None: only the pod's dnsConfig (cri/dns)"),
 	honoured("nodeSelector", "checked again at admission against the node's labels, as the kubelet does: a mismatch is rejected with NodeAffinity (agent/admission)"),
 	honoured("serviceAccountName", "the service account of the projected token and of fieldRef spec.serviceAccountName (cri/volume, cri/envvars)"),
 	meaningless("serviceAccount", "deprecated: the API server copies it into serviceAccountName"),

@@ -25,8 +25,7 @@ const (
 
 // FromAgent is c as a KubeletConfiguration: the fields podlife honours,
 // with the kubelet's names and meanings. Every other field (cgroups,
-// eviction, image GC, maxPods, reserved resources, cluster DNS, feature
-// gates ...) stays at its zero value, because podlife does not do what it
+// eviction, image GC, maxPods, reserved resources, feature gates ...) stays at its zero value, because podlife does not do what it
 // configures; a zero says "not set", not the kubelet's default.
 func FromAgent(c *config.Config) *kubeletconfigv1beta1.KubeletConfiguration {
 	k := &kubeletconfigv1beta1.KubeletConfiguration{
@@ -76,6 +75,8 @@ func FromAgent(c *config.Config) *kubeletconfigv1beta1.KubeletConfiguration {
 		RegisterNode:             ptr.To(c.Kubeconfig != ""),
 		ContainerRuntimeEndpoint: c.RuntimeEndpoint,
 		RegisterWithTaints:       c.RegisterWithTaints,
+		ClusterDNS:               c.ClusterDNS,
+		ClusterDomain:            c.ClusterDomain,
 	}
 	for _, b := range c.ShutdownGracePeriodByPodPriority {
 		k.ShutdownGracePeriodByPodPriority = append(k.ShutdownGracePeriodByPodPriority, kubeletconfigv1beta1.ShutdownGracePeriodByPodPriority{

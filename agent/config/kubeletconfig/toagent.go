@@ -40,7 +40,6 @@ const (
 	noManagers    = "podlife has no CPU, memory or topology manager"
 	noEviction    = "podlife does not evict pods under node pressure yet (issue 31)"
 	noImageGC     = "podlife does not garbage collect images yet (issue 31)"
-	noClusterDNS  = "podlife does not write the cluster's DNS into pods' resolv.conf yet (issue 31)"
 	cniOwnsNet    = "the runtime's CNI plugins set up pod networking; podlife configures none of it"
 	staticPath    = "podlife reads static pods from staticPodPath only"
 	tlsOwn        = "the kubelet API's TLS settings are podlife's own: TLS 1.2 or later with Go's cipher suites and curves"
@@ -134,10 +133,11 @@ var fields = map[string]field{
 		c.HealthzBindAddress = k.HealthzBindAddress
 		return nil
 	}},
-	"oomScoreAdj":                    {why: "podlife does not set its own OOM score"},
-	"clusterDomain":                  {why: noClusterDNS},
-	"clusterDNS":                     {why: noClusterDNS},
-	"resolvConf":                     {why: noClusterDNS},
+	"oomScoreAdj":   {why: "podlife does not set its own OOM score"},
+	"clusterDomain": {apply: func(k *KubeletConfiguration, c *config.Config) error { c.ClusterDomain = k.ClusterDomain; return nil }},
+	"clusterDNS":    {apply: func(k *KubeletConfiguration, c *config.Config) error { c.ClusterDNS = k.ClusterDNS; return nil }},
+	"resolvConf": {same: func(k *KubeletConfiguration) bool { return *k.ResolverConfig == "/etc/resolv.conf" },
+		why: "podlife reads the node's resolver configuration from /etc/resolv.conf"},
 	"streamingConnectionIdleTimeout": {why: "podlife's streams end with their CRI call, after 5 min at most"},
 	"nodeStatusUpdateFrequency": {same: func(k *KubeletConfiguration) bool {
 		return k.NodeStatusUpdateFrequency.Duration == 10*time.Second

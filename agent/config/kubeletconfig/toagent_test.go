@@ -81,8 +81,8 @@ func TestApplyRefusesWhatPodlifeDoesNotHonour(t *testing.T) {
 		{"unset values written out", "evictionHard: {}\nclusterDNS: []\nmaxPods: 0\nimageMinimumGCAge: 0s\nlogging: {flushFrequency: 0, options: {json: {infoBufferSize: \"0\"}}}", nil},
 		{"what podlife does anyway", "maxPods: 110\ncgroupsPerQOS: false\nkubeAPIQPS: 50\ntlsMinVersion: VersionTLS12", nil},
 		{"not podlife's value", "maxPods: 200", []string{"maxPods: not honoured: podlife's value is fixed at the kubelet's default (110)"}},
-		{"not honoured", "cgroupDriver: systemd\nclusterDNS: [10.96.0.10]\nevictionHard: {memory.available: 100Mi}\nfeatureGates: {Foo: true}",
-			[]string{"clusterDNS: not honoured: podlife does not write the cluster's DNS", "cgroupDriver: not honoured: podlife manages no cgroups",
+		{"not honoured", "cgroupDriver: systemd\nevictionHard: {memory.available: 100Mi}\nfeatureGates: {Foo: true}",
+			[]string{"cgroupDriver: not honoured: podlife manages no cgroups",
 				"evictionHard: not honoured: podlife does not evict", "featureGates: not honoured: podlife has no feature gates"}},
 		{"a nested field", "authorization: {webhook: {cacheAuthorizedTTL: 5m}}", []string{"authorization.webhook.cacheAuthorizedTTL: not honoured"}},
 	}
@@ -167,7 +167,8 @@ func TestMergedChecksWhatDependsOnFlags(t *testing.T) {
 
 // TestKubeadmsConfig: the file kubeadm writes (testdata/kubeadm-config.yaml,
 // printed by kubeadm itself) is read whole; podlife refuses exactly the
-// fields it does not honour yet, by name, and nothing else.
+// fields it does not honour yet, by name, and nothing else: only
+// cgroupDriver.
 func TestKubeadmsConfig(t *testing.T) {
 	f, err := ReadFile("testdata/kubeadm-config.yaml")
 	if err != nil {
@@ -182,11 +183,12 @@ func TestKubeadmsConfig(t *testing.T) {
 			refused = append(refused, name)
 		}
 	}
-	if want := []string{"clusterDomain", "clusterDNS", "cgroupDriver"}; !slices.Equal(refused, want) {
+	if want := []string{"cgroupDriver"}; !slices.Equal(refused, want) {
 		t.Errorf("refused %q, want %q; the error:\n%v", refused, want, err)
 	}
-	if c.StaticPodPath != "/etc/kubernetes/manifests" || c.ClientCAFile != "/etc/kubernetes/pki/ca.crt" || c.HealthzPort != 10248 {
-		t.Errorf("staticPodPath %q clientCAFile %q healthzPort %d not read", c.StaticPodPath, c.ClientCAFile, c.HealthzPort)
+	if c.StaticPodPath != "/etc/kubernetes/manifests" || c.ClientCAFile != "/etc/kubernetes/pki/ca.crt" || c.HealthzPort != 10248 ||
+		strings.Join(c.ClusterDNS, ",") != "10.96.0.10" || c.ClusterDomain != "cluster.local" {
+		t.Errorf("staticPodPath %q clientCAFile %q healthzPort %d clusterDNS %q clusterDomain %q not read", c.StaticPodPath, c.ClientCAFile, c.HealthzPort, c.ClusterDNS, c.ClusterDomain)
 	}
 	// kubeadm-flags.env and the kubelet unit pass these.
 	c.Kubeconfig, c.BootstrapKubeconfig = "/etc/kubernetes/kubelet.conf", "/etc/kubernetes/bootstrap-kubelet.conf"
