@@ -134,6 +134,7 @@ StartupOK(i) == Fire(i, "StartupOK", Facts(i))
 Inputs(i) ==
     /\ ~terminating
     /\ \/ Probes /\ Fire(i, "LivenessFail", Facts(i))
+       \/ Probes /\ Fire(i, "StartupFail", Facts(i))
        \/ Probes /\ Fire(i, "RanLong", Facts(i))
        \/ SpecChanges /\ Fire(i, "SpecChange", Facts(i))
 

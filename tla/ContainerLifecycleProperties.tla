@@ -9,7 +9,7 @@
 EXTENDS ContainerLifecycle
 
 \* ContainerPropertiesHash equals ContainerSpecHash: both come from spec/.
-ContainerPropertiesHash == "72a5883c06cc4cd6"
+ContainerPropertiesHash == "d0ef8cb1ea369028"
 
 \* CTypeOK (invariant, C): every variable lies in its domain; no instance belongs to a sandbox after the current one.
 CTypeOK == \A i \in Ctrs : LET f == facts[i] IN (ctr[i].gen \in 0..2 /\ ctr[i].started \in BOOLEAN /\ ctr[i].code \in ExitCodeValues /\ ctr[i].backoff \in 0..2 /\ ctr[i].replacing \in BOOLEAN /\ (ctr[i].gen <= f.sandbox))

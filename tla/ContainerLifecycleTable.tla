@@ -10,10 +10,10 @@
 \* spec and the pod-level facts). ContainerLifecycle.tla extends this module.
 EXTENDS Integers
 
-ContainerSpecHash == "72a5883c06cc4cd6"
+ContainerSpecHash == "d0ef8cb1ea369028"
 
 ContainerStates == {"NotCreated", "Created", "Running", "ExitedSuccess", "ExitedFailure", "BackOff"}
-ContainerEvents == {"Start", "Begin", "Restart", "BackoffDone", "Replace", "Stop", "Purge", "Exit", "StartupOK", "LivenessFail", "RanLong", "SpecChange", "SandboxDied"}
+ContainerEvents == {"Start", "Begin", "Restart", "BackoffDone", "Replace", "Stop", "Purge", "Exit", "StartupOK", "LivenessFail", "StartupFail", "RanLong", "SpecChange", "SandboxDied"}
 DecisionEvents == {"Start", "Begin", "Restart", "BackoffDone", "Replace", "Stop", "Purge"}
 ContainerStateValues == {"NotCreated", "Created", "Running", "ExitedSuccess", "ExitedFailure", "BackOff"}
 ContainerKindValues == {"Init", "Sidecar", "Regular", "Ephemeral"}
@@ -124,6 +124,14 @@ A_RunningLivenessFail(r, e) == [r EXCEPT !.state = "ExitedFailure", !.code = "Ki
 G_RunningLivenessFailIgnored(r, e) == r.state = "Running" /\ ~(r.started /\ ((e.kind = "Sidecar") \/ (e.kind = "Regular")))
 A_RunningLivenessFailIgnored(r, e) == [r EXCEPT !.state = "Running"]
 
+\* RunningStartupFail: a sidecar or regular container whose startup probe fails is killed.
+G_RunningStartupFail(r, e) == r.state = "Running" /\ (~r.started /\ ((e.kind = "Sidecar") \/ (e.kind = "Regular")))
+A_RunningStartupFail(r, e) == [r EXCEPT !.state = "ExitedFailure", !.code = "Killed"]
+
+\* RunningStartupFailIgnored: the startup probe runs only until it succeeds, and not on init or ephemeral containers.
+G_RunningStartupFailIgnored(r, e) == r.state = "Running" /\ (r.started \/ ~((e.kind = "Sidecar") \/ (e.kind = "Regular")))
+A_RunningStartupFailIgnored(r, e) == [r EXCEPT !.state = "Running"]
+
 \* RunningRanLong: a long run resets the back-off.
 G_RunningRanLong(r, e) == r.state = "Running" /\ (0 < r.backoff)
 A_RunningRanLong(r, e) == [r EXCEPT !.state = "Running", !.backoff = 0]
@@ -156,6 +164,10 @@ A_NotCreatedStartupOKIgnored(r, e) == [r EXCEPT !.state = "NotCreated"]
 G_NotCreatedLivenessFailIgnored(r, e) == r.state = "NotCreated" /\ TRUE
 A_NotCreatedLivenessFailIgnored(r, e) == [r EXCEPT !.state = "NotCreated"]
 
+\* NotCreatedStartupFailIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
+G_NotCreatedStartupFailIgnored(r, e) == r.state = "NotCreated" /\ TRUE
+A_NotCreatedStartupFailIgnored(r, e) == [r EXCEPT !.state = "NotCreated"]
+
 \* NotCreatedRanLongIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
 G_NotCreatedRanLongIgnored(r, e) == r.state = "NotCreated" /\ TRUE
 A_NotCreatedRanLongIgnored(r, e) == [r EXCEPT !.state = "NotCreated"]
@@ -179,6 +191,10 @@ A_CreatedStartupOKIgnored(r, e) == [r EXCEPT !.state = "Created"]
 \* CreatedLivenessFailIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
 G_CreatedLivenessFailIgnored(r, e) == r.state = "Created" /\ TRUE
 A_CreatedLivenessFailIgnored(r, e) == [r EXCEPT !.state = "Created"]
+
+\* CreatedStartupFailIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
+G_CreatedStartupFailIgnored(r, e) == r.state = "Created" /\ TRUE
+A_CreatedStartupFailIgnored(r, e) == [r EXCEPT !.state = "Created"]
 
 \* CreatedRanLongIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
 G_CreatedRanLongIgnored(r, e) == r.state = "Created" /\ TRUE
@@ -204,6 +220,10 @@ A_ExitedSuccessStartupOKIgnored(r, e) == [r EXCEPT !.state = "ExitedSuccess"]
 G_ExitedSuccessLivenessFailIgnored(r, e) == r.state = "ExitedSuccess" /\ TRUE
 A_ExitedSuccessLivenessFailIgnored(r, e) == [r EXCEPT !.state = "ExitedSuccess"]
 
+\* ExitedSuccessStartupFailIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
+G_ExitedSuccessStartupFailIgnored(r, e) == r.state = "ExitedSuccess" /\ TRUE
+A_ExitedSuccessStartupFailIgnored(r, e) == [r EXCEPT !.state = "ExitedSuccess"]
+
 \* ExitedSuccessRanLongIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
 G_ExitedSuccessRanLongIgnored(r, e) == r.state = "ExitedSuccess" /\ TRUE
 A_ExitedSuccessRanLongIgnored(r, e) == [r EXCEPT !.state = "ExitedSuccess"]
@@ -228,6 +248,10 @@ A_ExitedFailureStartupOKIgnored(r, e) == [r EXCEPT !.state = "ExitedFailure"]
 G_ExitedFailureLivenessFailIgnored(r, e) == r.state = "ExitedFailure" /\ TRUE
 A_ExitedFailureLivenessFailIgnored(r, e) == [r EXCEPT !.state = "ExitedFailure"]
 
+\* ExitedFailureStartupFailIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
+G_ExitedFailureStartupFailIgnored(r, e) == r.state = "ExitedFailure" /\ TRUE
+A_ExitedFailureStartupFailIgnored(r, e) == [r EXCEPT !.state = "ExitedFailure"]
+
 \* ExitedFailureRanLongIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
 G_ExitedFailureRanLongIgnored(r, e) == r.state = "ExitedFailure" /\ TRUE
 A_ExitedFailureRanLongIgnored(r, e) == [r EXCEPT !.state = "ExitedFailure"]
@@ -251,6 +275,10 @@ A_BackOffStartupOKIgnored(r, e) == [r EXCEPT !.state = "BackOff"]
 \* BackOffLivenessFailIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
 G_BackOffLivenessFailIgnored(r, e) == r.state = "BackOff" /\ TRUE
 A_BackOffLivenessFailIgnored(r, e) == [r EXCEPT !.state = "BackOff"]
+
+\* BackOffStartupFailIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
+G_BackOffStartupFailIgnored(r, e) == r.state = "BackOff" /\ TRUE
+A_BackOffStartupFailIgnored(r, e) == [r EXCEPT !.state = "BackOff"]
 
 \* BackOffRanLongIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
 G_BackOffRanLongIgnored(r, e) == r.state = "BackOff" /\ TRUE
@@ -404,6 +432,29 @@ CStep_LivenessFail(r, e) ==
                 [] OTHER -> NoStep)
       [] OTHER -> NoStep
 
+\* StartupFail: the startup probe failed.
+CStep_StartupFail(r, e) ==
+    CASE r.state = "NotCreated" ->
+            (CASE G_NotCreatedStartupFailIgnored(r, e) -> [row |-> "NotCreatedStartupFailIgnored", next |-> A_NotCreatedStartupFailIgnored(r, e), eff |-> {}]
+                [] OTHER -> NoStep)
+      [] r.state = "Created" ->
+            (CASE G_CreatedStartupFailIgnored(r, e) -> [row |-> "CreatedStartupFailIgnored", next |-> A_CreatedStartupFailIgnored(r, e), eff |-> {}]
+                [] OTHER -> NoStep)
+      [] r.state = "Running" ->
+            (CASE G_RunningStartupFail(r, e) -> [row |-> "RunningStartupFail", next |-> A_RunningStartupFail(r, e), eff |-> {"KillInstance"}]
+                [] G_RunningStartupFailIgnored(r, e) -> [row |-> "RunningStartupFailIgnored", next |-> A_RunningStartupFailIgnored(r, e), eff |-> {}]
+                [] OTHER -> NoStep)
+      [] r.state = "ExitedSuccess" ->
+            (CASE G_ExitedSuccessStartupFailIgnored(r, e) -> [row |-> "ExitedSuccessStartupFailIgnored", next |-> A_ExitedSuccessStartupFailIgnored(r, e), eff |-> {}]
+                [] OTHER -> NoStep)
+      [] r.state = "ExitedFailure" ->
+            (CASE G_ExitedFailureStartupFailIgnored(r, e) -> [row |-> "ExitedFailureStartupFailIgnored", next |-> A_ExitedFailureStartupFailIgnored(r, e), eff |-> {}]
+                [] OTHER -> NoStep)
+      [] r.state = "BackOff" ->
+            (CASE G_BackOffStartupFailIgnored(r, e) -> [row |-> "BackOffStartupFailIgnored", next |-> A_BackOffStartupFailIgnored(r, e), eff |-> {}]
+                [] OTHER -> NoStep)
+      [] OTHER -> NoStep
+
 \* RanLong: the instance ran past the back-off reset period.
 CStep_RanLong(r, e) ==
     CASE r.state = "NotCreated" ->
@@ -484,6 +535,7 @@ CStep(ev, r, e) ==
       [] ev = "Exit" -> CStep_Exit(r, e)
       [] ev = "StartupOK" -> CStep_StartupOK(r, e)
       [] ev = "LivenessFail" -> CStep_LivenessFail(r, e)
+      [] ev = "StartupFail" -> CStep_StartupFail(r, e)
       [] ev = "RanLong" -> CStep_RanLong(r, e)
       [] ev = "SpecChange" -> CStep_SpecChange(r, e)
       [] ev = "SandboxDied" -> CStep_SandboxDied(r, e)

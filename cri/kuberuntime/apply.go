@@ -86,13 +86,14 @@ func (s *Syncer) applyContainers(ctx context.Context, ps *podSync, plan *podplan
 // any, then the start, the creation or the back-off.
 func (s *Syncer) applyContainer(ctx context.Context, ps *podSync, a *podplan.ContainerAction) error {
 	c := a.Spec
+	s.opts.Logger.Debug("container action", "pod", ps.pod.Namespace+"/"+ps.pod.Name, "container", c.Name, "action", a.String(), "rows", a.Rows)
 	switch a.Why {
 	case podplan.KillSpecChanged:
 		if err := s.replace(ctx, ps, c, a.Kill); err != nil {
 			return err
 		}
 	case podplan.KillProbeFailed:
-		if err := s.killUnhealthy(ctx, ps, c, a.Kill, a.Probe); err != nil {
+		if err := s.killUnhealthy(ctx, ps, c, a.Kill, a.Probe, a.Then != podplan.ThenNothing); err != nil {
 			return err
 		}
 	}

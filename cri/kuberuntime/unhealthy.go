@@ -10,7 +10,6 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/cri"
-	"github.com/podlife/podlife/cri/podplan"
 	"github.com/podlife/podlife/cri/prober"
 )
 
@@ -61,11 +60,11 @@ func (s *Syncer) failedKind(id string) (prober.Kind, bool) {
 
 // killUnhealthy kills a container whose startup or liveness probe failed,
 // after its preStop hook, within the probe's terminationGracePeriodSeconds
-// or else the pod's, as the kubelet does; the caller then restarts it
+// or else the pod's, as the kubelet does; the plan restarts it (restart)
 // unless the restart policy is Never. Nothing is killed once termination
 // was requested (ctx cancelled): the termination stops the container
 // anyway.
-func (s *Syncer) killUnhealthy(ctx context.Context, ps *podSync, c *v1.Container, cur *runtimeapi.ContainerStatus, k prober.Kind) error {
+func (s *Syncer) killUnhealthy(ctx context.Context, ps *podSync, c *v1.Container, cur *runtimeapi.ContainerStatus, k prober.Kind, restart bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -78,7 +77,7 @@ func (s *Syncer) killUnhealthy(ctx context.Context, ps *podSync, c *v1.Container
 		grace = *p.TerminationGracePeriodSeconds
 	}
 	msg := fmt.Sprintf("Container %s failed %s probe", c.Name, strings.ToLower(k.String()))
-	if podplan.RestartsUnhealthy(ps.pod, c) {
+	if restart {
 		msg += ", will be restarted"
 	}
 	err := s.killContainer(ctx, kill{pod: ps.pod, spec: c, status: cur, sbID: ps.sbID, grace: grace, event: msg})

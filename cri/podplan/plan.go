@@ -18,6 +18,7 @@ import (
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/apistatus"
 	"github.com/podlife/podlife/cri/prober"
+	"github.com/podlife/podlife/fsm/container"
 )
 
 // SyncPod plans, then applies (the kubelet's ComputePodActions and
@@ -50,6 +51,12 @@ type Input struct {
 	// must still wait for its restart; it counts nothing.
 	Backoff func(name string, exitedAt time.Time) time.Duration
 }
+
+// Started reports whether running container c, instance cur, counts as
+// started: its startup probe, if it has one, succeeded (a sidecar's turn
+// in the pod's initialization ends then, as in the kubelet's
+// computeInitContainerActions).
+type Started func(c *v1.Container, cur *runtimeapi.ContainerStatus) bool
 
 // Actions is what one sync does to a pod (kubelet: podActions).
 type Actions struct {
@@ -117,6 +124,9 @@ type ContainerAction struct {
 	ExitedAt time.Time
 	// Wait is the status ThenBackOff leaves the container in.
 	Wait apistatus.Waiting
+	// Rows are the IDs of the container table's rows the container's
+	// course fired, in order: the reason for the action (fsm/container).
+	Rows []string
 }
 
 // String is the action in short, for tests and logs: "kill(probe
@@ -139,24 +149,29 @@ func (a ContainerAction) String() string {
 }
 
 // ComputePodActions decides one sync of pod from in's single runtime view
-// (kubelet: computePodActions). It changes nothing.
+// (kubelet: computePodActions). It changes nothing. Whether a dead
+// sandbox is replaced is the table's RecreateSandbox; what happens to each
+// container is its course through the container table (course), made
+// into an action (fromCourse).
 func ComputePodActions(in *Input) Actions {
 	pod, view := in.Pod, in.View
 	sb := view.ReadySandbox()
-	switch {
-	case sb == nil && len(view.Sandboxes) > 0 && len(view.Containers) > 0 && runsOnce(pod):
+	if sb == nil && len(view.Sandboxes) > 0 {
 		// The sandbox of a Never pod none of whose containers may restart
 		// died after its containers were created: they do not run again.
 		// Without a container, the sandbox is retried (kubernetes#79398).
 		// Init containers count, as in the kubelet: a Never pod does not
 		// initialize twice.
-		return Actions{Terminal: true, Why: "sandbox died; the pod runs once"}
+		pod := container.Params{PodNever: runsOnce(pod), AnyRan: len(view.Containers) > 0}
+		if !container.RecreateSandbox(container.NotCreated, container.Vars{}, pod) {
+			return Actions{Terminal: true, Why: "sandbox died; the pod runs once"}
+		}
+	}
+	switch {
 	case sb == nil && len(view.Sandboxes) > 0 && len(view.Containers) > 0 && apistatus.Finished(pod, view, ""):
 		return Actions{Terminal: true, Why: "sandbox died; every container completed"}
 	case sb != nil && apistatus.Finished(pod, view, sb.Id):
 		return Actions{Terminal: true, SandboxID: sb.Id, Why: "every container completed"}
-	case sb != nil && initFailed(pod, view, sb.Id):
-		return Actions{Terminal: true, SandboxID: sb.Id, Why: "an init container failed"}
 	}
 	var a Actions
 	sbID := pendingSandbox
@@ -168,123 +183,89 @@ func ComputePodActions(in *Input) Actions {
 		}
 	} else {
 		sbID, a.SandboxID, a.SandboxAttempt = sb.Id, sb.Id, sb.GetMetadata().GetAttempt()
-		// Ephemeral containers belong to the sandbox they were added to: a
-		// new sandbox gets none.
-		a.Ephemeral = planEphemeral(pod, view)
 	}
 	for _, c := range view.Containers {
 		if view.SandboxOf[c.Id] != sbID {
 			a.Ignored = append(a.Ignored, c.Id)
 		}
 	}
-	init := holdForStartup(pod, view, sbID, planInit(pod, view, sbID), in.Started)
-	init.start = append(init.start, in.sidecarsToReplace(sbID, init.start)...)
-	for _, c := range init.start {
-		cur, _ := view.Latest(sbID, c.Name)
-		if act, ok := in.planContainer(c, cur, true); ok {
+	obs := in.observePod(sbID)
+	nInit, nRegular := len(pod.Spec.InitContainers), len(pod.Spec.Containers)
+	if sb != nil && initFailed(obs[:nInit]) {
+		return Actions{Terminal: true, SandboxID: sb.Id, Why: "an init container failed"}
+	}
+	courses, now := in.courses(obs, nInit, sb == nil)
+	a.Initialized = initialized(obs, now, nInit, nRegular)
+	for i, c := range courses {
+		act, ok := in.fromCourse(&obs[i], c.trs, c.exitedAt, c.wait)
+		switch {
+		case !ok:
+		case i < nInit:
 			a.Init = append(a.Init, act)
-		}
-	}
-	a.Initialized = init.initialized
-	if !a.Initialized {
-		return a
-	}
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		cur, _ := view.LatestFor(&pod.Spec, sbID, c)
-		if act, ok := in.planContainer(c, cur, cur != nil && cri.ContainerShouldRestart(&pod.Spec, c, cur.ExitCode)); ok {
+		case i >= nInit+nRegular:
+			a.Ephemeral = append(a.Ephemeral, act)
+		case a.Initialized:
 			a.Containers = append(a.Containers, act)
 		}
 	}
 	return a
 }
 
-// planContainer decides on container c given cur, its newest instance in
-// the sandbox: create it when there is none, start it when only created,
-// replace it when its spec changed, kill it when a probe failed, and
-// restart it after an exit when restart says so and its crash-loop
-// back-off allows. ok is false when nothing is to be done.
-func (in *Input) planContainer(c *v1.Container, cur *runtimeapi.ContainerStatus, restart bool) (act ContainerAction, ok bool) {
-	act = ContainerAction{Spec: c}
-	switch {
-	case cur == nil:
-		act.Then = ThenCreate
-	case cur.State != runtimeapi.ContainerState_CONTAINER_EXITED && specChanged(cur, c):
-		act.Kill, act.Why, act.Then = cur, KillSpecChanged, ThenCreate
-	case cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING:
-		kind, failed := in.FailedProbe(cur.Id)
-		if !failed {
-			return act, false
-		}
-		act.Kill, act.Why, act.Probe = cur, KillProbeFailed, kind
-		if RestartsUnhealthy(in.Pod, c) {
-			in.restartAfter(&act, in.Now)
-		}
-	case cur.State == runtimeapi.ContainerState_CONTAINER_CREATED:
-		act.Then, act.Created = ThenStart, cur
-	case !restart:
-		return act, false
-	default:
-		in.restartAfter(&act, time.Unix(0, cur.FinishedAt))
-	}
-	return act, true
+// courseOf is the course of one container in one sync.
+type courseOf struct {
+	trs      []container.Transition
+	exitedAt time.Time
+	wait     time.Duration
 }
 
-// restartAfter plans the restart of a container whose instance ended at
-// exitedAt: at once, or after its crash-loop back-off.
-func (in *Input) restartAfter(act *ContainerAction, exitedAt time.Time) {
-	act.ExitedAt = exitedAt
-	wait := in.Backoff(act.Spec.Name, exitedAt)
-	if wait <= 0 {
-		act.Then = ThenRestart
-		return
-	}
-	act.Then = ThenBackOff
-	act.Wait = apistatus.Waiting{Container: act.Spec.Name, Reason: "CrashLoopBackOff",
-		Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", wait.Round(time.Second), act.Spec.Name, in.Pod.Name)}
-}
-
-// sidecarsToReplace are the running sidecars, not in planned already,
-// whose startup or liveness probe failed, or whose spec (its image: the
-// only field of an init container an update may change) changed: they are
-// killed and started again, as the kubelet restarts a sidecar whose image
-// changed.
-func (in *Input) sidecarsToReplace(sbID string, planned []*v1.Container) []*v1.Container {
-	var out []*v1.Container
-	for i := range in.Pod.Spec.InitContainers {
-		c := &in.Pod.Spec.InitContainers[i]
-		if !cri.IsSidecar(c) || containsContainer(planned, c) {
+// courses runs each container's course in order, each gated by the one
+// before it as that one is after its own (gate). It returns the courses
+// and the records they leave. Ephemeral containers belong to the sandbox
+// they were added to: a sync that creates a sandbox (noEphemeral) plans
+// none, as the kubelet's computePodActions returns before them.
+func (in *Input) courses(obs []observed, nInit int, noEphemeral bool) ([]courseOf, []record) {
+	out := make([]courseOf, len(obs))
+	now := make([]record, len(obs))
+	for i := range obs {
+		o := &obs[i]
+		gate(obs, now, i, nInit)
+		now[i] = record{o.state, o.vars}
+		if noEphemeral && o.params.Kind == container.ContainerKindEphemeral {
 			continue
 		}
-		cur, _ := in.View.Latest(sbID, c.Name)
-		if cur == nil || cur.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
-			continue
-		}
-		if _, failed := in.FailedProbe(cur.Id); failed || specChanged(cur, c) {
-			out = append(out, c)
+		c := &out[i]
+		c.trs, c.exitedAt, c.wait = in.course(o)
+		if n := len(c.trs); n > 0 {
+			now[i] = record{c.trs[n-1].To, c.trs[n-1].After}
 		}
 	}
-	return out
+	return out, now
 }
 
-func containsContainer(cs []*v1.Container, c *v1.Container) bool {
-	for _, x := range cs {
-		if x == c {
+// initialized reports whether the regular containers' gate is open after
+// this sync's courses (the generated BeforeDone of the last init
+// container, or no init container), or a regular container has an
+// instance in the sandbox: it was open there (the kubelet's
+// podHasInitialized).
+func initialized(obs []observed, now []record, nInit, nRegular int) bool {
+	for i := nInit; i < nInit+nRegular; i++ {
+		o := &obs[i]
+		if o.params.First || container.BeforeDone(now[i].state, now[i].vars, o.params) || (o.cur != nil && o.vars.Gen == currentGen) {
+			return true
+		}
+	}
+	return nInit == 0
+}
+
+// initFailed reports whether a regular init container failed in the
+// sandbox and cannot run again there (the generated MayRunAgain): the pod
+// is over, Failed.
+func initFailed(inits []observed) bool {
+	for _, o := range inits {
+		if o.params.Kind == container.ContainerKindInit && o.state == container.ExitedFailure && o.vars.Gen == currentGen &&
+			!container.MayRunAgain(o.state, o.vars, o.params) {
 			return true
 		}
 	}
 	return false
-}
-
-// planEphemeral plans the start of the ephemeral containers that have no
-// instance in any of the pod's sandboxes: one runs once, never again.
-func planEphemeral(pod *v1.Pod, view *cri.PodRuntime) []ContainerAction {
-	var out []ContainerAction
-	for i := range pod.Spec.EphemeralContainers {
-		c := (*v1.Container)(&pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
-		if cur, _ := view.Latest("", c.Name); cur == nil {
-			out = append(out, ContainerAction{Spec: c, Then: ThenCreate})
-		}
-	}
-	return out
 }

@@ -263,3 +263,51 @@ func TestComputePodActions(t *testing.T) {
 		})
 	}
 }
+
+// TestActionRows: an action's reason is the container table's rows its
+// course fired, in order.
+func TestActionRows(t *testing.T) {
+	app := crifake.Ctr{Name: "app"}
+	running := []*runtimeapi.PodSandbox{sandbox("s1", 1, true), sandbox("s0", 0, false)}
+	for _, tc := range []struct {
+		name    string
+		pod     *v1.Pod
+		view    *cri.PodRuntime
+		failed  map[string]prober.Kind
+		backoff time.Duration
+		want    string
+	}{
+		{name: "create", pod: crifake.MakePod("p", always, app), view: crifake.RuntimePod(running),
+			want: "app create: NotCreatedStart CreatedBegin"},
+		{name: "a previous sandbox's instance is purged first", pod: crifake.MakePod("p", always, app),
+			view: crifake.RuntimePod(running, inst("a0", "s0", "app", crifake.Exited, 1, 1)),
+			want: "app create: ExitedFailurePurge NotCreatedStart CreatedBegin"},
+		{name: "restart after the back-off", pod: crifake.MakePod("p", always, app),
+			view: crifake.RuntimePod(running, inst("a1", "s1", "app", crifake.Exited, 1, 1)),
+			want: "app restart: ExitedFailureRestart BackOffBackoffDone CreatedBegin"},
+		{name: "wait in back-off", pod: crifake.MakePod("p", always, app), backoff: time.Second,
+			view: crifake.RuntimePod(running, inst("a1", "s1", "app", crifake.Exited, 1, 1)),
+			want: "app back-off: ExitedFailureRestart"},
+		{name: "a failed startup probe", pod: crifake.MakePod("p", always, app), failed: map[string]prober.Kind{"a1": prober.Startup},
+			view: crifake.RuntimePod(running, inst("a1", "s1", "app", crifake.Running, 0, 1)),
+			want: "kill(probe startup) app restart: RunningStartupFail ExitedFailureRestart BackOffBackoffDone CreatedBegin"},
+		{name: "a changed spec", pod: crifake.MakePod("p", never, app),
+			view: crifake.RuntimePod(running, withHash(inst("a1", "s1", "app", crifake.Running, 0, 1), "old")),
+			want: "kill(spec changed) app create: RunningSpecChange ExitedFailureReplace CreatedBegin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := &Input{Pod: tc.pod, View: tc.view, Now: time.Unix(100, 0),
+				Started:     func(*v1.Container, *runtimeapi.ContainerStatus) bool { return true },
+				FailedProbe: func(id string) (prober.Kind, bool) { k, ok := tc.failed[id]; return k, ok },
+				Backoff:     func(string, time.Time) time.Duration { return tc.backoff },
+			}
+			a := ComputePodActions(in)
+			if len(a.Containers) != 1 {
+				t.Fatalf("plan %s: want one container action", summary(a))
+			}
+			if got := a.Containers[0].String() + ": " + strings.Join(a.Containers[0].Rows, " "); got != tc.want {
+				t.Errorf("got %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -36,14 +36,6 @@ func runsOnce(pod *v1.Pod) bool {
 	return true
 }
 
-// RestartsUnhealthy reports whether container c is restarted after a kill
-// for a failed probe: a sidecar always, another container unless its own
-// restartPolicy, else the pod's, is Never (the kill's exit code is not 0;
-// the rules are not asked, as in the kubelet).
-func RestartsUnhealthy(pod *v1.Pod, c *v1.Container) bool {
-	return cri.IsSidecar(c) || cri.RestartsAfterKill(&pod.Spec, c)
-}
-
 // ContainerHash identifies the container's spec, resources aside (the
 // kubelet resizes those in place rather than restart for them).
 func ContainerHash(c *v1.Container) string {

@@ -5,7 +5,7 @@ package container
 // SpecHash identifies the table this file was generated from; it equals
 // container.Hash(container.Table) and the ContainerSpecHash of
 // tla/ContainerLifecycleTable.tla.
-const SpecHash = "72a5883c06cc4cd6"
+const SpecHash = "d0ef8cb1ea369028"
 
 // State is the lifecycle state of one container of a pod.
 type State uint8
@@ -54,6 +54,8 @@ const (
 	StartupOK
 	// LivenessFail: the liveness probe failed.
 	LivenessFail
+	// StartupFail: the startup probe failed.
+	StartupFail
 	// RanLong: the instance ran past the back-off reset period.
 	RanLong
 	// SpecChange: the container's spec changed.
@@ -64,7 +66,7 @@ const (
 	numEvents = iota
 )
 
-var eventNames = [numEvents]string{"Start", "Begin", "Restart", "BackoffDone", "Replace", "Stop", "Purge", "Exit", "StartupOK", "LivenessFail", "RanLong", "SpecChange", "SandboxDied"}
+var eventNames = [numEvents]string{"Start", "Begin", "Restart", "BackoffDone", "Replace", "Stop", "Purge", "Exit", "StartupOK", "LivenessFail", "StartupFail", "RanLong", "SpecChange", "SandboxDied"}
 
 func (e Event) String() string {
 	if e < numEvents {
@@ -321,6 +323,8 @@ var rows = [...]row{
 	{id: "RunningStartupOKIgnored", from: Running, event: StartupOK, to: Running, effects: 0, guard: guardRunningStartupOKIgnored, apply: applyRunningStartupOKIgnored},
 	{id: "RunningLivenessFail", from: Running, event: LivenessFail, to: ExitedFailure, effects: KillInstance, guard: guardRunningLivenessFail, apply: applyRunningLivenessFail},
 	{id: "RunningLivenessFailIgnored", from: Running, event: LivenessFail, to: Running, effects: 0, guard: guardRunningLivenessFailIgnored, apply: applyRunningLivenessFailIgnored},
+	{id: "RunningStartupFail", from: Running, event: StartupFail, to: ExitedFailure, effects: KillInstance, guard: guardRunningStartupFail, apply: applyRunningStartupFail},
+	{id: "RunningStartupFailIgnored", from: Running, event: StartupFail, to: Running, effects: 0, guard: guardRunningStartupFailIgnored, apply: applyRunningStartupFailIgnored},
 	{id: "RunningRanLong", from: Running, event: RanLong, to: Running, effects: 0, guard: guardRunningRanLong, apply: applyRunningRanLong},
 	{id: "RunningRanLongIgnored", from: Running, event: RanLong, to: Running, effects: 0, guard: guardRunningRanLongIgnored, apply: applyRunningRanLongIgnored},
 	{id: "RunningSpecChange", from: Running, event: SpecChange, to: ExitedFailure, effects: KillInstance, guard: guardRunningSpecChange, apply: applyRunningSpecChange},
@@ -329,30 +333,35 @@ var rows = [...]row{
 	{id: "NotCreatedExitIgnored", from: NotCreated, event: Exit, to: NotCreated, effects: 0, guard: guardNotCreatedExitIgnored, apply: applyNotCreatedExitIgnored},
 	{id: "NotCreatedStartupOKIgnored", from: NotCreated, event: StartupOK, to: NotCreated, effects: 0, guard: guardNotCreatedStartupOKIgnored, apply: applyNotCreatedStartupOKIgnored},
 	{id: "NotCreatedLivenessFailIgnored", from: NotCreated, event: LivenessFail, to: NotCreated, effects: 0, guard: guardNotCreatedLivenessFailIgnored, apply: applyNotCreatedLivenessFailIgnored},
+	{id: "NotCreatedStartupFailIgnored", from: NotCreated, event: StartupFail, to: NotCreated, effects: 0, guard: guardNotCreatedStartupFailIgnored, apply: applyNotCreatedStartupFailIgnored},
 	{id: "NotCreatedRanLongIgnored", from: NotCreated, event: RanLong, to: NotCreated, effects: 0, guard: guardNotCreatedRanLongIgnored, apply: applyNotCreatedRanLongIgnored},
 	{id: "NotCreatedSpecChangeIgnored", from: NotCreated, event: SpecChange, to: NotCreated, effects: 0, guard: guardNotCreatedSpecChangeIgnored, apply: applyNotCreatedSpecChangeIgnored},
 	{id: "NotCreatedSandboxDiedIgnored", from: NotCreated, event: SandboxDied, to: NotCreated, effects: 0, guard: guardNotCreatedSandboxDiedIgnored, apply: applyNotCreatedSandboxDiedIgnored},
 	{id: "CreatedExitIgnored", from: Created, event: Exit, to: Created, effects: 0, guard: guardCreatedExitIgnored, apply: applyCreatedExitIgnored},
 	{id: "CreatedStartupOKIgnored", from: Created, event: StartupOK, to: Created, effects: 0, guard: guardCreatedStartupOKIgnored, apply: applyCreatedStartupOKIgnored},
 	{id: "CreatedLivenessFailIgnored", from: Created, event: LivenessFail, to: Created, effects: 0, guard: guardCreatedLivenessFailIgnored, apply: applyCreatedLivenessFailIgnored},
+	{id: "CreatedStartupFailIgnored", from: Created, event: StartupFail, to: Created, effects: 0, guard: guardCreatedStartupFailIgnored, apply: applyCreatedStartupFailIgnored},
 	{id: "CreatedRanLongIgnored", from: Created, event: RanLong, to: Created, effects: 0, guard: guardCreatedRanLongIgnored, apply: applyCreatedRanLongIgnored},
 	{id: "CreatedSpecChangeIgnored", from: Created, event: SpecChange, to: Created, effects: 0, guard: guardCreatedSpecChangeIgnored, apply: applyCreatedSpecChangeIgnored},
 	{id: "CreatedSandboxDiedIgnored", from: Created, event: SandboxDied, to: Created, effects: 0, guard: guardCreatedSandboxDiedIgnored, apply: applyCreatedSandboxDiedIgnored},
 	{id: "ExitedSuccessExitIgnored", from: ExitedSuccess, event: Exit, to: ExitedSuccess, effects: 0, guard: guardExitedSuccessExitIgnored, apply: applyExitedSuccessExitIgnored},
 	{id: "ExitedSuccessStartupOKIgnored", from: ExitedSuccess, event: StartupOK, to: ExitedSuccess, effects: 0, guard: guardExitedSuccessStartupOKIgnored, apply: applyExitedSuccessStartupOKIgnored},
 	{id: "ExitedSuccessLivenessFailIgnored", from: ExitedSuccess, event: LivenessFail, to: ExitedSuccess, effects: 0, guard: guardExitedSuccessLivenessFailIgnored, apply: applyExitedSuccessLivenessFailIgnored},
+	{id: "ExitedSuccessStartupFailIgnored", from: ExitedSuccess, event: StartupFail, to: ExitedSuccess, effects: 0, guard: guardExitedSuccessStartupFailIgnored, apply: applyExitedSuccessStartupFailIgnored},
 	{id: "ExitedSuccessRanLongIgnored", from: ExitedSuccess, event: RanLong, to: ExitedSuccess, effects: 0, guard: guardExitedSuccessRanLongIgnored, apply: applyExitedSuccessRanLongIgnored},
 	{id: "ExitedSuccessSpecChangeIgnored", from: ExitedSuccess, event: SpecChange, to: ExitedSuccess, effects: 0, guard: guardExitedSuccessSpecChangeIgnored, apply: applyExitedSuccessSpecChangeIgnored},
 	{id: "ExitedSuccessSandboxDiedIgnored", from: ExitedSuccess, event: SandboxDied, to: ExitedSuccess, effects: 0, guard: guardExitedSuccessSandboxDiedIgnored, apply: applyExitedSuccessSandboxDiedIgnored},
 	{id: "ExitedFailureExitIgnored", from: ExitedFailure, event: Exit, to: ExitedFailure, effects: 0, guard: guardExitedFailureExitIgnored, apply: applyExitedFailureExitIgnored},
 	{id: "ExitedFailureStartupOKIgnored", from: ExitedFailure, event: StartupOK, to: ExitedFailure, effects: 0, guard: guardExitedFailureStartupOKIgnored, apply: applyExitedFailureStartupOKIgnored},
 	{id: "ExitedFailureLivenessFailIgnored", from: ExitedFailure, event: LivenessFail, to: ExitedFailure, effects: 0, guard: guardExitedFailureLivenessFailIgnored, apply: applyExitedFailureLivenessFailIgnored},
+	{id: "ExitedFailureStartupFailIgnored", from: ExitedFailure, event: StartupFail, to: ExitedFailure, effects: 0, guard: guardExitedFailureStartupFailIgnored, apply: applyExitedFailureStartupFailIgnored},
 	{id: "ExitedFailureRanLongIgnored", from: ExitedFailure, event: RanLong, to: ExitedFailure, effects: 0, guard: guardExitedFailureRanLongIgnored, apply: applyExitedFailureRanLongIgnored},
 	{id: "ExitedFailureSpecChangeIgnored", from: ExitedFailure, event: SpecChange, to: ExitedFailure, effects: 0, guard: guardExitedFailureSpecChangeIgnored, apply: applyExitedFailureSpecChangeIgnored},
 	{id: "ExitedFailureSandboxDiedIgnored", from: ExitedFailure, event: SandboxDied, to: ExitedFailure, effects: 0, guard: guardExitedFailureSandboxDiedIgnored, apply: applyExitedFailureSandboxDiedIgnored},
 	{id: "BackOffExitIgnored", from: BackOff, event: Exit, to: BackOff, effects: 0, guard: guardBackOffExitIgnored, apply: applyBackOffExitIgnored},
 	{id: "BackOffStartupOKIgnored", from: BackOff, event: StartupOK, to: BackOff, effects: 0, guard: guardBackOffStartupOKIgnored, apply: applyBackOffStartupOKIgnored},
 	{id: "BackOffLivenessFailIgnored", from: BackOff, event: LivenessFail, to: BackOff, effects: 0, guard: guardBackOffLivenessFailIgnored, apply: applyBackOffLivenessFailIgnored},
+	{id: "BackOffStartupFailIgnored", from: BackOff, event: StartupFail, to: BackOff, effects: 0, guard: guardBackOffStartupFailIgnored, apply: applyBackOffStartupFailIgnored},
 	{id: "BackOffRanLongIgnored", from: BackOff, event: RanLong, to: BackOff, effects: 0, guard: guardBackOffRanLongIgnored, apply: applyBackOffRanLongIgnored},
 	{id: "BackOffSpecChangeIgnored", from: BackOff, event: SpecChange, to: BackOff, effects: 0, guard: guardBackOffSpecChangeIgnored, apply: applyBackOffSpecChangeIgnored},
 	{id: "BackOffSandboxDiedIgnored", from: BackOff, event: SandboxDied, to: BackOff, effects: 0, guard: guardBackOffSandboxDiedIgnored, apply: applyBackOffSandboxDiedIgnored},
@@ -584,6 +593,26 @@ func applyRunningLivenessFailIgnored(v Vars, p Params) Vars {
 	return v
 }
 
+// RunningStartupFail: a sidecar or regular container whose startup probe fails is killed.
+func guardRunningStartupFail(v Vars, p Params) bool {
+	return (!v.Started && ((p.Kind == ContainerKindSidecar) || (p.Kind == ContainerKindRegular)))
+}
+
+func applyRunningStartupFail(v Vars, p Params) Vars {
+	n := v
+	n.Code = ExitCodeKilled
+	return n
+}
+
+// RunningStartupFailIgnored: the startup probe runs only until it succeeds, and not on init or ephemeral containers.
+func guardRunningStartupFailIgnored(v Vars, p Params) bool {
+	return (v.Started || !((p.Kind == ContainerKindSidecar) || (p.Kind == ContainerKindRegular)))
+}
+
+func applyRunningStartupFailIgnored(v Vars, p Params) Vars {
+	return v
+}
+
 // RunningRanLong: a long run resets the back-off.
 func guardRunningRanLong(v Vars, p Params) bool {
 	return (0 < v.Backoff)
@@ -663,6 +692,15 @@ func applyNotCreatedLivenessFailIgnored(v Vars, p Params) Vars {
 	return v
 }
 
+// NotCreatedStartupFailIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
+func guardNotCreatedStartupFailIgnored(v Vars, p Params) bool {
+	return true
+}
+
+func applyNotCreatedStartupFailIgnored(v Vars, p Params) Vars {
+	return v
+}
+
 // NotCreatedRanLongIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
 func guardNotCreatedRanLongIgnored(v Vars, p Params) bool {
 	return true
@@ -714,6 +752,15 @@ func guardCreatedLivenessFailIgnored(v Vars, p Params) bool {
 }
 
 func applyCreatedLivenessFailIgnored(v Vars, p Params) Vars {
+	return v
+}
+
+// CreatedStartupFailIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
+func guardCreatedStartupFailIgnored(v Vars, p Params) bool {
+	return true
+}
+
+func applyCreatedStartupFailIgnored(v Vars, p Params) Vars {
 	return v
 }
 
@@ -771,6 +818,15 @@ func applyExitedSuccessLivenessFailIgnored(v Vars, p Params) Vars {
 	return v
 }
 
+// ExitedSuccessStartupFailIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
+func guardExitedSuccessStartupFailIgnored(v Vars, p Params) bool {
+	return true
+}
+
+func applyExitedSuccessStartupFailIgnored(v Vars, p Params) Vars {
+	return v
+}
+
 // ExitedSuccessRanLongIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
 func guardExitedSuccessRanLongIgnored(v Vars, p Params) bool {
 	return true
@@ -825,6 +881,15 @@ func applyExitedFailureLivenessFailIgnored(v Vars, p Params) Vars {
 	return v
 }
 
+// ExitedFailureStartupFailIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
+func guardExitedFailureStartupFailIgnored(v Vars, p Params) bool {
+	return true
+}
+
+func applyExitedFailureStartupFailIgnored(v Vars, p Params) Vars {
+	return v
+}
+
 // ExitedFailureRanLongIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
 func guardExitedFailureRanLongIgnored(v Vars, p Params) bool {
 	return true
@@ -876,6 +941,15 @@ func guardBackOffLivenessFailIgnored(v Vars, p Params) bool {
 }
 
 func applyBackOffLivenessFailIgnored(v Vars, p Params) Vars {
+	return v
+}
+
+// BackOffStartupFailIgnored: only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions.
+func guardBackOffStartupFailIgnored(v Vars, p Params) bool {
+	return true
+}
+
+func applyBackOffStartupFailIgnored(v Vars, p Params) Vars {
 	return v
 }
 

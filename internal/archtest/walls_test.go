@@ -159,8 +159,10 @@ var jobEdges = map[string][]string{
 	// The sync plan reads the facts the status is generated from (a
 	// finished pod, a regular container started in the sandbox), so that
 	// the two agree, and hands back why a container waits as a status
-	// Waiting; prober names the kind of the probe that failed.
-	"cri/podplan": {"cri/apistatus", "cri/prober"},
+	// Waiting; prober names the kind of the probe that failed. Every
+	// decision about a container is a row of the container table's
+	// generated guards (fsm/container, which imports nothing of podlife).
+	"cri/podplan": {"cri/apistatus", "cri/prober", "fsm/container"},
 }
 
 // A job package (every package under cri/ but the root, kuberuntime, the

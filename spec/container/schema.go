@@ -51,6 +51,9 @@ const (
 	StartupOK
 	// CLivenessFail: the liveness probe failed.
 	LivenessFail
+	// CStartupFail: the startup probe failed past its threshold (the
+	// kubelet kills the container as for a failed liveness probe).
+	StartupFail
 	// CRanLong: the instance ran longer than the back-off reset period.
 	RanLong
 	// CSpecChange: the container's spec (its image) changed.
@@ -165,6 +168,7 @@ var eventInfo = [numEvents]spec.EventInfo{
 	Exit:         {Name: "Exit", Total: true, Params: []*spec.Param{PCode}, Doc: "the runtime reports the instance exited"},
 	StartupOK:    {Name: "StartupOK", Total: true, Params: []*spec.Param{PKind}, Doc: "the startup probe succeeded"},
 	LivenessFail: {Name: "LivenessFail", Total: true, Params: []*spec.Param{PKind}, Doc: "the liveness probe failed"},
+	StartupFail:  {Name: "StartupFail", Total: true, Params: []*spec.Param{PKind}, Doc: "the startup probe failed"},
 	RanLong:      {Name: "RanLong", Total: true, Doc: "the instance ran past the back-off reset period"},
 	SpecChange:   {Name: "SpecChange", Total: true, Params: []*spec.Param{PKind}, Doc: "the container's spec changed"},
 	SandboxDied:  {Name: "SandboxDied", Total: true, Doc: "the pod's sandbox died"},

@@ -121,6 +121,10 @@ func buildTable() []spec.Row {
 		"a started sidecar or regular container whose liveness probe fails is killed", killed)
 	b.ignore(Running, LivenessFail, spec.Not(spec.And(spec.V(Started), kindIs("Sidecar", "Regular"))),
 		"no liveness probe runs before the startup probe, nor on init or ephemeral containers")
+	b.add(Running, StartupFail, "", spec.And(spec.Not(spec.V(Started)), probed), ExitedFailure, KillInstance,
+		"a sidecar or regular container whose startup probe fails is killed", killed)
+	b.ignore(Running, StartupFail, spec.Or(spec.V(Started), spec.Not(probed)),
+		"the startup probe runs only until it succeeds, and not on init or ephemeral containers")
 	b.add(Running, RanLong, "", spec.Lt(spec.N(0), spec.V(BackoffLevel)), Running, 0,
 		"a long run resets the back-off", spec.Set(BackoffLevel, spec.N(0)))
 	b.ignore(Running, RanLong, spec.Eq(spec.V(BackoffLevel), spec.N(0)), "no back-off to reset")
@@ -130,7 +134,7 @@ func buildTable() []spec.Row {
 	b.add(Running, SandboxDied, "", spec.B(true), ExitedFailure, 0,
 		"the instance died with its sandbox", spec.SetEnum(Code, "Other"))
 	for _, s := range allCtrs {
-		for _, ev := range []spec.Event{Exit, StartupOK, LivenessFail, RanLong, SpecChange, SandboxDied} {
+		for _, ev := range []spec.Event{Exit, StartupOK, LivenessFail, StartupFail, RanLong, SpecChange, SandboxDied} {
 			if s != Running {
 				b.ignore(s, ev, spec.B(true), "only a running instance exits, is probed, runs long or is replaced; others wait for the kubelet's decisions")
 			}
