@@ -90,10 +90,22 @@ func (e *ctrdSyncer) pod(name string, grace int64, containers ...v1.Container) *
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "podlife-cri-it", UID: types.UID("term-" + hex.EncodeToString(b))},
 		Spec:       v1.PodSpec{RestartPolicy: v1.RestartPolicyAlways, TerminationGracePeriodSeconds: &grace, Containers: containers},
 	}
+	// The pod is stopped before the test gives the runtime up (the lock of
+	// critest.Exclusive): a pod left running would be an orphan to the
+	// next test's agent. Under load a stop can outlast one try.
 	e.t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), ctrdTimeout)
-		defer cancel()
-		_ = e.s.SyncTerminatingPod(ctx, pod, nil, new(int64(0)), nil)
+		for try := 1; ; try++ {
+			ctx, cancel := context.WithTimeout(context.Background(), ctrdTimeout)
+			err := e.s.SyncTerminatingPod(ctx, pod, nil, new(int64(0)), nil)
+			cancel()
+			if err == nil {
+				break
+			}
+			if try == 3 {
+				e.t.Errorf("cleanup: pod %s (%s) not stopped after %d tries: %v", pod.Name, pod.UID, try, err)
+				break
+			}
+		}
 		e.s.RemoveDeadPod(pod.UID) // Close (the cleanup before) waits for it
 	})
 	return pod
