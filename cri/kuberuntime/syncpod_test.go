@@ -29,10 +29,12 @@ func TestSyncPodCreatesPod(t *testing.T) {
 		wantIDScheme string
 		wantGrace    string
 	}{
+		// A pod of no dnsPolicy is ClusterFirst (as the kubelet falls back):
+		// without --cluster-dns its sandbox gets MissingClusterDNS first.
 		{
 			name:         "images present",
 			present:      []string{"img", "img2"},
-			wantEvents:   []string{"Created", "Started", "Created", "Started"},
+			wantEvents:   []string{"MissingClusterDNS", "Created", "Started", "Created", "Started"},
 			wantIDScheme: "cri://",
 			wantGrace:    "30",
 		},
@@ -40,7 +42,7 @@ func TestSyncPodCreatesPod(t *testing.T) {
 			name:         "images pulled",
 			grace:        new(int64(17)),
 			opts:         Options{RuntimeName: "containerd"},
-			wantEvents:   []string{"Pulling", "Created", "Started", "Pulling", "Created", "Started"},
+			wantEvents:   []string{"MissingClusterDNS", "Pulling", "Created", "Started", "Pulling", "Created", "Started"},
 			wantPulls:    2,
 			wantIDScheme: "containerd://",
 			wantGrace:    "17",
