@@ -125,9 +125,6 @@ func newAPIClients(restCfg *rest.Config) (apiClients, error) {
 	return apiClients{shared: shared, heartbeat: heartbeat, reviews: reviews, http: httpClient}, nil
 }
 
-// maxPods is the node's pod capacity, the kubelet's default maxPods.
-const maxPods = 110
-
 // connectCluster reads the node's kubeconfig (bootstrapping its client
 // certificate first when asked: see clientConfig) and prepares the API pod
 // source, the event recorder, the Node and the mirror pods; nothing talks
@@ -148,14 +145,14 @@ func (a *Agent) connectCluster(ctx context.Context, machine v1.ResourceList, all
 	}
 	client := clients.shared
 	capacity := machine.DeepCopy()
-	capacity[v1.ResourcePods] = *resource.NewQuantity(maxPods, resource.DecimalSI)
+	capacity[v1.ResourcePods] = *resource.NewQuantity(int64(cfg.MaxPods), resource.DecimalSI)
 	nm, err := node.New(node.Config{
 		Client: clients.heartbeat, NodeName: cfg.NodeName, Clock: a.clock, Logger: a.log,
 		Capacity: capacity,
 		Allocatable: v1.ResourceList{
 			v1.ResourceCPU:    *resource.NewMilliQuantity(allocatable.MilliCPU, resource.DecimalSI),
 			v1.ResourceMemory: *resource.NewQuantity(allocatable.Memory, resource.BinarySI),
-			v1.ResourcePods:   *resource.NewQuantity(maxPods, resource.DecimalSI),
+			v1.ResourcePods:   *resource.NewQuantity(int64(cfg.MaxPods), resource.DecimalSI),
 		},
 		Addresses:      nodeAddresses(cfg.NodeName, cfg.NodeIPs),
 		Labels:         cfg.NodeLabels,

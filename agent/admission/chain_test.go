@@ -121,7 +121,7 @@ func TestChainWithoutRegistererCountsNothing(t *testing.T) {
 
 func TestChainOfResourceAdmitter(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	c := NewChain(reg, NewResourceAdmitter(Resources{MilliCPU: 1000, Memory: 1024 * mi}))
+	c := NewChain(reg, NewResourceAdmitter(Resources{MilliCPU: 1000, Memory: 1024 * mi}, 110))
 	active := []*v1.Pod{podOf("a", ctr("800m", "100Mi"))}
 	if got := c.Admit(podOf("fits", ctr("200m", "100Mi")), active); !got.Admit {
 		t.Errorf("fitting pod rejected: %+v", got)

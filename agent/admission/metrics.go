@@ -12,8 +12,8 @@ import (
 var knownReasons = map[string]bool{
 	ReasonOutOfCPU:             true,
 	ReasonOutOfMemory:          true,
+	ReasonOutOfPods:            true,
 	"OutOfephemeral-storage":   true,
-	"OutOfpods":                true,
 	ReasonNodeShutdown:         true,
 	"Evicted":                  true,
 	"UnexpectedAdmissionError": true,

@@ -71,6 +71,20 @@ func TestResourceAdmitter(t *testing.T) {
 			want:   Result{Admit: true},
 		},
 		{
+			name:   "the node has its maxPods",
+			pod:    podOf("new", v1.Container{}),
+			active: []*v1.Pod{podOf("a", v1.Container{}), podOf("b", v1.Container{}), podOf("c", v1.Container{})},
+			want: Result{Reason: "OutOfpods",
+				Message: "Node didn't have enough resource: pods, requested: 1, used: 3, capacity: 3"},
+		},
+		{
+			name:   "the count goes first",
+			pod:    podOf("new", ctr("3", "")),
+			active: []*v1.Pod{podOf("a", v1.Container{}), podOf("b", v1.Container{}), podOf("c", v1.Container{})},
+			want: Result{Reason: "OutOfpods",
+				Message: "Node didn't have enough resource: pods, requested: 1, used: 3, capacity: 3"},
+		},
+		{
 			name:   "the candidate's own UID in active is not counted",
 			pod:    podOf("same", ctr("2", "1Gi")),
 			active: []*v1.Pod{podOf("same", ctr("2", "1Gi"))},
@@ -79,7 +93,7 @@ func TestResourceAdmitter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := NewResourceAdmitter(node).Admit(tt.pod, tt.active); got != tt.want {
+			if got := NewResourceAdmitter(node, 3).Admit(tt.pod, tt.active); got != tt.want {
 				t.Errorf("Admit = %+v\nwant    %+v", got, tt.want)
 			}
 		})

@@ -7,6 +7,7 @@ import v1 "k8s.io/api/core/v1"
 const (
 	ReasonOutOfCPU     = "OutOfcpu"
 	ReasonOutOfMemory  = "OutOfmemory"
+	ReasonOutOfPods    = "OutOfpods"
 	ReasonNodeShutdown = "NodeShutdown"
 )
 

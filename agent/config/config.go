@@ -148,6 +148,9 @@ type Config struct {
 	// pull, so this bounds the whole pull, not a pause in its progress:
 	// set it above the time the largest image takes to pull.
 	ImagePullProgressDeadline metav1.Duration `json:"imagePullProgressDeadline,omitzero"`
+	// MaxPods is the node's pod capacity (the kubelet's maxPods): a pod
+	// beyond it is rejected (OutOfpods), and the Node reports it.
+	MaxPods int `json:"maxPods,omitempty"`
 	// Allocatable is the CPU and memory pods may request; a missing entry
 	// is the machine's own.
 	Allocatable v1.ResourceList `json:"allocatable,omitempty"`
@@ -224,6 +227,7 @@ func Default() Config {
 		ContainerLogMonitorInterval: metav1.Duration{Duration: 10 * time.Second},
 
 		MaxConcurrentRuntimeCalls: 10,
+		MaxPods:                   110,
 		ImagePullProgressDeadline: metav1.Duration{Duration: defaultImagePullProgressDeadline},
 
 		MaximumDeadContainersPerContainer: containergc.DefaultPolicy().MaxPerPodContainer,
@@ -267,6 +271,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MinimumContainerTTLDuration.Duration < 0 {
 		errs = append(errs, fmt.Errorf("minimumContainerTTLDuration must not be negative, got %s", c.MinimumContainerTTLDuration.Duration))
+	}
+	if c.MaxPods < 1 {
+		errs = append(errs, fmt.Errorf("maxPods must be at least 1, got %d", c.MaxPods))
 	}
 	if c.MaxConcurrentRuntimeCalls < 1 {
 		errs = append(errs, fmt.Errorf("maxConcurrentRuntimeCalls must be at least 1, got %d", c.MaxConcurrentRuntimeCalls))

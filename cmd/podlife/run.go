@@ -107,6 +107,7 @@ func addConfigFlags(fs *pflag.FlagSet, c *config.Config) {
 	fs.Var(boolPtrFlag{&c.SerializeImagePulls}, "serialize-image-pulls", "pull images one at a time (default true unless maxParallelImagePulls is 2 or more)")
 	fs.Lookup("serialize-image-pulls").NoOptDefVal = "true"
 	fs.DurationVar(&c.ImagePullProgressDeadline.Duration, "image-pull-progress-deadline", c.ImagePullProgressDeadline.Duration, "cancel an image pull not completed after this long (the CRI reports no progress, so this bounds the whole pull)")
+	fs.IntVar(&c.MaxPods, "max-pods", c.MaxPods, "the node's pod capacity: a pod beyond it is rejected (OutOfpods)")
 	fs.Var(resourceListFlag{&c.Allocatable}, "allocatable", "CPU and memory pods may request, e.g. cpu=2,memory=4Gi; unset: the machine's")
 	fs.DurationVar(&c.ShutdownGracePeriod.Duration, "shutdown-grace-period", c.ShutdownGracePeriod.Duration, "total time a node shutdown waits for pods; 0 disables graceful shutdown")
 	fs.DurationVar(&c.ShutdownGracePeriodCriticalPods.Duration, "shutdown-grace-period-critical-pods", c.ShutdownGracePeriodCriticalPods.Duration, "the last part of --shutdown-grace-period, reserved for critical pods")

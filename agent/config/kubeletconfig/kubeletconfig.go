@@ -25,7 +25,7 @@ const (
 
 // FromAgent is c as a KubeletConfiguration: the fields podlife honours,
 // with the kubelet's names and meanings. Every other field (cgroups,
-// eviction, image GC, maxPods, reserved resources, feature gates ...) stays at its zero value, because podlife does not do what it
+// eviction, image GC, reserved resources, feature gates ...) stays at its zero value, because podlife does not do what it
 // configures; a zero says "not set", not the kubelet's default.
 func FromAgent(c *config.Config) *kubeletconfigv1beta1.KubeletConfiguration {
 	k := &kubeletconfigv1beta1.KubeletConfiguration{
@@ -76,6 +76,7 @@ func FromAgent(c *config.Config) *kubeletconfigv1beta1.KubeletConfiguration {
 		ContainerRuntimeEndpoint: c.RuntimeEndpoint,
 		RegisterWithTaints:       c.RegisterWithTaints,
 		ClusterDNS:               c.ClusterDNS,
+		MaxPods:                  int32(c.MaxPods),
 		ClusterDomain:            c.ClusterDomain,
 	}
 	for _, b := range c.ShutdownGracePeriodByPodPriority {

@@ -77,13 +77,14 @@ var agentRows = []struct {
 		c.ShutdownGracePeriodByPodPriority = []config.ShutdownGracePeriodByPodPriority{{Priority: 100, ShutdownGracePeriodSeconds: 30}}
 	}, func(k *kc) any { return k.ShutdownGracePeriodByPodPriority },
 		[]kubeletconfigv1beta1.ShutdownGracePeriodByPodPriority{{Priority: 100, ShutdownGracePeriodSeconds: 30}}},
+	{"maxPods", func(c *config.Config) { c.MaxPods = 250 }, func(k *kc) any { return k.MaxPods }, int32(250)},
 	{"registerWithTaints", func(c *config.Config) {
 		c.RegisterWithTaints = []v1.Taint{{Key: "dedicated", Effect: v1.TaintEffectNoSchedule}}
 	},
 		func(k *kc) any { return k.RegisterWithTaints }, []v1.Taint{{Key: "dedicated", Effect: v1.TaintEffectNoSchedule}}},
 	{"what podlife does not do stays unset", nil, func(k *kc) any {
-		return []any{k.MaxPods, k.CgroupDriver, k.EvictionHard, k.ImageGCHighThresholdPercent, k.ClusterDNS, k.KubeReserved}
-	}, []any{int32(0), "", map[string]string(nil), (*int32)(nil), []string(nil), map[string]string(nil)}},
+		return []any{k.CgroupDriver, k.EvictionHard, k.ImageGCHighThresholdPercent, k.ClusterDNS, k.KubeReserved}
+	}, []any{"", map[string]string(nil), (*int32)(nil), []string(nil), map[string]string(nil)}},
 }
 
 func TestFromAgent(t *testing.T) {

@@ -167,7 +167,7 @@ var fields = map[string]field{
 	"qosReserved":                  {why: noCgroups},
 	"runtimeRequestTimeout":        {why: "podlife bounds each CRI call by its own deadline"},
 	"hairpinMode":                  {why: cniOwnsNet},
-	"maxPods":                      {same: func(k *KubeletConfiguration) bool { return k.MaxPods == 110 }, why: podlifeFixed + " (110)"},
+	"maxPods":                      {apply: func(k *KubeletConfiguration, c *config.Config) error { c.MaxPods = int(k.MaxPods); return nil }},
 	"podCIDR":                      {why: cniOwnsNet},
 	"podPidsLimit":                 {why: noCgroups},
 	"runOnce":                      {why: "podlife runs as a daemon only"},

@@ -79,8 +79,8 @@ func TestApplyRefusesWhatPodlifeDoesNotHonour(t *testing.T) {
 	}{
 		{"nothing set", "", nil},
 		{"unset values written out", "evictionHard: {}\nclusterDNS: []\nmaxPods: 0\nimageMinimumGCAge: 0s\nlogging: {flushFrequency: 0, options: {json: {infoBufferSize: \"0\"}}}", nil},
-		{"what podlife does anyway", "maxPods: 110\ncgroupsPerQOS: false\nkubeAPIQPS: 50\ntlsMinVersion: VersionTLS12", nil},
-		{"not podlife's value", "maxPods: 200", []string{"maxPods: not honoured: podlife's value is fixed at the kubelet's default (110)"}},
+		{"what podlife does anyway", "cgroupsPerQOS: false\nkubeAPIQPS: 50\ntlsMinVersion: VersionTLS12", nil},
+		{"not podlife's value", "kubeAPIQPS: 20", []string{"kubeAPIQPS: not honoured: podlife's value is fixed at the kubelet's default (50)"}},
 		{"not honoured", "cgroupDriver: systemd\nevictionHard: {memory.available: 100Mi}\nfeatureGates: {Foo: true}",
 			[]string{"cgroupDriver: not honoured: podlife manages no cgroups",
 				"evictionHard: not honoured: podlife does not evict", "featureGates: not honoured: podlife has no feature gates"}},
