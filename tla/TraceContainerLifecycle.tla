@@ -15,12 +15,17 @@
 (* params are taken as the line gives them: the pod-level facts are the    *)
 (* plan's view of the runtime, which the trace does not otherwise carry.  *)
 (*                                                                         *)
-(* The lines of one container form one history: the record before a line  *)
-(* is the record after the container's previous line (a container is the  *)
-(* pair pod, container; its first line may start from any record, as a    *)
-(* trace may begin while the pod runs). seq is the line's number. The     *)
-(* container's spec (kind, policy, rule) is the same on all its lines; a   *)
-(* pod's podNever is the same and its sandbox generation never goes back.  *)
+(* The lines of one container in one sync form one history: the record   *)
+(* before a line is the record after the container's previous line if     *)
+(* that line has the same sync number (a container is the pair pod,       *)
+(* container). Its first line in a sync may start from any record: the    *)
+(* plan observes its containers afresh in each sync, and the runtime's    *)
+(* inputs (an exit, a probe's success) change records between syncs       *)
+(* without a line. Lines of sync 0 (a recorder that sees every            *)
+(* transition) all chain. seq is the line's number; a pod's sync numbers  *)
+(* never go back. The container's spec (kind, policy, rule) is the same   *)
+(* on all its lines; a pod's podNever is the same and its sandbox         *)
+(* generation never goes back.                                            *)
 (*                                                                         *)
 (* A line that cannot be matched leaves no step enabled: TLC stops with a  *)
 (* deadlock there (the cfg keeps CHECK_DEADLOCK TRUE), and Stuck prints    *)
@@ -33,7 +38,7 @@
 (* Limits: the pod-level invariants of ContainerLifecycleProperties read   *)
 (* the whole pod (every container, the sandbox, the phase), which a trace  *)
 (* of transitions does not carry: they are not checked here. A trace that  *)
-(* lost its last lines, or the first lines of a container, passes.         *)
+(* lost its last lines, or a container's first lines in a sync, passes.    *)
 (***************************************************************************)
 EXTENDS ContainerLifecycleTable, Json, Sequences, Integers, FiniteSets, TLC
 
@@ -49,7 +54,7 @@ ASSUME Len(Trace) > 0
 \* Every line has exactly the fields the Recorder writes; params, before and
 \* after exactly the fields of the table's EmptyFacts and EmptyContainer
 \* (but state): a field the table lacks, or a missing one, is an error.
-LineFields == {"seq", "pod", "container", "event", "row", "from", "to", "params", "before", "after", "effects"}
+LineFields == {"seq", "pod", "sync", "container", "event", "row", "from", "to", "params", "before", "after", "effects"}
 RecordFields == DOMAIN EmptyContainer \ {"state"}
 ASSUME \A i \in TraceLines :
     /\ DOMAIN Trace[i] = LineFields
@@ -83,10 +88,10 @@ SameSpec(a, b) == a.kind = b.kind /\ a.policy = b.policy /\ a.rule = b.rule
 
 (***************************************************************************)
 (* Why(n): why line n (the next one) does not match, or "" when it does.  *)
-(* The checks in order: its number; its pod's and container's spec; the   *)
-(* record before against the container's previous line; then the row      *)
-(* CStep fires for that record, the event and the params, and what it     *)
-(* leaves.                                                                 *)
+(* The checks in order: its number; its container's spec, its pod's sync  *)
+(* and spec; the record before against the container's previous line in  *)
+(* the same sync; then the row CStep fires for that record, the event and *)
+(* the params, and what it leaves.                                         *)
 (***************************************************************************)
 Why(n) ==
     LET ln   == Trace[n]
@@ -99,11 +104,13 @@ Why(n) ==
               at \o "seq is " \o ToString(ln.seq) \o ", not " \o ToString(n)
          [] prev # 0 /\ ~SameSpec(Trace[prev].params, ln.params) ->
               at \o "the container's spec changed since line " \o ToString(prev)
+         [] prevPod # 0 /\ Trace[prevPod].sync > ln.sync ->
+              at \o "the pod's sync went back from " \o ToString(Trace[prevPod].sync)
          [] prevPod # 0 /\ Trace[prevPod].params.podNever # ln.params.podNever ->
               at \o "the pod's podNever changed since line " \o ToString(prevPod)
          [] prevPod # 0 /\ Trace[prevPod].params.sandbox > ln.params.sandbox ->
               at \o "the pod's sandbox went back from " \o ToString(Trace[prevPod].params.sandbox)
-         [] prev # 0 /\ RecBefore(ln) # RecAfter(Trace[prev]) ->
+         [] prev # 0 /\ Trace[prev].sync = ln.sync /\ RecBefore(ln) # RecAfter(Trace[prev]) ->
               at \o "the record before, " \o ToString(RecBefore(ln))
                  \o ", is not the one the container's previous line left, "
                  \o ToString(RecAfter(Trace[prev])) \o " (line " \o ToString(prev) \o ")"

@@ -20,12 +20,14 @@ func Check(lines []Line) error {
 	}
 	type key struct{ pod, container string }
 	type record struct {
+		sync  uint64
 		state cfsm.State
 		vars  cfsm.Vars
 	}
 	last := map[key]record{}
 	spec := map[key]cfsm.Params{} // the container's first line's params
 	pods := map[string]cfsm.Params{}
+	syncs := map[string]uint64{}
 	for i, l := range lines {
 		n := i + 1
 		fail := func(format string, args ...any) error {
@@ -39,6 +41,10 @@ func Check(lines []Line) error {
 			return fail("the container's spec changed: kind %s, policy %s, rule %t on its first line; %s, %s, %t here",
 				s.Kind, s.Policy, s.Rule, l.Params.Kind, l.Params.Policy, l.Params.Rule)
 		}
+		if s, ok := syncs[l.Pod]; ok && s > l.Sync {
+			return fail("the pod's sync went back from %d to %d", s, l.Sync)
+		}
+		syncs[l.Pod] = l.Sync
 		if s, ok := pods[l.Pod]; ok && (s.PodNever != l.Params.PodNever || s.Sandbox > l.Params.Sandbox) {
 			return fail("the pod's spec changed or its sandbox went back: podNever %t, sandbox %d on its previous line; %t, %d here",
 				s.PodNever, s.Sandbox, l.Params.PodNever, l.Params.Sandbox)
@@ -47,7 +53,7 @@ func Check(lines []Line) error {
 			spec[k] = l.Params
 		}
 		pods[l.Pod] = l.Params
-		if prev, ok := last[k]; ok && (prev.state != l.From || prev.vars != l.Before) {
+		if prev, ok := last[k]; ok && prev.sync == l.Sync && (prev.state != l.From || prev.vars != l.Before) {
 			return fail("the record before, %s %+v, is not the one the container's previous line left, %s %+v", l.From, l.Before, prev.state, prev.vars)
 		}
 		t, err := cfsm.Fire(l.From, l.Before, l.Event, l.Params)
@@ -61,7 +67,7 @@ func Check(lines []Line) error {
 		case t.Effects != l.Effects:
 			return fail("row %s has the effects [%s], not [%s]", t.Row, t.Effects, l.Effects)
 		}
-		last[k] = record{l.To, l.After}
+		last[k] = record{l.Sync, l.To, l.After}
 	}
 	return nil
 }

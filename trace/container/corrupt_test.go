@@ -14,7 +14,8 @@ import (
 )
 
 // The corrupted traces in testdata/corrupt are the first corruptBase lines
-// of testdata/terminate.ndjson, each with one error. Check must reject each
+// of testdata/terminate.ndjson (or, for the sync rules, of plan.ndjson),
+// each with one error. Check must reject each
 // at its line with its reason, and so must TLC (TestTLCRejectsCorruptTraces
 // and the CI step tlc-container-traces-reject); -update rewrites them and
 // testdata/corrupt/README.md from this table.
@@ -22,6 +23,7 @@ const corruptBase = 20
 
 type corruption struct {
 	name string
+	base string // the trace whose first lines are corrupted; "" for terminate
 	what string // for the README
 	line int    // the line Check and TLC reject (0: the whole trace)
 	// edit changes the lines (a copy of the base); text, if set, then
@@ -102,6 +104,22 @@ var corruptions = []corruption{
 			return ls
 		},
 		goSays: "the pod's spec changed", tlcSays: "line 12 (logger Start): the pod's podNever changed since line 11"},
+	{name: "sync-broken-chain", base: "plan", line: 6, what: "`plan.ndjson`: line 6 (`BackOffBackoffDone`) of sync 3 is missing, the rest renumbered: the sync's next line of proxy starts from `Created`, line 5 left `BackOff`",
+		edit: func(t *testing.T, ls []ctrace.Line) []ctrace.Line {
+			i := nth(t, ls, "BackOffBackoffDone")
+			ls = slices.Delete(ls, i, i+1)
+			for j := range ls {
+				ls[j].Seq = uint64(j + 1)
+			}
+			return ls
+		},
+		goSays: "is not the one the container's previous line left", tlcSays: "line 6 (proxy Begin): the record before"},
+	{name: "sync-back", base: "plan", line: 10, what: "`plan.ndjson`: line 10 says sync 2; the pod's line 9 was in sync 5",
+		edit: func(t *testing.T, ls []ctrace.Line) []ctrace.Line {
+			ls[9].Sync = 2
+			return ls
+		},
+		goSays: "the pod's sync went back from 5 to 2", tlcSays: "line 10 (proxy Restart): the pod's sync went back from 5"},
 	{name: "missing-field", line: 0, what: "line 1 has no `params.anyRan`",
 		text:   func(s string) string { return strings.Replace(s, `,"anyRan":false`, "", 1) },
 		goSays: "container trace line 1: missing field(s) params.anyRan", tlcSays: "DOMAIN Trace[i].params = DOMAIN EmptyFacts"},
@@ -112,8 +130,11 @@ var corruptions = []corruption{
 
 func corruptText(t *testing.T, c corruption) []byte {
 	t.Helper()
-	base := readTrace(t, filepath.Join("testdata", "terminate.ndjson"))[:corruptBase]
-	ls := slices.Clone(base)
+	name := c.base
+	if name == "" {
+		name = "terminate"
+	}
+	ls := readTrace(t, filepath.Join("testdata", name+".ndjson"))[:corruptBase]
 	if c.edit != nil {
 		ls = c.edit(t, ls)
 	}
@@ -128,12 +149,14 @@ func corruptText(t *testing.T, c corruption) []byte {
 }
 
 func TestCorruptTraces(t *testing.T) {
-	base := readTrace(t, filepath.Join("testdata", "terminate.ndjson"))[:corruptBase]
-	if err := ctrace.Check(base); err != nil {
-		t.Fatalf("the base of the corrupted traces is not valid: %v", err)
+	for _, name := range []string{"terminate", "plan"} {
+		if err := ctrace.Check(readTrace(t, filepath.Join("testdata", name+".ndjson"))[:corruptBase]); err != nil {
+			t.Fatalf("the base of the corrupted traces, %s, is not valid: %v", name, err)
+		}
 	}
 	readme := "# Corrupted container traces: TLC must reject every one\n\n" +
-		"Each file is the first " + fmt.Sprint(corruptBase) + " lines of `../terminate.ndjson` with one error (the table `corruptions`\n" +
+		"Each file is the first " + fmt.Sprint(corruptBase) + " lines of `../terminate.ndjson` (or of `../plan.ndjson`, where\n" +
+		"the table says so) with one error (the table `corruptions`\n" +
 		"in `trace/container/corrupt_test.go`; `go test ./trace/container -run TestCorruptTraces -update`\n" +
 		"rewrites them and this file). `TLA2TOOLS_JAR=... tools/tlc.sh --trace-config TraceContainerLifecycle\n" +
 		"--trace-reject trace/container/testdata/corrupt/*.ndjson` (CI step `tlc-container-traces-reject`)\n" +

@@ -39,6 +39,13 @@ type podSpec struct {
 	terminateAfter int
 	// dieAfter: the sandbox may die only after this many steps.
 	dieAfter int
+	// plan: record as a plan does (Recorder.Begin): the kubelet's decisions
+	// in one sync per pod, container after container, each as far as its
+	// rows go; the runtime's exits and startup successes change records
+	// between syncs without a line (the plan observes them); the other
+	// inputs in a sync of their own. Without plan every transition is
+	// recorded in sync 0.
+	plan bool
 }
 
 // pod is the model's state of one pod (ContainerLifecycle.tla's variables).
@@ -171,12 +178,72 @@ func (p *pod) fire(i int, ev cfsm.Event, e cfsm.Params) *step {
 	}
 	noop := t.To == t.From && t.After == t.Before && t.Effects == 0
 	return &step{noop: noop, run: func(rec *ctrace.Recorder) {
-		t, err := rec.Fire(p.spec.uid, p.spec.ctrs[i].name, p.state[i], p.vars[i], ev, e)
-		if err != nil {
-			panic(err) // Enabled said it fires
+		var sync *ctrace.Sync
+		switch {
+		case !p.spec.plan:
+		case ev == cfsm.Exit || ev == cfsm.StartupOK:
+			rec = nil // observed by the next sync, not recorded
+		default:
+			sync = rec.Begin(p.spec.uid)
 		}
-		p.state[i], p.vars[i] = t.To, t.After
+		p.take(rec, sync, i, ev, e)
 		p.settle()
+	}}
+}
+
+// take fires ev for container i and records it in sync, or else in rec's
+// sync 0 (neither if both are nil).
+func (p *pod) take(rec *ctrace.Recorder, sync *ctrace.Sync, i int, ev cfsm.Event, e cfsm.Params) {
+	name := p.spec.ctrs[i].name
+	var t cfsm.Transition
+	var err error
+	if sync != nil {
+		t, err = sync.Fire(name, p.state[i], p.vars[i], ev, e)
+	} else {
+		t, err = rec.Fire(p.spec.uid, name, p.state[i], p.vars[i], ev, e)
+	}
+	if err != nil {
+		panic(err) // the caller checked that a row fires
+	}
+	p.state[i], p.vars[i] = t.To, t.After
+}
+
+// planOrder is the order in which a plan's sync tries the decisions.
+var planOrder = []cfsm.Event{cfsm.Purge, cfsm.Start, cfsm.Begin, cfsm.Replace, cfsm.Restart, cfsm.BackoffDone, cfsm.Stop}
+
+// planSync is one sync of a plan: every container in order takes the
+// decisions its rows allow, one after the other, with the facts of the
+// moment; nil if no decision is enabled.
+func (p *pod) planSync() *step {
+	enabled := func(i int) (cfsm.Event, bool) {
+		for _, ev := range planOrder {
+			if cfsm.Enabled(p.state[i], p.vars[i], ev, p.facts(i)) {
+				return ev, true
+			}
+		}
+		return 0, false
+	}
+	some := false
+	for i := range p.spec.ctrs {
+		if _, ok := enabled(i); ok {
+			some = true
+		}
+	}
+	if !some {
+		return nil
+	}
+	return &step{run: func(rec *ctrace.Recorder) {
+		sync := rec.Begin(p.spec.uid)
+		for i := range p.spec.ctrs {
+			for range 6 {
+				ev, ok := enabled(i)
+				if !ok {
+					break
+				}
+				p.take(rec, sync, i, ev, p.facts(i))
+				p.settle()
+			}
+		}
 	}}
 }
 
@@ -188,8 +255,11 @@ func (p *pod) steps(taken int) []step {
 			out = append(out, *s)
 		}
 	}
+	if p.spec.plan {
+		add(p.planSync())
+	}
 	for i, c := range p.spec.ctrs {
-		for ev := cfsm.Event(0); ev.String() != "Event(invalid)"; ev++ {
+		for ev := cfsm.Event(0); ev.String() != "Event(invalid)" && !p.spec.plan; ev++ {
 			if ev.Decision() {
 				add(p.fire(i, ev, p.facts(i)))
 			}
@@ -218,12 +288,12 @@ func (p *pod) steps(taken int) []step {
 			for i := range facts {
 				facts[i] = p.facts(i)
 			}
+			var sync *ctrace.Sync
+			if p.spec.plan {
+				sync = rec.Begin(p.spec.uid)
+			}
 			for i := range p.spec.ctrs {
-				t, err := rec.Fire(p.spec.uid, p.spec.ctrs[i].name, p.state[i], p.vars[i], cfsm.SandboxDied, facts[i])
-				if err != nil {
-					panic(err) // every state answers SandboxDied
-				}
-				p.state[i], p.vars[i] = t.To, t.After
+				p.take(rec, sync, i, cfsm.SandboxDied, facts[i])
 			}
 			p.ready = false
 			p.settle()

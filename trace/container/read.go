@@ -17,6 +17,7 @@ import (
 type Line struct {
 	Seq       uint64
 	Pod       string
+	Sync      uint64
 	Container string
 	Event     cfsm.Event
 	Row       string
@@ -27,7 +28,7 @@ type Line struct {
 	Effects   cfsm.Effect
 }
 
-var lineKeys = []string{"seq", "pod", "container", "event", "row", "from", "to", "params", "before", "after", "effects"}
+var lineKeys = []string{"seq", "pod", "sync", "container", "event", "row", "from", "to", "params", "before", "after", "effects"}
 
 // Read parses an NDJSON container trace. Every line must be one object with
 // exactly the fields a Recorder writes (none missing, none unknown), and
@@ -67,7 +68,7 @@ func parseLine(text []byte) (Line, error) {
 	for _, f := range []struct {
 		key string
 		dst any
-	}{{"seq", &l.Seq}, {"pod", &l.Pod}, {"container", &l.Container}, {"event", &event}, {"row", &l.Row},
+	}{{"seq", &l.Seq}, {"pod", &l.Pod}, {"sync", &l.Sync}, {"container", &l.Container}, {"event", &event}, {"row", &l.Row},
 		{"from", &from}, {"to", &to}, {"effects", &effects}} {
 		if err := json.Unmarshal(raw[f.key], f.dst); err != nil {
 			return Line{}, fmt.Errorf("%s: %w", f.key, err)

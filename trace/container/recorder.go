@@ -20,11 +20,12 @@ import (
 // Each line is built in a reused buffer with strconv and handed to the
 // underlying io.Writer with one Write call, under the Recorder's lock.
 type Recorder struct {
-	mu  sync.Mutex
-	w   io.Writer
-	buf []byte
-	seq uint64
-	err error
+	mu    sync.Mutex
+	w     io.Writer
+	buf   []byte
+	seq   uint64
+	syncs uint64
+	err   error
 }
 
 // NewRecorder returns a Recorder that writes to w.
@@ -54,8 +55,9 @@ func (r *Recorder) Lines() uint64 {
 }
 
 // Fire fires the event through cfsm.Fire and records the transition of
-// the container name of pod. A refused event is not a transition and is not
-// recorded; its error is returned as Fire returns it.
+// the container name of pod in sync 0 (see Record). A refused event is not
+// a transition and is not recorded; its error is returned as Fire returns
+// it.
 func (r *Recorder) Fire(pod types.UID, name string, s cfsm.State, v cfsm.Vars, ev cfsm.Event, p cfsm.Params) (cfsm.Transition, error) {
 	t, err := cfsm.Fire(s, v, ev, p)
 	if err == nil {
@@ -65,8 +67,60 @@ func (r *Recorder) Fire(pod types.UID, name string, s cfsm.State, v cfsm.Vars, e
 }
 
 // Record writes t, the transition of the container name of pod that
-// cfsm.Fire returned for the event ev and the params p, as the next line.
+// cfsm.Fire returned for the event ev and the params p, as the next line,
+// in sync 0: for a caller that sees every transition of its containers,
+// so that each container's lines form one history from its first line to
+// its last. A plan that observes its containers' records afresh in each
+// sync records through Begin instead.
 func (r *Recorder) Record(pod types.UID, name string, ev cfsm.Event, p cfsm.Params, t cfsm.Transition) {
+	r.write(pod, 0, name, ev, p, t)
+}
+
+// Sync records the transitions of one sync of one pod: the plan observed
+// its containers' records from the runtime and fires rows from there. A
+// container's lines chain within a sync; its first line in a sync may
+// start from any record (the runtime changed it since: an instance exited,
+// a probe passed). A nil *Sync records nothing.
+type Sync struct {
+	r   *Recorder
+	pod types.UID
+	n   uint64
+}
+
+// Begin starts the next sync of pod; its lines carry the sync's number,
+// 1 for the first Begin of the Recorder. A nil Recorder returns a nil
+// *Sync.
+func (r *Recorder) Begin(pod types.UID) *Sync {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.syncs++
+	return &Sync{r: r, pod: pod, n: r.syncs}
+}
+
+// Record writes t, the transition of the container name that cfsm.Fire
+// returned for the event ev and the params p, as the next line of the
+// sync.
+func (s *Sync) Record(name string, ev cfsm.Event, p cfsm.Params, t cfsm.Transition) {
+	if s == nil {
+		return
+	}
+	s.r.write(s.pod, s.n, name, ev, p, t)
+}
+
+// Fire fires the event through cfsm.Fire and records the transition in the
+// sync; a refused event is not recorded.
+func (s *Sync) Fire(name string, st cfsm.State, v cfsm.Vars, ev cfsm.Event, p cfsm.Params) (cfsm.Transition, error) {
+	t, err := cfsm.Fire(st, v, ev, p)
+	if err == nil {
+		s.Record(name, ev, p, t)
+	}
+	return t, err
+}
+
+func (r *Recorder) write(pod types.UID, syncN uint64, name string, ev cfsm.Event, p cfsm.Params, t cfsm.Transition) {
 	if r == nil {
 		return
 	}
@@ -76,7 +130,7 @@ func (r *Recorder) Record(pod types.UID, name string, ev cfsm.Event, p cfsm.Para
 		return
 	}
 	r.seq++
-	b := Line{Seq: r.seq, Pod: string(pod), Container: name, Event: ev, Row: t.Row, From: t.From, To: t.To,
+	b := Line{Seq: r.seq, Pod: string(pod), Sync: syncN, Container: name, Event: ev, Row: t.Row, From: t.From, To: t.To,
 		Params: p, Before: t.Before, After: t.After, Effects: t.Effects}.Append(r.buf[:0])
 	r.buf = b
 	if _, err := r.w.Write(b); err != nil {
@@ -90,6 +144,8 @@ func (l Line) Append(b []byte) []byte {
 	b = strconv.AppendUint(b, l.Seq, 10)
 	b = append(b, `,"pod":`...)
 	b = jsonline.AppendString(b, l.Pod)
+	b = append(b, `,"sync":`...)
+	b = strconv.AppendUint(b, l.Sync, 10)
 	b = append(b, `,"container":`...)
 	b = jsonline.AppendString(b, l.Container)
 	b = append(b, `,"event":"`...)

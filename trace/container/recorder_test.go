@@ -62,10 +62,10 @@ func TestRecorderLineFormat(t *testing.T) {
 	if _, err := rec.Fire("uid-1", "web", cfsm.Running, cfsm.Vars{Gen: 1}, cfsm.Stop, kill); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"seq":1,"pod":"uid-1","container":"proxy","event":"Exit","row":"RunningExitFailure","from":"Running","to":"ExitedFailure",` +
+	want := `{"seq":1,"pod":"uid-1","sync":0,"container":"proxy","event":"Exit","row":"RunningExitFailure","from":"Running","to":"ExitedFailure",` +
 		`"params":{"kind":"Sidecar","policy":"Always","rule":false,"code":"Other","sandbox":1,"sandboxReady":true,"terminating":false,"first":false,"beforeKind":"Init","beforeState":"ExitedSuccess","beforeGen":1,"beforeStarted":false,"mainSeen":false,"regularsStopped":true,"laterSidecarsStopped":false,"phase":"Running","podNever":false,"anyRan":true},` +
 		`"before":{"gen":1,"started":true,"code":"None","backoff":2,"replacing":false},"after":{"gen":1,"started":true,"code":"Other","backoff":2,"replacing":false},"effects":[]}` + "\n" +
-		`{"seq":2,"pod":"uid-1","container":"web","event":"Stop","row":"RunningStop","from":"Running","to":"ExitedFailure",` +
+		`{"seq":2,"pod":"uid-1","sync":0,"container":"web","event":"Stop","row":"RunningStop","from":"Running","to":"ExitedFailure",` +
 		`"params":{"kind":"Regular","policy":"Always","rule":false,"code":"None","sandbox":1,"sandboxReady":false,"terminating":true,"first":true,"beforeKind":"Init","beforeState":"NotCreated","beforeGen":0,"beforeStarted":false,"mainSeen":false,"regularsStopped":false,"laterSidecarsStopped":false,"phase":"Pending","podNever":false,"anyRan":false},` +
 		`"before":{"gen":1,"started":false,"code":"None","backoff":0,"replacing":false},"after":{"gen":1,"started":false,"code":"Killed","backoff":0,"replacing":false},"effects":["KillInstance"]}` + "\n"
 	if got := buf.String(); got != want {
@@ -179,6 +179,63 @@ func TestNilRecorder(t *testing.T) {
 	if rec.Lines() != 0 || rec.Err() != nil {
 		t.Fatal("a nil Recorder has lines or an error")
 	}
+}
+
+// A plan records each sync through Begin: its lines carry the sync's
+// number, and a container's first line in a sync may start from the record
+// the plan observed, not the one its previous sync left.
+func TestSyncs(t *testing.T) {
+	var buf bytes.Buffer
+	rec := ctrace.NewRecorder(&buf)
+	p := cfsm.Params{Kind: cfsm.ContainerKindRegular, Policy: cfsm.RestartPolicyAlways, SandboxReady: true, First: true}
+	s1 := rec.Begin("uid-1")
+	if _, err := s1.Fire("web", cfsm.NotCreated, cfsm.Vars{}, cfsm.Start, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s1.Fire("web", cfsm.Created, cfsm.Vars{}, cfsm.Begin, p); err != nil {
+		t.Fatal(err)
+	}
+	other := rec.Begin("uid-2")
+	// The instance exited between the syncs: the next one observes it.
+	s2 := rec.Begin("uid-1")
+	if _, err := s2.Fire("web", cfsm.ExitedFailure, cfsm.Vars{Code: cfsm.ExitCodeOther}, cfsm.Restart, p); err != nil {
+		t.Fatal(err)
+	}
+	other.Record("web", cfsm.Start, p, mustFire(t, cfsm.NotCreated, cfsm.Vars{}, cfsm.Start, p))
+	lines, err := ctrace.Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var syncs []uint64
+	for _, l := range lines {
+		syncs = append(syncs, l.Sync)
+	}
+	if !slices.Equal(syncs, []uint64{1, 1, 3, 2}) {
+		t.Fatalf("the lines' syncs are %v, want [1 1 3 2]", syncs)
+	}
+	if err := ctrace.Check(lines); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	// In one sync the same jump is a missing line.
+	lines[2].Sync = 1
+	if err := ctrace.Check(lines); err == nil || !strings.Contains(err.Error(), "line 3 ") {
+		t.Fatalf("Check of a sync whose lines do not chain: %v", err)
+	}
+	var nilRec *ctrace.Recorder
+	if s := nilRec.Begin("uid-1"); s != nil {
+		t.Fatal("a nil Recorder began a sync")
+	} else if _, err := s.Fire("web", cfsm.NotCreated, cfsm.Vars{}, cfsm.Start, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustFire(t *testing.T, s cfsm.State, v cfsm.Vars, ev cfsm.Event, p cfsm.Params) cfsm.Transition {
+	t.Helper()
+	tr, err := cfsm.Fire(s, v, ev, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }
 
 // Fire records what it fires and nothing when the event is refused.

@@ -58,6 +58,13 @@ var scenarios = []struct {
 		{uid: "uid-b", ctrs: []ctrSpec{proxy, job}, maxSandbox: 1, specChanges: true, terminations: true, terminateAfter: 200},
 		{uid: "uid-c", ctrs: []ctrSpec{web, job}, maxSandbox: 1, probes: true, specChanges: true, dieAfter: 100},
 	}},
+	// Two pods recorded as a plan records them (podSpec.plan): decisions
+	// in syncs, exits and startup successes observed between them.
+	{"plan", 1, 200, []*podSpec{
+		{uid: "uid-plan-a", ctrs: []ctrSpec{initC, proxy, web, job}, maxSandbox: 2, probes: true, specChanges: true,
+			terminations: true, terminateAfter: 150, dieAfter: 40, plan: true},
+		{uid: "uid-plan-b", ctrs: []ctrSpec{initC, web}, maxSandbox: 1, probes: true, dieAfter: 20, plan: true},
+	}},
 	// A pod deleted while its containers run: regular containers are
 	// stopped first, then the sidecars in reverse order; an ephemeral
 	// container, whose spec cannot change.
