@@ -192,7 +192,7 @@ func (p *pod) fire(i int, ev cfsm.Event, e cfsm.Params) *step {
 }
 
 // take fires ev for container i and records it in sync, or else in rec's
-// sync 0 (neither if both are nil).
+// sync 0 (neither if both are nil: an input a plan observes).
 func (p *pod) take(rec *ctrace.Recorder, sync *ctrace.Sync, i int, ev cfsm.Event, e cfsm.Params) {
 	name := p.spec.ctrs[i].name
 	var t cfsm.Transition
@@ -269,14 +269,21 @@ func (p *pod) steps(taken int) []step {
 			e.Code = code
 			add(p.fire(i, cfsm.Exit, e))
 		}
-		add(p.fire(i, cfsm.StartupOK, p.facts(i)))
-		if !p.terminating {
-			if p.spec.probes {
-				add(p.fire(i, cfsm.LivenessFail, p.facts(i)))
-				add(p.fire(i, cfsm.RanLong, p.facts(i)))
-			}
-			if p.spec.specChanges {
-				add(p.fire(i, cfsm.SpecChange, p.facts(i)))
+		// The other inputs: StartupOK always; while the pod runs, spec
+		// changes and the probes' other results (LivenessFail, RanLong,
+		// and any the table gains) as the pod allows.
+		for ev := cfsm.Event(0); ev.String() != "Event(invalid)"; ev++ {
+			switch {
+			case ev.Decision() || ev == cfsm.Exit || ev == cfsm.SandboxDied:
+			case ev == cfsm.StartupOK:
+				add(p.fire(i, ev, p.facts(i)))
+			case p.terminating:
+			case ev == cfsm.SpecChange:
+				if p.spec.specChanges {
+					add(p.fire(i, ev, p.facts(i)))
+				}
+			case p.spec.probes:
+				add(p.fire(i, ev, p.facts(i)))
 			}
 		}
 	}

@@ -40,11 +40,11 @@ var scenarios = []struct {
 }{
 	// Sidecars and an init container, with probes, spec changes, two
 	// sandbox deaths and the pod's deletion.
-	{"sidecars", 2, 250, []*podSpec{{uid: "uid-sidecars", ctrs: []ctrSpec{initC, proxy, logger, web, job},
+	{"sidecars", 10, 250, []*podSpec{{uid: "uid-sidecars", ctrs: []ctrSpec{initC, proxy, logger, web, job},
 		maxSandbox: 2, specChanges: true, probes: true, terminations: true, terminateAfter: 180, dieAfter: 60}}},
 	// A pod with restartPolicy Never: nothing restarts, a dead sandbox is
 	// recreated only if nothing ran; an ephemeral container.
-	{"never", 2, 150, []*podSpec{{uid: "uid-never", podNever: true, maxSandbox: 2, terminations: true, terminateAfter: 40, probes: true, specChanges: true, ctrs: []ctrSpec{
+	{"never", 1, 150, []*podSpec{{uid: "uid-never", podNever: true, maxSandbox: 2, terminations: true, terminateAfter: 40, probes: true, specChanges: true, ctrs: []ctrSpec{
 		{name: "setup", kind: cfsm.ContainerKindInit, policy: cfsm.RestartPolicyNever, codes: []cfsm.ExitCode{cfsm.ExitCodeZero, cfsm.ExitCodeOther}},
 		{name: "main", kind: cfsm.ContainerKindRegular, policy: cfsm.RestartPolicyNever, codes: []cfsm.ExitCode{cfsm.ExitCodeZero, cfsm.ExitCodeOther}},
 		{name: "debug", kind: cfsm.ContainerKindEphemeral, policy: cfsm.RestartPolicyNever, codes: []cfsm.ExitCode{cfsm.ExitCodeZero}},
@@ -53,14 +53,14 @@ var scenarios = []struct {
 	// sandbox deaths (beyond the model's GenValues, which Fire does not
 	// bound); its web container also reports exits without a code of its
 	// own (None, Killed), which the model's runtime does not.
-	{"pods", 2, 300, []*podSpec{
+	{"pods", 11, 300, []*podSpec{
 		{uid: "uid-a", ctrs: []ctrSpec{initC, webKilled}, maxSandbox: 3, probes: true, specChanges: true, terminations: true, terminateAfter: 220, dieAfter: 50},
 		{uid: "uid-b", ctrs: []ctrSpec{proxy, job}, maxSandbox: 1, specChanges: true, terminations: true, terminateAfter: 200},
 		{uid: "uid-c", ctrs: []ctrSpec{web, job}, maxSandbox: 1, probes: true, specChanges: true, dieAfter: 100},
 	}},
 	// Two pods recorded as a plan records them (podSpec.plan): decisions
 	// in syncs, exits and startup successes observed between them.
-	{"plan", 1, 200, []*podSpec{
+	{"plan", 9, 200, []*podSpec{
 		{uid: "uid-plan-a", ctrs: []ctrSpec{initC, proxy, web, job}, maxSandbox: 2, probes: true, specChanges: true,
 			terminations: true, terminateAfter: 150, dieAfter: 40, plan: true},
 		{uid: "uid-plan-b", ctrs: []ctrSpec{initC, web}, maxSandbox: 1, probes: true, dieAfter: 20, plan: true},
@@ -68,12 +68,26 @@ var scenarios = []struct {
 	// A pod deleted while its containers run: regular containers are
 	// stopped first, then the sidecars in reverse order; an ephemeral
 	// container, whose spec cannot change.
-	{"terminate", 6, 150, []*podSpec{{uid: "uid-terminate", ctrs: []ctrSpec{proxy, logger, web, job, debug},
+	{"terminate", 11, 150, []*podSpec{{uid: "uid-terminate", ctrs: []ctrSpec{proxy, logger, web, job, debug},
 		probes: true, specChanges: true, terminations: true, terminateAfter: 80}}},
+}
+
+// traceNames are the committed traces: the scenarios and the script.
+func traceNames() []string {
+	names := []string{"script"}
+	for _, s := range scenarios {
+		names = append(names, s.name)
+	}
+	return names
 }
 
 func record(t *testing.T, name string) []byte {
 	t.Helper()
+	if name == "script" {
+		var buf bytes.Buffer
+		script(ctrace.NewRecorder(&buf))
+		return buf.Bytes()
+	}
 	for _, s := range scenarios {
 		if s.name == name {
 			var buf bytes.Buffer
@@ -90,9 +104,9 @@ func record(t *testing.T, name string) []byte {
 }
 
 func TestTraces(t *testing.T) {
-	for _, s := range scenarios {
-		t.Run(s.name, func(t *testing.T) {
-			got := record(t, s.name)
+	for _, name := range traceNames() {
+		t.Run(name, func(t *testing.T) {
+			got := record(t, name)
 			lines, err := ctrace.Read(bytes.NewReader(got))
 			if err != nil {
 				t.Fatal(err)
@@ -100,7 +114,7 @@ func TestTraces(t *testing.T) {
 			if err := ctrace.Check(lines); err != nil {
 				t.Fatalf("Check rejects a history of the model: %v", err)
 			}
-			path := filepath.Join("testdata", s.name+".ndjson")
+			path := filepath.Join("testdata", name+".ndjson")
 			if *update {
 				if err := os.WriteFile(path, got, 0o644); err != nil {
 					t.Fatal(err)
