@@ -7,15 +7,17 @@
 #            with a line starting "\* OUTSIDE CI" (MCThreePods: too long for
 #            CI), or only the configs named by --config, e.g. --config
 #            MCPodLifecycle or --config MCThreePods; may be repeated), then,
-#            without --config, every tla/Trace*.cfg against
+#            without --config, tla/TracePodLifecycle.cfg against
 #            tla/trace.ndjson if that file exists
 #        tools/tlc.sh --sany
 #            SANY on every tla/*.tla, nothing else
-#        tools/tlc.sh --trace FILE...
+#        tools/tlc.sh [--trace-config NAME] --trace FILE...
 #            trace validation: every FILE must be a behaviour of the model
-#            (each tla/Trace*.cfg once per FILE); an empty FILE (no line, or
-#            only blank lines) is refused before TLC runs
-#        tools/tlc.sh --trace-reject FILE...
+#            of the trace config NAME (default TracePodLifecycle, the pod
+#            traces of package trace; TraceContainerLifecycle for the
+#            container traces of trace/container); an empty FILE (no line,
+#            or only blank lines) is refused before TLC runs
+#        tools/tlc.sh [--trace-config NAME] --trace-reject FILE...
 #            the opposite: TLC must reject every FILE, by a deadlock (a line
 #            that matches no step) or a failed ASSUME (e.g. an empty trace);
 #            a FILE that TLC accepts, or any other TLC error, is a failure
@@ -56,7 +58,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 die_usage() {
   echo "tlc: $*" >&2
-  echo "usage: tools/tlc.sh [--config NAME]... [--dump OUT_DIR] | --sany | --trace FILE... | --trace-reject FILE..." >&2
+  echo "usage: tools/tlc.sh [--config NAME]... [--dump OUT_DIR] | --sany | [--trace-config NAME] (--trace FILE... | --trace-reject FILE...)" >&2
   exit 2
 }
 
@@ -64,6 +66,8 @@ mode=mc
 dump_dir=""
 configs=()
 traces=()
+trace_config=TracePodLifecycle
+trace_config_given=""
 set_mode() {
   [[ $mode == mc ]] || die_usage "$1 cannot be combined with --$mode"
   mode="${1#--}"
@@ -76,6 +80,9 @@ while [[ $# -gt 0 ]]; do
     --config)
       [[ $# -ge 2 ]] || die_usage "--config needs a NAME"
       configs+=("${2%.cfg}"); shift 2 ;;
+    --trace-config)
+      [[ $# -ge 2 ]] || die_usage "--trace-config needs a NAME"
+      trace_config="${2%.cfg}"; trace_config_given=1; shift 2 ;;
     --sany)
       set_mode "$1"; shift ;;
     --trace|--trace-reject)
@@ -88,6 +95,9 @@ while [[ $# -gt 0 ]]; do
     *) die_usage "unknown argument: $1" ;;
   esac
 done
+if [[ $mode != trace* && -n "$trace_config_given" ]]; then
+  die_usage "--trace-config is for --trace and --trace-reject"
+fi
 if [[ $mode != mc && ( ${#configs[@]} -gt 0 || -n "$dump_dir" ) ]]; then
   die_usage "--config and --dump are for model checking, not --$mode"
 fi
@@ -97,7 +107,7 @@ mc_cfgs=()
 for c in "$root"/tla/MC*.cfg; do
   grep -q '^\\\* OUTSIDE CI' "$c" || mc_cfgs+=("$c")
 done
-trace_cfgs=("$root"/tla/Trace*.cfg)
+trace_cfgs=("$root/tla/$trace_config.cfg")
 all_modules=("$root"/tla/*.tla)
 shopt -u nullglob
 
@@ -112,9 +122,10 @@ if [[ ${#configs[@]} -gt 0 ]]; then
     mc_cfgs+=("$root/tla/$c.cfg")
   done
 fi
-if [[ $mode == trace* && ${#trace_cfgs[@]} -eq 0 ]]; then
-  echo "tlc: FAIL: --$mode given but there is no tla/Trace*.cfg" >&2
-  exit 1
+if [[ "$trace_config" != Trace* || ! -f "${trace_cfgs[0]}" ]]; then
+  known=()
+  for k in "$root"/tla/Trace*.cfg; do known+=("$(basename "${k%.cfg}")"); done
+  die_usage "--trace-config $trace_config: no tla/$trace_config.cfg (the trace configs are: ${known[*]})"
 fi
 
 if [[ -z "${TLA2TOOLS_JAR:-}" ]]; then
@@ -253,11 +264,15 @@ trace_line() {
 
 # rejection LOG MODULE_FILE TRACE: what TLC's rejection of TRACE says.
 rejection() {
-  local log="$1" module="$2" trace="$3" l from to
+  local log="$1" module="$2" trace="$3" l from to why
   if grep -q 'Deadlock reached' "$log"; then
     # The last state of the error trace has l = the first unmatched line.
     l="$(grep -oE '^/\\ l = [0-9]+' "$log" | tail -n 1 | grep -oE '[0-9]+$' || true)"
-    if [[ -n "$l" ]] && trace_line "$trace" "$l" | grep -q '"event" *: *"SyncKnownPods"'; then
+    # A trace module may print why the line does not match ("line N: ...").
+    why="$(grep -E '^"line [0-9]+' "$log" | head -n 1 | sed -E 's/^"(.*)"$/\1/; s/\\"/"/g' | cut -c1-400 || true)"
+    if [[ -n "$why" ]]; then
+      echo "deadlock: $why"
+    elif [[ -n "$l" ]] && trace_line "$trace" "$l" | grep -q '"event" *: *"SyncKnownPods"'; then
       echo "deadlock: the SyncKnownPods call whose first line is line $l matches no step of the model: $(trace_line "$trace" "$l")"
     elif [[ -n "$l" ]]; then
       echo "deadlock: line $l matches no step of the model: $(trace_line "$trace" "$l")"

@@ -3,11 +3,11 @@ package trace
 import (
 	"io"
 	"strconv"
-	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/fsm"
+	"github.com/podlife/podlife/internal/jsonline"
 )
 
 // Writer is an fsm.Observer that writes every transition as one NDJSON line
@@ -58,13 +58,13 @@ func (w *Writer) Transition(t fsm.Transition) {
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendUint(b, w.seq, 10)
 	b = append(b, `,"pod":`...)
-	b = appendString(b, string(t.Pod))
+	b = jsonline.AppendString(b, string(t.Pod))
 	b = append(b, `,"fullName":`...)
-	b = appendString(b, t.FullName)
+	b = jsonline.AppendString(b, t.FullName)
 	b = append(b, `,"event":"`...)
 	b = append(b, t.Event.String()...)
 	b = append(b, `","row":`...)
-	b = appendString(b, t.Row)
+	b = jsonline.AppendString(b, t.Row)
 	b = append(b, `,"from":"`...)
 	b = append(b, t.From.String()...)
 	b = append(b, `","to":"`...)
@@ -135,51 +135,4 @@ func appendVars(b []byte, v *fsm.Vars) []byte {
 	b = append(b, `","waiters":`...)
 	b = strconv.AppendBool(b, v.Waiters)
 	return append(b, '}')
-}
-
-const hex = "0123456789abcdef"
-
-// appendString appends s as a JSON string. UIDs and pod names are plain
-// ASCII in practice and are copied as they are; anything else is escaped as
-// encoding/json would (control characters as \u00XX, invalid UTF-8 as
-// U+FFFD).
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
