@@ -301,7 +301,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.source != nil {
 		wg.Go(func() {
 			every := a.cfg.FileCheckFrequency.Duration
-			wake := manifests.Notify(inner, a.source.Dir(), every, a.reportManifestError)
+			wake := a.source.Watch(inner, every, a.reportManifestError)
 			a.source.Run(inner, every, wake, a.handleChangeLocking, a.reportManifestError)
 		})
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/podlife/podlife/agent/token"
 	"github.com/podlife/podlife/cri/envvars"
 	"github.com/podlife/podlife/cri/volume"
+	"github.com/podlife/podlife/fsm"
 	"github.com/podlife/podlife/kubetypes"
 )
 
@@ -279,24 +280,36 @@ func (q engineQueries) ShouldPodRuntimeBeRemoved(uid types.UID) bool {
 	return q.a.workers.ShouldPodRuntimeBeRemoved(uid)
 }
 
-// syncMirrors makes the API's mirror pods match the admitted static pods
-// that are not terminating (the kubelet's housekeeping does the same), and
-// returns how many it keeps. A static pod terminating keeps its mirror
-// until the engine finished it.
+// syncMirrors keeps the API's mirror pods as the kubelet does, and returns
+// how many static pods have theirs reconciled. As the kubelet reconciles a
+// mirror pod in the static pod's own sync, only a static pod the engine
+// started (it holds its full name) and that is not terminating gets its
+// mirror created or replaced: a new version of a manifest waits while the
+// old one stops, and so does the old version's mirror, Running through its
+// grace period. A mirror is deleted only once no admitted static pod has
+// its full name and the engine is not stopping the one that had it.
 func (a *Agent) syncMirrors(ctx context.Context) int {
 	a.mu.Lock()
-	var statics []*v1.Pod
+	var started []*v1.Pod
+	named := map[string]bool{}
 	for _, pod := range a.desiredLocked() {
-		if kubetypes.IsStatic(pod) && !a.workers.IsPodTerminationRequested(pod.UID) {
-			statics = append(statics, pod)
+		if !kubetypes.IsStatic(pod) {
+			continue
+		}
+		named[kubetypes.FullName(pod.Name, pod.Namespace)] = true
+		if state, ok := a.workers.State(pod.UID); ok && state != fsm.Waiting && !a.workers.IsPodTerminationRequested(pod.UID) {
+			started = append(started, pod)
 		}
 	}
 	a.mu.Unlock()
-	err := a.cluster.mirrors.Sync(ctx, statics, a.cluster.source.Mirrors(), a.workers.IsPodForMirrorPodTerminatingByFullName)
+	keep := func(fullName string) bool {
+		return named[fullName] || a.workers.IsPodForMirrorPodTerminatingByFullName(fullName)
+	}
+	err := a.cluster.mirrors.Sync(ctx, started, a.cluster.source.Mirrors(), keep)
 	if err != nil {
 		a.log.Warn("mirror pods: not all in place; retried at the next housekeeping", "err", err)
 	}
-	return len(statics)
+	return len(started)
 }
 
 // sourcesReady reports whether every pod source delivered its pods once:

@@ -116,11 +116,13 @@ func fullName(pod *v1.Pod) string { return kubetypes.FullName(pod.Name, pod.Name
 // as in the kubelet's config merge: a file whose UID changed is a Remove and
 // an Add; a pod whose UID stays is an Update when its decoded form (which
 // has no config.seen) or its path changed, even if its name changed too
-// (possible only with a UID written in the manifest).
-func (s *Source) diff(accepted map[types.UID]candidate) []kubetypes.Change {
+// (possible only with a UID written in the manifest). A pod whose file the
+// watch saw removed (removed, by path) is a Remove, and an Add if a file
+// at that path gives it again.
+func (s *Source) diff(accepted map[types.UID]candidate, removed map[string]bool) []kubetypes.Change {
 	var changes []kubetypes.Change
 	for uid, old := range s.reported {
-		if _, ok := accepted[uid]; !ok {
+		if _, ok := accepted[uid]; !ok || removed[old.path] {
 			changes = append(changes, kubetypes.Change{Op: kubetypes.Remove, Pod: old.pod, Path: old.path})
 			delete(s.reported, uid)
 		}

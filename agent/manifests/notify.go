@@ -21,13 +21,28 @@ import (
 // every retry); a watch that fails is reported to report (may be nil) and
 // set up again after retry. The watch ends with ctx.
 func Notify(ctx context.Context, dir string, retry time.Duration, report func(error)) <-chan struct{} {
+	return notify(ctx, dir, retry, report, nil)
+}
+
+// Watch is Notify for s's directory, which also tells s of every file
+// removed or renamed away (Removed) before it wakes the scan: a manifest
+// removed and written again before the scan runs is still a removal, and
+// its pod is stopped and started again, as the kubelet's file source,
+// which sends each inotify event on its own, does.
+func (s *Source) Watch(ctx context.Context, retry time.Duration, report func(error)) <-chan struct{} {
+	return notify(ctx, s.dir, retry, report, s.Removed)
+}
+
+// notify is Notify, calling removed (may be nil) with each path removed or
+// renamed away.
+func notify(ctx context.Context, dir string, retry time.Duration, report func(error), removed func(path string)) <-chan struct{} {
 	if retry <= 0 {
 		retry = DefaultInterval
 	}
 	wake := make(chan struct{}, 1)
 	go func() {
 		for {
-			err := watch(ctx, dir, wake)
+			err := watch(ctx, dir, wake, removed)
 			if ctx.Err() != nil {
 				return
 			}
@@ -46,9 +61,10 @@ func Notify(ctx context.Context, dir string, retry time.Duration, report func(er
 	return wake
 }
 
-// watch sends on wake for every event in dir until ctx ends or the watch
+// watch sends on wake for every event in dir, after calling removed (may
+// be nil) for a path removed or renamed away, until ctx ends or the watch
 // fails. A missing dir is no error: Scan reports it.
-func watch(ctx context.Context, dir string, wake chan<- struct{}) error {
+func watch(ctx context.Context, dir string, wake chan<- struct{}, removed func(path string)) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
@@ -73,6 +89,9 @@ func watch(ctx context.Context, dir string, wake chan<- struct{}) error {
 			}
 			if ev.Name == dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
 				return nil // the directory itself went: watched again once it is back
+			}
+			if removed != nil && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+				removed(ev.Name)
 			}
 			poke(wake)
 		case err, ok := <-w.Errors:

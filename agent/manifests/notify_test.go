@@ -18,14 +18,19 @@ import (
 // and the reported errors.
 func runNotified(t *testing.T, e *env, retry time.Duration) (<-chan string, <-chan error) {
 	t.Helper()
+	return runWoken(t, e, func(ctx context.Context) <-chan struct{} { return Notify(ctx, e.dir, retry, nil) })
+}
+
+// runWoken is runNotified with the wake wake returns.
+func runWoken(t *testing.T, e *env, wake func(context.Context) <-chan struct{}) (<-chan string, <-chan error) {
+	t.Helper()
 	changes := make(chan string, 100)
 	errs := make(chan error, 100)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		wake := Notify(ctx, e.dir, retry, nil)
-		e.src.Run(ctx, time.Hour, wake, func(c kubetypes.Change) { changes <- show(c) }, func(err error) { errs <- err })
+		e.src.Run(ctx, time.Hour, wake(ctx), func(c kubetypes.Change) { changes <- show(c) }, func(err error) { errs <- err })
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -88,4 +93,20 @@ func TestNotifyWatchesADirectoryMadeLater(t *testing.T) {
 		}
 		expectChange(t, changes, "Remove a.yaml")
 	}
+}
+
+// A manifest removed and written again at once, as the node e2e suite's
+// "should successfully recreate when file is removed and recreated" does,
+// is a removal and an addition of its pod, even when the scan the watch
+// wakes sees only the file as it was.
+func TestWatchSeesARemovalUndone(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after runWoken's cleanup
+	e := newEnv(t)
+	e.write("a.yaml", podYAML("a", "i"))
+	changes, _ := runWoken(t, e, func(ctx context.Context) <-chan struct{} { return e.src.Watch(ctx, time.Hour, nil) })
+	expectChange(t, changes, "Add a.yaml")
+	e.remove("a.yaml")
+	e.write("a.yaml", podYAML("a", "i"))
+	expectChange(t, changes, "Remove a.yaml")
+	expectChange(t, changes, "Add a.yaml")
 }

@@ -31,6 +31,9 @@ type Source struct {
 	reported map[types.UID]*reported // the pods reported and not removed
 	dirErr   string                  // the directory error last reported
 	dirFault error                   // the directory's fault as of the last Scan
+	// removed are the paths the watch saw removed since the last Scan
+	// (Removed), whatever is at them now.
+	removed map[string]bool
 }
 
 // file is what is known of one manifest path.
@@ -83,6 +86,21 @@ func NewSource(dir, nodeName string, clk clock.WithTicker) (*Source, error) {
 	}, nil
 }
 
+// Removed records that the file at path was removed (or renamed away): the
+// next Scan reports the removal of the pod it had, and, if a file is back
+// at path, that file's pod as a new one, even if it is the same pod. The
+// directory alone cannot show a file removed and written again between
+// two scans; the kubelet, which sees each inotify event, stops and starts
+// its pod again.
+func (s *Source) Removed(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.removed == nil {
+		s.removed = map[string]bool{}
+	}
+	s.removed[filepath.Clean(path)] = true
+}
+
 // Dir is the absolute path of the manifest directory.
 func (s *Source) Dir() string { return s.dir }
 
@@ -108,7 +126,9 @@ func (s *Source) Scan() (changes []kubetypes.Change, errs []error) {
 	s.files = s.read(paths)
 	accepted, conflicts := s.resolve(paths)
 	errs = append(errs, s.fileErrors(paths, conflicts)...)
-	return s.diff(accepted), errs
+	removed := s.removed
+	s.removed = nil
+	return s.diff(accepted, removed), errs
 }
 
 func (s *Source) reportDirErr(err error, errs []error) []error {

@@ -120,6 +120,9 @@ func write(name, content string) func(*env) { return func(e *env) { e.write(name
 func remove(name string) func(*env)         { return func(e *env) { e.remove(name) } }
 func rename(from, to string) func(*env)     { return func(e *env) { e.rename(from, to) } }
 
+// removed tells the source what its watch would: the file was removed.
+func removed(name string) func(*env) { return func(e *env) { e.src.Removed(e.path(name)) } }
+
 // copyFile copies as cp does: the copy is modified now.
 func copyFile(from, to string) func(*env) {
 	return func(e *env) {
@@ -167,6 +170,24 @@ func TestScan(t *testing.T) {
 		{"an edit replaces the pod (new UID)", []step{
 			{do: write("a.yaml", podYAML("p", "img:1")), changes: []string{"Add a.yaml p-n1"}},
 			{do: write("a.yaml", podYAML("p", "img:2")), changes: []string{"Remove a.yaml p-n1", "Add a.yaml p-n1"}},
+		}},
+		{"removed and written again between scans, unseen: no change", []step{
+			{do: write("a.yaml", podYAML("p", "img:1")), changes: []string{"Add a.yaml p-n1"}},
+			{do: all(remove("a.yaml"), write("a.yaml", podYAML("p", "img:1")))},
+		}},
+		{"removed and written again between scans, seen by the watch: the pod stops and starts again", []step{
+			{do: write("a.yaml", podYAML("p", "img:1")), changes: []string{"Add a.yaml p-n1"}},
+			{do: all(remove("a.yaml"), removed("a.yaml"), write("a.yaml", podYAML("p", "img:1"))),
+				changes: []string{"Remove a.yaml p-n1", "Add a.yaml p-n1"}},
+			{},
+		}},
+		{"removed and written again empty: the last good version stops and starts again", []step{
+			{do: write("a.yaml", podYAML("p", "img:1")), changes: []string{"Add a.yaml p-n1"}},
+			{do: all(remove("a.yaml"), removed("a.yaml"), write("a.yaml", "")),
+				changes: []string{"Remove a.yaml p-n1", "Add a.yaml p-n1"}, errs: [][]string{{"a.yaml", "empty"}}},
+		}},
+		{"a removal seen of a file never reported changes nothing", []step{
+			{do: all(write("b.yaml", podYAML("q", "img:1")), removed("a.yaml")), changes: []string{"Add b.yaml q-n1"}},
 		}},
 		{"a comment is not a change", []step{
 			{do: write("a.yaml", podYAML("p", "img:1")), changes: []string{"Add a.yaml p-n1"}},

@@ -40,16 +40,19 @@ func New(cfg Config) *Manager {
 	return &Manager{cfg: cfg, log: log.With("node", cfg.NodeName)}
 }
 
-// Sync makes the mirror pods in the API match statics, the admitted static
-// pods that are not terminating, given mirrors, the API's mirror pods on
-// this node as the caller's informer has them (other pods in it are
-// ignored). It creates a missing mirror; deletes and recreates a mirror
-// whose static pod changed (another config.hash), that is being deleted,
-// or that an older Node owns; and deletes a mirror without a static pod
-// unless keep(fullName) says its static pod is still terminating. Every
-// deletion is of the UID seen (a mirror someone recreated is left alone).
-// Errors name the pods, are logged, and are returned joined; the caller
-// calls Sync again at its next housekeeping.
+// Sync makes the mirror pods in the API match statics, the static pods
+// whose mirrors are to be reconciled now (the caller's choice: the kubelet
+// reconciles a static pod's mirror in its sync, so only a started pod that
+// is not terminating), given mirrors, the API's mirror pods on this node as
+// the caller's informer has them (other pods in it are ignored). It
+// creates a missing mirror; deletes and recreates a mirror whose static pod
+// changed (another config.hash), that is being deleted, or that an older
+// Node owns; and deletes a mirror of no pod in statics unless
+// keep(fullName) says it stays (another static pod of that name waits to
+// start, or the one that had it still terminates). Every deletion is of the
+// UID seen (a mirror someone recreated is left alone). Errors name the
+// pods, are logged, and are returned joined; the caller calls Sync again at
+// its next housekeeping.
 func (m *Manager) Sync(ctx context.Context, statics, mirrors []*v1.Pod, keep func(fullName string) bool) error {
 	existing := make(map[string]*v1.Pod, len(mirrors))
 	for _, p := range mirrors {

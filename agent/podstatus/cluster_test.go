@@ -241,25 +241,56 @@ func TestClusterRetriesFailedWrite(t *testing.T) {
 	n.waitPod(t, pod.Name, "Running", func(p *v1.Pod) bool { return p.Status.Phase == v1.PodRunning })
 }
 
-// TestClusterStaticPodMirror: a static pod's status waits for its mirror
-// pod and lands on it at the next resync.
+// TestClusterStaticPodMirror: a static pod's status waits for the mirror
+// pod of its version and lands on it at the next resync, without an
+// observedGeneration (a manifest has no generation: the kubelet leaves it
+// unset). The mirror of another version of the manifest, under the same
+// name, takes none of it.
 func TestClusterStaticPodMirror(t *testing.T) {
 	n := newNode(t)
 	m, engine := n.startManager(t, managerOptions{syncPeriod: time.Second, noPodChanged: true})
-	static := &v1.Pod{ObjectMeta: metav1.ObjectMeta{
-		Namespace: n.ns, Name: "static-web", UID: types.UID("static-" + rand.String(8)),
-		Annotations: map[string]string{"kubernetes.io/config.source": "file"},
-	}}
-	engine.setRunning(static.UID, true)
-	m.SetPodStatus(static, runningStatus(0))
+	static := func(uid string) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{
+			Namespace: n.ns, Name: "static-web", UID: types.UID(uid),
+			Annotations: map[string]string{"kubernetes.io/config.source": "file", "kubernetes.io/config.hash": uid},
+		}}
+	}
+	old, newer := static("old-"+rand.String(8)), static("new-"+rand.String(8))
+	engine.setRunning(newer.UID, true)
+	m.SetPodStatus(newer, runningStatus(0))
 	waitSyncs(t, m, resultNoMirror, 1)
 
-	mirror := n.createPod(t, static.Name, func(p *v1.Pod) {
-		p.Annotations = map[string]string{v1.MirrorPodAnnotationKey: "hash", "kubernetes.io/config.source": "file"}
+	mirror := n.createPod(t, old.Name, func(p *v1.Pod) {
+		p.Annotations = map[string]string{v1.MirrorPodAnnotationKey: string(old.UID), "kubernetes.io/config.source": "file"}
+	})
+	waitFor(t, "the lister has the old version's mirror", func(context.Context) (bool, error) {
+		p, err := n.lister.Pods(n.ns).Get(mirror.Name)
+		return err == nil && p.UID == mirror.UID, nil
+	})
+	waitSyncs(t, m, resultNoMirror, syncs(m, resultNoMirror)+2)
+	if got := n.waitPod(t, mirror.Name, "read", func(*v1.Pod) bool { return true }); got.Status.Phase != "" && got.Status.Phase != v1.PodPending {
+		t.Errorf("the old version's mirror took the new version's status: phase %s", got.Status.Phase)
+	}
+
+	zero := int64(0)
+	if err := n.c.Admin.CoreV1().Pods(n.ns).Delete(context.Background(), mirror.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the old version's mirror is gone", func(ctx context.Context) (bool, error) {
+		_, err := n.c.Admin.CoreV1().Pods(n.ns).Get(ctx, mirror.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	mirror = n.createPod(t, newer.Name, func(p *v1.Pod) {
+		p.Annotations = map[string]string{v1.MirrorPodAnnotationKey: string(newer.UID), "kubernetes.io/config.source": "file"}
 	})
 	got := n.waitPod(t, mirror.Name, "Running", func(p *v1.Pod) bool { return p.Status.Phase == v1.PodRunning })
-	if got.UID != mirror.UID || got.Status.ObservedGeneration != mirror.Generation {
-		t.Errorf("mirror %s observedGeneration %d, want %d", got.UID, got.Status.ObservedGeneration, mirror.Generation)
+	if got.UID != mirror.UID || got.Status.ObservedGeneration != 0 {
+		t.Errorf("mirror %s observedGeneration %d, want none", got.UID, got.Status.ObservedGeneration)
+	}
+	for _, c := range got.Status.Conditions {
+		if c.ObservedGeneration != 0 {
+			t.Errorf("mirror condition %s observedGeneration %d, want none", c.Type, c.ObservedGeneration)
+		}
 	}
 }
 

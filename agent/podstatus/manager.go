@@ -135,7 +135,7 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 	static := kubetypes.IsStatic(pod)
 	apiStatus := &pod.Status
 	if static && m.pods != nil {
-		if mp, ok := m.pods.Get(pod.Namespace, pod.Name); ok && kubetypes.IsMirror(mp) {
+		if mp, ok := m.pods.Get(pod.Namespace, pod.Name); ok && isMirrorOf(mp, pod) {
 			apiStatus = &mp.Status
 		}
 	}
@@ -281,11 +281,22 @@ func (m *Manager) apiConditions(pod *v1.Pod) []v1.PodCondition {
 	if m.pods != nil {
 		p, ok := m.pods.Get(pod.Namespace, pod.Name)
 		static := kubetypes.IsStatic(pod)
-		if ok && ((static && kubetypes.IsMirror(p)) || (!static && p.UID == pod.UID)) {
+		if ok && ((static && isMirrorOf(p, pod)) || (!static && p.UID == pod.UID)) {
 			return p.Status.Conditions
 		}
 	}
 	return pod.Status.Conditions
+}
+
+// isMirrorOf reports whether mp is the mirror pod of static's version: its
+// kubernetes.io/config.mirror is static's config hash. The mirror of
+// another version of the manifest is that version's (the old one while it
+// stops, or the new one once it started), so it takes none of static's
+// status: the kubelet's status manager likewise skips a pod whose mirror
+// belongs to another static UID. A static pod without a hash has no mirror.
+func isMirrorOf(mp, static *v1.Pod) bool {
+	hash := static.Annotations[kubetypes.ConfigHashAnnotation]
+	return kubetypes.IsMirror(mp) && hash != "" && mp.Annotations[v1.MirrorPodAnnotationKey] == hash
 }
 
 // enqueueLocked queues the pod's sync while the API writer runs.

@@ -55,12 +55,12 @@ func (m *Manager) entryToSync(uid types.UID) (entry, bool) {
 }
 
 // apiPod is the API pod that receives the status: the pod itself, or a
-// static pod's mirror pod. nil means nothing can be written now: no mirror
-// pod yet (the next resync or its creation brings the pod back), or the pod
-// is gone.
+// static pod's mirror pod (of its version: isMirrorOf). nil means nothing
+// can be written now: no mirror pod of it yet (the next resync or its
+// creation brings the pod back), or the pod is gone.
 func (m *Manager) apiPod(ctx context.Context, uid types.UID, e entry) (*v1.Pod, error) {
 	if e.static {
-		if mp, ok := m.pods.Get(e.namespace, e.name); ok && kubetypes.IsMirror(mp) {
+		if mp, ok := m.pods.Get(e.namespace, e.name); ok && isMirrorOf(mp, e.pod) {
 			return mp, nil
 		}
 		m.log.Debug("static pod has no mirror pod yet; its status waits", "pod", e.namespace+"/"+e.name, "uid", uid)
@@ -91,12 +91,11 @@ func (m *Manager) apiPod(ctx context.Context, uid types.UID, e entry) (*v1.Pod, 
 // it turned out to be gone) and whether a terminal phase was held back.
 func (m *Manager) writeStatus(ctx context.Context, uid types.UID, e entry, apiPod *v1.Pod) (*v1.Pod, bool, error) {
 	for attempt := 1; ; attempt++ {
+		// A static pod's generation is 0 (a manifest has none): its
+		// mirror's observedGeneration stays unset, as the kubelet leaves it.
 		in := mergeInput{api: apiPod.Status, local: e.status, generation: e.generation, now: metav1.NewTime(m.clock.Now())}
 		if e.pod != nil {
 			in.readinessGates = e.pod.Spec.ReadinessGates
-		}
-		if e.static {
-			in.generation = apiPod.Generation
 		}
 		if isTerminal(e.status.Phase) && !isTerminal(apiPod.Status.Phase) {
 			in.containersStopped = !m.engine.CouldHaveRunningContainers(uid)

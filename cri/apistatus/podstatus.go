@@ -17,6 +17,7 @@ import (
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/podfiles"
 	"github.com/podlife/podlife/cri/prober"
+	"github.com/podlife/podlife/kubetypes"
 )
 
 // Waiting says why a container that does not run is not running, as the
@@ -66,7 +67,12 @@ func Generate(in Input) v1.PodStatus {
 		t := metav1.NewTime(time.Unix(0, in.Runtime.Sandboxes[n-1].CreatedAt))
 		st.StartTime = &t
 	}
-	pin := phaseInput{spec: &in.Pod.Spec, terminal: in.Terminal,
+	// A static pod's phase is never forced terminal, as the kubelet's
+	// getPhase leaves it (kubernetes#116484): its containers' restart policy
+	// decides, so a stopped Always pod stays Running. Its mirror pod is
+	// shared by the manifest's versions under one name: a terminal phase
+	// there would stay for good, also once the manifest runs again.
+	pin := phaseInput{spec: &in.Pod.Spec, terminal: in.Terminal && !kubetypes.IsStatic(in.Pod),
 		initialized: RegularStarted(in.Pod, in.Runtime, in.SandboxID)}
 	for i := range in.Pod.Spec.InitContainers {
 		c := &in.Pod.Spec.InitContainers[i]

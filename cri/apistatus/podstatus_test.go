@@ -290,3 +290,40 @@ func TestCapPodMessages(t *testing.T) {
 		})
 	}
 }
+
+// TestGenerateStaticPodNotForcedTerminal: a terminal static pod's phase is
+// its containers' restart policy's, as the kubelet's getPhase leaves it
+// (kubernetes#116484): an Always pod stopped for good stays Running, so its
+// mirror pod, which the manifest's next versions share, takes no terminal
+// phase. The same pod from the API server is Failed.
+func TestGenerateStaticPodNotForcedTerminal(t *testing.T) {
+	static := func(p *v1.Pod) *v1.Pod {
+		p.Annotations = map[string]string{"kubernetes.io/config.source": "file"}
+		return p
+	}
+	sandboxes := []*runtimeapi.PodSandbox{{Id: "s0", CreatedAt: 1000}}
+	for _, tc := range []struct {
+		name  string
+		pod   *v1.Pod
+		exits []int32
+		want  v1.PodPhase
+	}{
+		{"static, Always, stopped", static(crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})), []int32{137}, v1.PodRunning},
+		{"static, Always, exited 0", static(crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"})), []int32{0}, v1.PodRunning},
+		{"static, Never, succeeded", static(crifake.MakePod("p", v1.RestartPolicyNever, crifake.Ctr{Name: "a"})), []int32{0}, v1.PodSucceeded},
+		{"static, Never, failed", static(crifake.MakePod("p", v1.RestartPolicyNever, crifake.Ctr{Name: "a"})), []int32{1}, v1.PodFailed},
+		{"API pod, Always, stopped", crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}), []int32{137}, v1.PodFailed},
+		{"API pod, Always, exited 0", crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "a"}), []int32{0}, v1.PodSucceeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := crifake.RuntimePod(sandboxes, crifake.Instance("a0", "s0", "a", 0, crifake.Exited, tc.exits[0], 10))
+			st := Generate(Input{Pod: tc.pod, Runtime: rt, Terminal: true, RuntimeName: "rt"})
+			if st.Phase != tc.want {
+				t.Errorf("phase %s, want %s", st.Phase, tc.want)
+			}
+			if cs := st.ContainerStatuses[0]; cs.State.Terminated == nil || cs.State.Terminated.ExitCode != tc.exits[0] {
+				t.Errorf("container %+v, want terminated with %d", cs, tc.exits[0])
+			}
+		})
+	}
+}

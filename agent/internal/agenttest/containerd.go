@@ -19,6 +19,7 @@ package agenttest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -82,10 +83,12 @@ func CtrdIgnorer(name string) CtrdContainer {
 		Command: []string{"sh", "-c", `trap "" TERM; echo "` + signalsSet + `"; exec sleep 1000`}}
 }
 
-// CtrdContainer is a container of a CtrdPod: its name and command.
+// CtrdContainer is a container of a CtrdPod: its name, command and image
+// (critest.BusyboxImage when empty).
 type CtrdContainer struct {
 	Name    string
 	Command []string
+	Image   string
 	// SignalsSet: the command prints signalsSet once it handles SIGTERM
 	// as it means to; WaitRunning waits for that line.
 	SignalsSet bool
@@ -111,7 +114,8 @@ func (p CtrdPod) yaml() string {
 	b.WriteString("  containers:\n")
 	for _, c := range p.Containers {
 		cmd, _ := json.Marshal(c.Command) // a JSON array is a YAML flow sequence
-		fmt.Fprintf(&b, "  - name: %s\n    image: %s\n    imagePullPolicy: Never\n    command: %s\n", c.Name, critest.BusyboxImage, cmd)
+		image := cmp.Or(c.Image, critest.BusyboxImage)
+		fmt.Fprintf(&b, "  - name: %s\n    image: %s\n    imagePullPolicy: Never\n    command: %s\n", c.Name, image, cmd)
 	}
 	return b.String()
 }
