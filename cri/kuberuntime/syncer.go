@@ -19,6 +19,7 @@ import (
 	"github.com/podlife/podlife/cri/dns"
 	"github.com/podlife/podlife/cri/envvars"
 	"github.com/podlife/podlife/cri/imagepull"
+	"github.com/podlife/podlife/cri/podplan"
 	"github.com/podlife/podlife/cri/prober"
 	"github.com/podlife/podlife/cri/securitycontext"
 	"github.com/podlife/podlife/cri/volume"
@@ -98,6 +99,10 @@ type Options struct {
 	// kubelet's clusterDNS and clusterDomain); none: the node's, with a
 	// MissingClusterDNS warning.
 	ClusterDNS dns.Cluster
+	// Decided, if set, is told the rows each sync's plan fired (tests and
+	// developer tools record them as a trace of the container decisions,
+	// trace/container); the node agent sets none.
+	Decided func(pod *v1.Pod, steps []podplan.Step)
 }
 
 // runtimeOnlyGracePeriod is the grace period of a pod known only to the

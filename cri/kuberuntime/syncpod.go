@@ -40,6 +40,9 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 		return false, err
 	}
 	plan := podplan.ComputePodActions(s.planInput(pod, view))
+	if s.opts.Decided != nil {
+		s.opts.Decided(pod, plan.Steps)
+	}
 	// Step 2: a pod that is over keeps what it has.
 	if plan.Terminal {
 		s.setStatus(pod, view, plan.SandboxID, true, nil)

@@ -20,6 +20,16 @@ import (
 // restart (into back-off), and end the back-off when its wait is over.
 var decisions = [...]container.Event{container.Purge, container.Start, container.Begin, container.Replace, container.Restart, container.BackoffDone}
 
+// Step is one row a container's course fired: the event, the parameters it
+// fired with and the transition, all a trace of the plan's decisions
+// records (trace/container).
+type Step struct {
+	Container string
+	Event     container.Event
+	Params    container.Params
+	container.Transition
+}
+
 // maxCourse bounds a course: the longest is SandboxDied, Purge, Start,
 // Begin; or a kill, Restart, BackoffDone, Begin.
 const maxCourse = 6
@@ -30,7 +40,7 @@ const maxCourse = 6
 // does, the instance runs, or its back-off is not over. exitedAt is when
 // the instance the course restarts ended (now, for one it kills); wait is
 // its back-off.
-func (in *Input) course(o *observed) (trs []container.Transition, exitedAt time.Time, wait time.Duration) {
+func (in *Input) course(o *observed) (trs []Step, exitedAt time.Time, wait time.Duration) {
 	s, v := o.state, o.vars
 	fire := func(e container.Event, p container.Params) bool {
 		tr, err := container.Fire(s, v, e, p)
@@ -38,7 +48,7 @@ func (in *Input) course(o *observed) (trs []container.Transition, exitedAt time.
 			return false
 		}
 		if tr.To != tr.From || tr.After != tr.Before || tr.Effects != 0 {
-			trs = append(trs, tr)
+			trs = append(trs, Step{Container: o.spec.Name, Event: e, Params: p, Transition: tr})
 		}
 		s, v = tr.To, tr.After
 		return true
@@ -52,8 +62,12 @@ func (in *Input) course(o *observed) (trs []container.Transition, exitedAt time.
 	case v.Gen != p.Sandbox:
 		fire(container.SandboxDied, p)
 	case o.failed:
+		// A startup probe's failure kills an instance the table counts as
+		// not started (StartupFail); one it counts as started (a sidecar
+		// the pod ran behind in this sandbox) is killed as a liveness
+		// failure kills it.
 		ev := container.LivenessFail
-		if o.probe == prober.Startup {
+		if o.probe == prober.Startup && !v.Started {
 			ev = container.StartupFail
 		}
 		if fire(ev, p) && s != container.Running {
@@ -86,7 +100,7 @@ func (in *Input) course(o *observed) (trs []container.Transition, exitedAt time.
 // collector carries out): each row's effect is one runtime call of the
 // action, and its ID is part of the action's reason (Rows). It is the only
 // place an action is made.
-func (in *Input) fromCourse(o *observed, trs []container.Transition, exitedAt time.Time, wait time.Duration) (act ContainerAction, ok bool) {
+func (in *Input) fromCourse(o *observed, trs []Step, exitedAt time.Time, wait time.Duration) (act ContainerAction, ok bool) {
 	act = ContainerAction{Spec: o.spec}
 	for _, tr := range trs {
 		act.Rows = append(act.Rows, tr.Row)

@@ -67,14 +67,15 @@ func (in *Input) observePod(sbID string) []observed {
 // startedBefore sets Started for the sidecars of the sandbox that a
 // container after them in the init order, or a regular container, ran
 // behind: the kubelet let it start, so they had passed their startup
-// probe then. The table's Started stays set for the sandbox; the runtime's
-// probe results are of the running instance only. A running sidecar whose
-// startup probe failed has not started.
+// probe then. The table's Started stays set for the sandbox (the kubelet's
+// podHasInitialized: a sidecar's restart does not hold back the regular
+// containers again), even when the running instance's startup probe
+// failed; the runtime's probe results are of that instance only.
 func startedBefore(obs []observed, nInit int, regularsRan bool) {
 	later := regularsRan
 	for i := nInit - 1; i >= 0; i-- {
 		o := &obs[i]
-		if later && o.params.Kind == container.ContainerKindSidecar && o.vars.Gen == currentGen && !(o.failed && o.probe == prober.Startup) {
+		if later && o.params.Kind == container.ContainerKindSidecar && o.vars.Gen == currentGen {
 			o.vars.Started = true
 		}
 		if o.vars.Gen == currentGen && o.state != container.NotCreated {

@@ -85,6 +85,10 @@ type Actions struct {
 	// Initialized: the init containers had their turns; the regular
 	// containers' actions are only planned then.
 	Initialized bool
+	// Steps are the rows the plan fired, container by container, for the
+	// actions it returns (and the purges the garbage collector carries
+	// out): what a trace of its decisions records.
+	Steps []Step
 }
 
 // Then is what a ContainerAction does after its kill, if any.
@@ -198,6 +202,9 @@ func ComputePodActions(in *Input) Actions {
 	a.Initialized = initialized(obs, now, nInit, nRegular)
 	for i, c := range courses {
 		act, ok := in.fromCourse(&obs[i], c.trs, c.exitedAt, c.wait)
+		if !ok || i < nInit || i >= nInit+nRegular || a.Initialized {
+			a.Steps = append(a.Steps, c.trs...)
+		}
 		switch {
 		case !ok:
 		case i < nInit:
@@ -213,7 +220,7 @@ func ComputePodActions(in *Input) Actions {
 
 // courseOf is the course of one container in one sync.
 type courseOf struct {
-	trs      []container.Transition
+	trs      []Step
 	exitedAt time.Time
 	wait     time.Duration
 }

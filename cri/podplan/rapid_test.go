@@ -1,6 +1,7 @@
 package podplan
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/podlife/podlife/internal/crifake"
 	"github.com/podlife/podlife/spec"
 	cspec "github.com/podlife/podlife/spec/container"
+	ctrace "github.com/podlife/podlife/trace/container"
 )
 
 // TestPlanAgainstTheTable drives the plan against random runtime
@@ -30,10 +32,12 @@ import (
 // each sandbox, init containers start in order, each after the one before
 // completed (or, a sidecar, started), regular containers after the init
 // phase, and a Never container without a matching rule is not started
-// twice unless its spec changed.
+// twice unless its spec changed. The plan's steps, recorded as a trace of
+// its decisions (trace/container), replay through the table.
 func TestPlanAgainstTheTable(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		m := newModel(rt)
+		defer m.checkTrace(rt)
 		for step := range rapid.IntRange(1, 40).Draw(rt, "steps") {
 			switch ev := rapid.SampledFrom([]string{"sync", "sync", "sync", "exit", "probe", "startupOK", "sandboxDies", "specChange"}).Draw(rt, fmt.Sprintf("event%d", step)); ev {
 			case "sync":
@@ -88,6 +92,33 @@ type model struct {
 	changed map[string]bool        // containers whose spec changed at least once
 	backoff bool                   // the back-off of every container is over
 	ids     int
+	trace   bytes.Buffer // the plan's decisions, as trace/container records them
+	rec     *ctrace.Recorder
+}
+
+// record writes the plan's steps as one sync of the trace.
+func (m *model) record(plan Actions) {
+	if m.rec == nil {
+		m.rec = ctrace.NewRecorder(&m.trace)
+	}
+	sync := m.rec.Begin(m.pod.UID)
+	for _, s := range plan.Steps {
+		sync.Record(s.Container, s.Event, s.Params, s.Transition)
+	}
+}
+
+// checkTrace replays the recorded decisions through the table.
+func (m *model) checkTrace(rt *rapid.T) {
+	if m.rec.Lines() == 0 {
+		return
+	}
+	lines, err := ctrace.Read(&m.trace)
+	if err == nil {
+		err = ctrace.Check(lines)
+	}
+	if err != nil {
+		rt.Fatalf("the plan's decisions as a trace: %v", err)
+	}
 }
 
 func newModel(rt *rapid.T) *model {
@@ -150,6 +181,7 @@ func (m *model) sync(rt *rapid.T) {
 	m.backoff = rapid.Bool().Draw(rt, "backoffOver")
 	in := m.input()
 	plan := ComputePodActions(in)
+	m.record(plan)
 	if plan.Terminal {
 		return
 	}

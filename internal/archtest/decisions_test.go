@@ -95,8 +95,8 @@ func TestPlanActionsComeOnlyFromTheTable(t *testing.T) {
 		}
 		if fn.Name.Name == "fromCourse" {
 			seen = true
-			if !takesTransitions(fn) {
-				t.Errorf("fromCourse does not take the rows fsm/container fired ([]container.Transition)")
+			if !takesTransitions(files, fn) {
+				t.Errorf("fromCourse does not take the rows fsm/container fired ([]container.Transition, or steps embedding it)")
 			}
 			return
 		}
@@ -149,17 +149,51 @@ func structFields(files []*ast.File, name string) []string {
 
 // takesTransitions reports whether fn has a []container.Transition
 // parameter.
-func takesTransitions(fn *ast.FuncDecl) bool {
+func takesTransitions(files []*ast.File, fn *ast.FuncDecl) bool {
 	for _, p := range fn.Type.Params.List {
 		if at, ok := p.Type.(*ast.ArrayType); ok {
-			if sel, ok := at.Elt.(*ast.SelectorExpr); ok && sel.Sel.Name == "Transition" {
-				if x, ok := sel.X.(*ast.Ident); ok && x.Name == "container" {
+			switch elt := at.Elt.(type) {
+			case *ast.SelectorExpr:
+				if isTransition(elt) {
+					return true
+				}
+			case *ast.Ident:
+				if embedsTransition(files, elt.Name) {
 					return true
 				}
 			}
 		}
 	}
 	return false
+}
+
+// isTransition holds for the type container.Transition.
+func isTransition(sel *ast.SelectorExpr) bool {
+	x, ok := sel.X.(*ast.Ident)
+	return ok && x.Name == "container" && sel.Sel.Name == "Transition"
+}
+
+// embedsTransition holds when the package's struct type name embeds
+// container.Transition (a step of a course: the row with what fired it).
+func embedsTransition(files []*ast.File, name string) bool {
+	found := false
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			ts, ok := n.(*ast.TypeSpec)
+			if !ok || ts.Name.Name != name {
+				return true
+			}
+			if st, ok := ts.Type.(*ast.StructType); ok {
+				for _, fld := range st.Fields.List {
+					if sel, ok := fld.Type.(*ast.SelectorExpr); ok && len(fld.Names) == 0 && isTransition(sel) {
+						found = true
+					}
+				}
+			}
+			return false
+		})
+	}
+	return found
 }
 
 // callGraph maps each function of files to the functions of the package

@@ -241,7 +241,9 @@ func daemonForbidden(path string) error {
 		return nil
 	case strings.HasSuffix(path, "/testing") || strings.Contains(path, "/testing/") || strings.HasSuffix(path, "/fake"):
 		return fmt.Errorf("a test or fake package")
-	case path == module+"/explore" || path == module+"/trace" || path == module+"/spec" || path == module+"/gen":
+	case slices.ContainsFunc([]string{"/explore", "/trace", "/spec", "/gen"}, func(dir string) bool {
+		return path == module+dir || strings.HasPrefix(path, module+dir+"/")
+	}):
 		return fmt.Errorf("a checker or the table (developer code: cmd/podlife-dev)")
 	case strings.HasPrefix(path, module+"/") && testSupport(path):
 		return fmt.Errorf("test support")
