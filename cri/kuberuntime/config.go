@@ -12,6 +12,7 @@ import (
 
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/dns"
+	"github.com/podlife/podlife/cri/events"
 	"github.com/podlife/podlife/cri/logs"
 	"github.com/podlife/podlife/cri/podfiles"
 	"github.com/podlife/podlife/cri/podplan"
@@ -65,7 +66,7 @@ func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) (*runtimeapi.Pod
 		// of its own (the kubelet sets none either).
 		hostname, err := podfiles.KernelHostname(pod)
 		if err != nil {
-			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+			return nil, err
 		}
 		cfg.Hostname = hostname
 	}
@@ -147,10 +148,10 @@ func (s *Syncer) setDNS(pod *v1.Pod, cfg *runtimeapi.PodSandboxConfig) error {
 	}
 	dnsConfig, warnings, err := dns.Config(pod, resolvConf)
 	if err != nil {
-		return fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		return err
 	}
 	for _, w := range warnings {
-		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "DNSConfigForming", "%s", w)
+		s.opts.Events.Eventf(pod, v1.EventTypeWarning, events.DNSConfigForming, "%s", w)
 	}
 	cfg.DnsConfig = dnsConfig
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/apistatus"
+	"github.com/podlife/podlife/cri/events"
 	"github.com/podlife/podlife/cri/securitycontext"
 )
 
@@ -128,7 +129,7 @@ func (s *Syncer) refusePod(pod *v1.Pod, p *cri.PodRuntime, sbID string, reason e
 			waits = append(waits, apistatus.Waiting{Container: cs[i].Name, Reason: "CreateContainerConfigError", Message: err.Error()})
 		}
 	}
-	s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
+	s.opts.Events.Eventf(pod, v1.EventTypeWarning, events.FailedToCreateContainer, "%s", events.ContainerError(err))
 	s.setStatus(pod, p, sbID, false, waits)
 	return err
 }

@@ -2,6 +2,7 @@ package kuberuntime
 
 import (
 	"context"
+	"errors"
 	"runtime"
 
 	"golang.org/x/sys/unix"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/events"
 	"github.com/podlife/podlife/cri/volume"
 )
 
@@ -23,11 +25,17 @@ func (s *Syncer) volumes(ctx context.Context, pod *v1.Pod) (map[string]volume.Vo
 }
 
 // failedMount reports volumes that could not be set up, as the kubelet
-// does: a FailedMount event, and the pod's status as it is, its containers
-// not yet created waiting as ContainerCreating. The sync fails and is
-// retried; nothing of the pod is started meanwhile.
+// does: a FailedMount event (naming the volume when one failed, as the
+// kubelet's operation executor; else as its volume manager), and the
+// pod's status as it is, its containers not yet created waiting as
+// ContainerCreating. The sync fails and is retried; nothing of the pod is
+// started meanwhile.
 func (s *Syncer) failedMount(pod *v1.Pod, p *cri.PodRuntime, sbID string, err error) {
-	s.opts.Events.Eventf(pod, v1.EventTypeWarning, "FailedMount", "MountVolume.SetUp failed: %v", err)
+	msg := events.UnableToMount(err)
+	if se := (*volume.SetUpError)(nil); errors.As(err, &se) {
+		msg = events.FailedMount(se.Volume, se.Err)
+	}
+	s.opts.Events.Eventf(pod, v1.EventTypeWarning, events.FailedMountVolume, "%s", msg)
 	s.setStatus(pod, p, sbID, false, nil)
 }
 
