@@ -157,10 +157,11 @@ func (a *Agent) connectCluster(ctx context.Context, machine v1.ResourceList, all
 			v1.ResourceMemory: *resource.NewQuantity(allocatable.Memory, resource.BinarySI),
 			v1.ResourcePods:   *resource.NewQuantity(maxPods, resource.DecimalSI),
 		},
-		RuntimeVersion: a.conn.name + "://" + a.conn.version,
-		AgentVersion:   agentVersion(),
-		Ready:          a.nodeReady,
-		KubeletPort:    int32(cfg.Port),
+		RuntimeVersion:  a.conn.name + "://" + a.conn.version,
+		AgentVersion:    agentVersion(),
+		Ready:           a.nodeReady,
+		KubeletPort:     int32(cfg.Port),
+		RuntimeHandlers: a.conn.features.NodeRuntimeHandlers(),
 	})
 	if err != nil {
 		return nil, err

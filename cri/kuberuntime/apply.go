@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -13,6 +14,7 @@ import (
 	"github.com/podlife/podlife/cri/apistatus"
 	"github.com/podlife/podlife/cri/events"
 	"github.com/podlife/podlife/cri/lifecycle"
+	"github.com/podlife/podlife/cri/logs"
 	"github.com/podlife/podlife/cri/podplan"
 	"github.com/podlife/podlife/cri/qos"
 )
@@ -99,7 +101,7 @@ func (s *Syncer) applyContainer(ctx context.Context, ps *podSync, a *podplan.Con
 	}
 	switch a.Then {
 	case podplan.ThenStart:
-		return s.start(ctx, ps, c, a.Created.Id)
+		return s.start(ctx, ps, c, a.Created.Id, a.Created.GetMetadata().GetAttempt())
 	case podplan.ThenBackOff:
 		return s.backOff(ps.pod, a.Wait)
 	case podplan.ThenRestart:
@@ -162,7 +164,7 @@ func (s *Syncer) create(ctx context.Context, ps *podSync, c *v1.Container) error
 		return waiting(c, "CreateContainerError", err.Error(), fmt.Errorf("create container %s of pod %s: %w", c.Name, pod.UID, err))
 	}
 	s.opts.Events.Eventf(pod, v1.EventTypeNormal, events.CreatedContainer, "%s", events.Created(c.Name))
-	return s.start(ctx, ps, c, id)
+	return s.start(ctx, ps, c, id, attempt)
 }
 
 // replace stops an instance whose spec changed, within the pod's grace
@@ -179,7 +181,7 @@ func (s *Syncer) replace(ctx context.Context, ps *podSync, c *v1.Container, cur 
 
 // start starts a created container unless termination was requested, and
 // runs its postStart hook.
-func (s *Syncer) start(ctx context.Context, ps *podSync, c *v1.Container, id string) error {
+func (s *Syncer) start(ctx context.Context, ps *podSync, c *v1.Container, id string, attempt uint32) error {
 	pod := ps.pod
 	if err := ctx.Err(); err != nil {
 		return err
@@ -189,6 +191,7 @@ func (s *Syncer) start(ctx context.Context, ps *podSync, c *v1.Container, id str
 		return waiting(c, "RunContainerError", err.Error(), fmt.Errorf("start container %s of pod %s: %w", c.Name, pod.UID, err))
 	}
 	s.opts.Events.Eventf(pod, v1.EventTypeNormal, events.StartedContainer, "%s", events.Started(c.Name))
+	s.linkLog(ps, c.Name, id, attempt)
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
 		return s.postStart(ctx, ps, c, id)
 	}
@@ -276,4 +279,18 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, 
 	}
 	s.pulls.Succeeded(pod.UID, c.Image)
 	return nil
+}
+
+// linkLog links a started instance's log where log shippers look
+// (logs.LinkDir), as the kubelet does once the runtime started it (and so
+// made its log); a link that fails is logged, the instance runs anyway.
+func (s *Syncer) linkLog(ps *podSync, container, id string, attempt uint32) {
+	if s.opts.LogRoot == "" {
+		return
+	}
+	pod := ps.pod
+	path := filepath.Join(ps.sbConfig.GetLogDirectory(), logPath(container, attempt))
+	if err := logs.Link(s.opts.LogRoot, path, pod, container, id); err != nil {
+		s.opts.Logger.Warn("container log link failed", "pod", pod.Namespace+"/"+pod.Name, "container", container, "err", err)
+	}
 }

@@ -122,9 +122,16 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 		if err := cri.PathElement(pod, "container name", c.Name); err != nil {
 			return nil, err
 		}
-		cfg.LogPath = filepath.Join(c.Name, strconv.FormatUint(uint64(attempt), 10)+".log")
+		cfg.LogPath = logPath(c.Name, attempt)
 	}
 	return cfg, nil
+}
+
+// logPath is the log of the attempt-th instance of a container, relative
+// to its pod's log directory: <container>/<restart count>.log, as the
+// kubelet's BuildContainerLogsDirectory and its file name.
+func logPath(container string, attempt uint32) string {
+	return filepath.Join(container, strconv.FormatUint(uint64(attempt), 10)+".log")
 }
 
 // ensureDir creates a log directory; "" means no logs.

@@ -76,6 +76,15 @@ func (s *Syncer) runtimeHandler(ctx context.Context, pod *v1.Pod) (string, error
 	return s.opts.RuntimeClasses.RuntimeHandler(ctx, *name)
 }
 
+// supportsRRO reports whether the runtime handler of pod supports
+// recursive read-only mounts (the kubelet's
+// runtimeClassSupportsRecursiveReadOnlyMounts); a handler that cannot be
+// resolved does not.
+func (s *Syncer) supportsRRO(ctx context.Context, pod *v1.Pod) bool {
+	handler, err := s.runtimeHandler(ctx, pod)
+	return err == nil && s.opts.RuntimeFeatures.RecursiveReadOnly[handler]
+}
+
 // containerSecurity sets cfg's Linux security context for container c:
 // the image's user is read (as the kubelet's getImageUser does),
 // runAsNonRoot is verified against it, and the context is built. An

@@ -141,7 +141,8 @@ func (s *Syncer) ensureSandbox(ctx context.Context, pod *v1.Pod, view *cri.PodRu
 
 // setStatus generates and writes the pod's status.
 func (s *Syncer) setStatus(pod *v1.Pod, p *cri.PodRuntime, sbID string, terminal bool, waits []apistatus.Waiting) {
-	in := apistatus.Input{Pod: pod, Runtime: p, SandboxID: sbID, Terminal: terminal, Waits: waits, RuntimeName: s.opts.RuntimeName, Messages: s.messages(), Probes: s.opts.Probes}
+	in := apistatus.Input{Pod: pod, Runtime: p, SandboxID: sbID, Terminal: terminal, Waits: waits, RuntimeName: s.opts.RuntimeName, Messages: s.messages(), Probes: s.opts.Probes,
+		SupportsRRO: s.supportsRRO(context.Background(), pod)}
 	if sbID != "" {
 		in.PodIP = s.podIP(sbID)
 	}

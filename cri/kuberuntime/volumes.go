@@ -3,6 +3,8 @@ package kuberuntime
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"runtime"
 
 	"golang.org/x/sys/unix"
@@ -21,7 +23,32 @@ func (s *Syncer) volumes(ctx context.Context, pod *v1.Pod) (map[string]volume.Vo
 	if err := volume.Check(pod); err != nil {
 		return nil, err
 	}
+	if s.opts.PodsRoot != "" && volume.NeedsSharedRoot(pod) {
+		if err := s.ensureShared(); err != nil {
+			return nil, err
+		}
+	}
 	return volume.SetUp(ctx, s.opts.PodsRoot, pod, s.allocatable(), s.opts.VolumeAPI)
+}
+
+// ensureShared puts PodsRoot on a shared mount (volume.MakeRShared, the
+// kubelet's for its root directory), the first time a pod mounts a volume
+// with HostToContainer or Bidirectional propagation; a failure is retried
+// with the next such pod's sync.
+func (s *Syncer) ensureShared() error {
+	s.sharedMu.Lock()
+	defer s.sharedMu.Unlock()
+	if s.sharedRoot {
+		return nil
+	}
+	if err := os.MkdirAll(s.opts.PodsRoot, 0o750); err != nil {
+		return err
+	}
+	if err := volume.MakeRShared(s.opts.PodsRoot); err != nil {
+		return fmt.Errorf("mount propagation: %w", err)
+	}
+	s.sharedRoot = true
+	return nil
 }
 
 // failedMount reports volumes that could not be set up, as the kubelet

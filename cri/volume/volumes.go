@@ -144,10 +144,12 @@ func checkVolumeMount(pod *v1.Pod, c *v1.Container, m *v1.VolumeMount, volumes m
 		return fmt.Errorf("%s: subPathExpr is not supported by podlife", where)
 	case m.SubPath != "" && !localPath(m.SubPath):
 		return fmt.Errorf("%s: subPath %q must be a relative path without \"..\"", where, m.SubPath)
-	case m.MountPropagation != nil && *m.MountPropagation != v1.MountPropagationNone:
-		return fmt.Errorf("%s: mountPropagation %s is not supported by podlife (only None)", where, *m.MountPropagation)
-	case m.RecursiveReadOnly != nil && *m.RecursiveReadOnly != v1.RecursiveReadOnlyDisabled:
-		return fmt.Errorf("%s: recursiveReadOnly %s is not supported by podlife", where, *m.RecursiveReadOnly)
+	}
+	if err := checkPropagation(c, m.MountPropagation); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	if err := checkRecursiveReadOnly(m); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
 	}
 	return nil
 }
