@@ -155,13 +155,14 @@ func (a *Agent) connectCluster(ctx context.Context, machine v1.ResourceList, all
 			v1.ResourceMemory: *resource.NewQuantity(allocatable.Memory, resource.BinarySI),
 			v1.ResourcePods:   *resource.NewQuantity(int64(cfg.MaxPods), resource.DecimalSI),
 		},
-		Addresses:      nodeAddresses(cfg.NodeName, cfg.NodeIPs),
-		Labels:         cfg.NodeLabels,
-		Taints:         cfg.RegisterWithTaints,
-		RuntimeVersion: a.conn.name + "://" + a.conn.version,
-		AgentVersion:   agentVersion(),
-		Ready:          a.nodeReady,
-		KubeletPort:    int32(cfg.Port),
+		Addresses:       nodeAddresses(cfg.NodeName, cfg.NodeIPs),
+		Labels:          cfg.NodeLabels,
+		Taints:          cfg.RegisterWithTaints,
+		RuntimeVersion:  a.conn.name + "://" + a.conn.version,
+		AgentVersion:    agentVersion(),
+		Ready:           a.nodeReady,
+		KubeletPort:     int32(cfg.Port),
+		RuntimeHandlers: a.conn.features.NodeRuntimeHandlers(),
 	})
 	if err != nil {
 		return nil, err

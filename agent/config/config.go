@@ -162,6 +162,15 @@ type Config struct {
 	// ShutdownGracePeriodByPodPriority gives explicit priority bands; it
 	// cannot be combined with the two fields above.
 	ShutdownGracePeriodByPodPriority []ShutdownGracePeriodByPodPriority `json:"shutdownGracePeriodByPodPriority,omitempty"`
+	// PodLogsDir is the pod log root, as the kubelet's podLogsDir: the
+	// runtime writes container logs under it
+	// (<namespace>_<name>_<uid>/<container>/<restart>.log) and the links
+	// log shippers read are in its sibling "containers" (logs.LinkDir):
+	// /var/log/pods and /var/log/containers, the kubelet's, by default
+	// for root; "" puts it under RootDir (<rootDir>/pods, and
+	// <rootDir>/containers), the default of other users, who may not write
+	// /var/log.
+	PodLogsDir string `json:"podLogsDir,omitempty"`
 	// ContainerLogMaxSize is the size at which a container's log is
 	// rotated, a quantity ("10Mi"), as the kubelet's containerLogMaxSize.
 	ContainerLogMaxSize string `json:"containerLogMaxSize,omitempty"`
@@ -222,6 +231,7 @@ func Default() Config {
 		RuntimePollInterval:  metav1.Duration{Duration: time.Second},
 		LogFormat:            "text",
 
+		PodLogsDir:                  defaultPodLogsDir(os.Geteuid()),
 		ContainerLogMaxSize:         "10Mi",
 		ContainerLogMaxFiles:        5,
 		ContainerLogMonitorInterval: metav1.Duration{Duration: 10 * time.Second},
@@ -335,6 +345,9 @@ func (c *Config) Validate() error {
 		} else if q.Sign() <= 0 {
 			errs = append(errs, fmt.Errorf("allocatable %s must be positive, got %s", name, q.String()))
 		}
+	}
+	if err := checkPodLogsDir(c.PodLogsDir); err != nil {
+		errs = append(errs, err)
 	}
 	if _, err := c.ContainerLogMaxBytes(); err != nil {
 		errs = append(errs, err)

@@ -1,9 +1,11 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
+	"unicode"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -43,16 +45,63 @@ func (c *Config) ShutdownBands() ([]shutdown.Band, error) {
 	return bands, nil
 }
 
-// PodLogRoot is where a real runtime writes container logs, and where the
-// syncer keeps each pod's files (/etc/hosts, termination messages; in
-// <uid> directories, beside the logs' <namespace>_<name>_<uid>): under the
-// agent's root directory. The embedded runtime runs no process that could
-// read or write them, so it gets neither.
+// PodLogRoot is where a real runtime writes container logs: PodLogsDir,
+// or <rootDir>/pods. The embedded runtime runs no process that could
+// write them, so it gets none.
 func (c *Config) PodLogRoot() string {
 	if c.RuntimeEndpoint == "" {
 		return ""
 	}
+	return c.ResolvedPodLogsDir()
+}
+
+// ResolvedPodLogsDir is PodLogsDir, or <rootDir>/pods.
+func (c *Config) ResolvedPodLogsDir() string {
+	if c.PodLogsDir != "" {
+		return c.PodLogsDir
+	}
 	return filepath.Join(c.RootDir, "pods")
+}
+
+// PodsRoot is where the syncer keeps each pod's files (/etc/hosts,
+// termination messages, volumes; in <uid> directories) on a real runtime:
+// <rootDir>/pods, the kubelet's <root-dir>/pods. The embedded runtime
+// runs no process that could read them, so it gets none.
+func (c *Config) PodsRoot() string {
+	if c.RuntimeEndpoint == "" {
+		return ""
+	}
+	return filepath.Join(c.RootDir, "pods")
+}
+
+// defaultPodLogsDir is the kubelet's /var/log/pods for root, and "" (under
+// the root directory) for other users.
+func defaultPodLogsDir(euid int) string {
+	if euid == 0 {
+		return "/var/log/pods"
+	}
+	return ""
+}
+
+// checkPodLogsDir refuses a pod log root the kubelet's validation refuses:
+// not absolute, not clean, or not ASCII (it names metrics' series).
+func checkPodLogsDir(dir string) error {
+	switch {
+	case dir == "":
+		return nil
+	case !filepath.IsAbs(dir):
+		return fmt.Errorf("podLogsDir %q must be an absolute path", dir)
+	case filepath.Clean(dir) != dir:
+		return fmt.Errorf("podLogsDir %q must be a clean path (%q)", dir, filepath.Clean(dir))
+	case dir == "/":
+		return errors.New(`podLogsDir must not be "/": its sibling "containers" holds the log links`)
+	}
+	for _, r := range dir {
+		if r > unicode.MaxASCII {
+			return fmt.Errorf("podLogsDir %q must have ASCII characters only", dir)
+		}
+	}
+	return nil
 }
 
 // SecurityOptions are the syncer's seccomp settings: Localhost profiles

@@ -241,7 +241,7 @@ func TestClusterProjectedVolumeRefusals(t *testing.T) {
 		v1.VolumeProjection{ConfigMap: &v1.ConfigMapProjection{LocalObjectReference: v1.LocalObjectReference{Name: "app-config"}}})
 	m.create(waiting)
 	m.waitPhase("steady", v1.PodRunning)
-	want := `volume "kube-api-access-test": spec.volumes[0].projected.sources[3].configMap: configmap "app-config" not found`
+	want := `MountVolume.SetUp failed for volume "kube-api-access-test" : spec.volumes[0].projected.sources[3].configMap: configmap "app-config" not found`
 	var message string
 	m.waitAPI("a FailedMount event for the pod whose ConfigMap is missing", func(ctx context.Context) (bool, error) {
 		evs, err := m.c.Admin.CoreV1().Events(m.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=waiting,reason=FailedMount"})

@@ -41,6 +41,10 @@ type Config struct {
 	// the node's InternalIP there for logs, exec, attach and port-forward.
 	// 0: none served.
 	KubeletPort int32
+	// RuntimeHandlers are the runtime's handlers and their features, as
+	// Status.RuntimeHandlers (the upstream e2e suite reads from it whether
+	// the runtime supports recursive read-only mounts).
+	RuntimeHandlers []v1.NodeRuntimeHandler
 
 	// Ready is asked at each status update: false makes the Ready condition
 	// False with the reason and message given (e.g. the runtime is down).

@@ -191,6 +191,7 @@ func (m *Manager) desired() desiredState {
 		addresses:   m.addresses,
 		nodeInfo:    m.nodeInfo,
 		kubeletPort: m.cfg.KubeletPort,
+		handlers:    m.cfg.RuntimeHandlers,
 		readiness:   readiness{shuttingDown: shuttingDown, ok: ok, reason: reason, message: message},
 	}
 }

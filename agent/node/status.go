@@ -15,6 +15,7 @@ type desiredState struct {
 	addresses   []v1.NodeAddress
 	nodeInfo    v1.NodeSystemInfo
 	kubeletPort int32
+	handlers    []v1.NodeRuntimeHandler
 	readiness   readiness
 }
 
@@ -37,6 +38,7 @@ func withDesired(node *v1.Node, d desiredState, now time.Time) (*v1.Node, bool) 
 	s.Addresses = append([]v1.NodeAddress(nil), d.addresses...)
 	s.NodeInfo = d.nodeInfo
 	s.DaemonEndpoints.KubeletEndpoint.Port = d.kubeletPort
+	s.RuntimeHandlers = d.handlers
 	want := append(append([]v1.NodeCondition(nil), pressureConditions...), readyCondition(d.readiness, s.Capacity))
 	s.Conditions = setConditions(s.Conditions, want, now)
 

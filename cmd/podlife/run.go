@@ -111,6 +111,7 @@ func addConfigFlags(fs *pflag.FlagSet, c *config.Config) {
 	fs.Var(resourceListFlag{&c.Allocatable}, "allocatable", "CPU and memory pods may request, e.g. cpu=2,memory=4Gi; unset: the machine's")
 	fs.DurationVar(&c.ShutdownGracePeriod.Duration, "shutdown-grace-period", c.ShutdownGracePeriod.Duration, "total time a node shutdown waits for pods; 0 disables graceful shutdown")
 	fs.DurationVar(&c.ShutdownGracePeriodCriticalPods.Duration, "shutdown-grace-period-critical-pods", c.ShutdownGracePeriodCriticalPods.Duration, "the last part of --shutdown-grace-period, reserved for critical pods")
+	fs.StringVar(&c.PodLogsDir, "pod-logs-dir", c.PodLogsDir, "the pod log root, the kubelet's podLogsDir: container logs in <namespace>_<name>_<uid>/<container>/<restart>.log under it, the links log shippers read in its sibling containers/ (default /var/log/pods for root, so /var/log/containers; empty: <root-dir>/pods)")
 	fs.StringVar(&c.ContainerLogMaxSize, "container-log-max-size", c.ContainerLogMaxSize, "size at which a container's log is rotated (a quantity, e.g. 10Mi)")
 	fs.IntVar(&c.ContainerLogMaxFiles, "container-log-max-files", c.ContainerLogMaxFiles, "files of a container's log kept, the current one included (at least 2)")
 	fs.DurationVar(&c.MinimumContainerTTLDuration.Duration, "minimum-container-ttl-duration", c.MinimumContainerTTLDuration.Duration, "minimum age of a finished container before it is garbage collected, e.g. 300ms, 10s or 2h45m")

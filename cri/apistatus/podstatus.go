@@ -17,6 +17,7 @@ import (
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/podfiles"
 	"github.com/podlife/podlife/cri/prober"
+	"github.com/podlife/podlife/cri/volume"
 	"github.com/podlife/podlife/kubetypes"
 )
 
@@ -44,6 +45,9 @@ type Input struct {
 	Messages podfiles.MessageReader
 	// Probes, when set, decide the running containers' started and ready.
 	Probes *prober.Manager
+	// SupportsRRO: the pod's runtime handler supports recursive read-only
+	// mounts (the containers' volumeMounts statuses say which are).
+	SupportsRRO bool
 }
 
 // waiting is why the named container waits, if the sync said.
@@ -176,7 +180,7 @@ func initContainerStatus(in Input, c *v1.Container) v1.ContainerStatus {
 // containerStatus is the API status of spec container c, whose newest
 // instance is cur and the one before it prev.
 func containerStatus(in Input, c *v1.Container, cur, prev *runtimeapi.ContainerStatus) v1.ContainerStatus {
-	cs := v1.ContainerStatus{Name: c.Name, Image: c.Image}
+	cs := v1.ContainerStatus{Name: c.Name, Image: c.Image, VolumeMounts: volume.MountStatuses(c, in.SupportsRRO)}
 	if prev != nil {
 		cs.LastTerminationState = containerState(in, c, prev)
 	}

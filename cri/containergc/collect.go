@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"slices"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
@@ -48,6 +50,24 @@ func (g *Collector) Collect(ctx context.Context, policy Policy, skip func(types.
 		}
 	}
 	g.collectSandboxes(ctx, listed, gone, skip)
+	if g.logRoot != "" {
+		if err := logs.RemoveDanglingLinks(ctx, g.logRoot, g.containerState); err != nil {
+			g.log.Warn("container garbage collection: removing dangling log links failed", "err", err)
+		}
+	}
+}
+
+// containerState is the runtime's state of container id, found false
+// when it does not know it.
+func (g *Collector) containerState(ctx context.Context, id string) (runtimeapi.ContainerState, bool, error) {
+	resp, err := g.rt.ContainerStatus(ctx, id, false)
+	if status.Code(err) == codes.NotFound {
+		return 0, false, nil
+	}
+	if err != nil || resp.GetStatus() == nil {
+		return 0, false, err
+	}
+	return resp.GetStatus().GetState(), true, nil
 }
 
 // removeInstance removes dead instance c with its log files and its
@@ -73,6 +93,12 @@ func (g *Collector) removeInstance(ctx context.Context, c *runtimeapi.Container)
 	if path := st.GetLogPath(); path != "" && g.logRoot != "" {
 		if err := logs.RemoveContainerLog(g.logRoot, path); err != nil {
 			g.log.Warn("container garbage collection: removing the log failed; the container is kept", "container", c.Id, "err", err)
+			return false
+		}
+	}
+	if g.logRoot != "" {
+		if err := logs.Unlink(g.logRoot, c.Id, c.GetMetadata().GetName(), c.GetLabels()); err != nil {
+			g.log.Warn("container garbage collection: removing the log link failed; the container is kept", "container", c.Id, "err", err)
 			return false
 		}
 	}

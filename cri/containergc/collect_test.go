@@ -18,6 +18,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/logs"
 )
 
 // listedRuntime lists the containers as the test says, whatever the fake
@@ -31,8 +32,8 @@ func (r *listedRuntime) ListContainers(context.Context, *runtimeapi.ContainerFil
 	return r.listed, nil
 }
 
-// Collect removes a selected instance with its log, rotated logs and
-// message file; it keeps one whose status says it runs after all
+// Collect removes a selected instance with its log, rotated logs, log
+// link (logs.LinkPath) and message file; it keeps one whose status says it runs after all
 // (started since the list), and one whose log it may not remove (outside
 // the log root).
 func TestCollectRemovesWithFiles(t *testing.T) {
@@ -56,6 +57,7 @@ func TestCollectRemovesWithFiles(t *testing.T) {
 	for i, in := range insts {
 		c := instance("u", "a", uint32(i), in.listed, i+1)
 		c.PodSandboxId = "sb"
+		c.Labels[cri.PodNameLabel], c.Labels[cri.PodNamespaceLabel] = "p", "ns"
 		rt.listed = append(rt.listed, c)
 		containers = append(containers, &fakecri.FakeContainer{SandboxID: "sb", ContainerStatus: runtimeapi.ContainerStatus{
 			Id: c.Id, Metadata: c.Metadata, State: in.actual, CreatedAt: c.CreatedAt, Labels: c.Labels, LogPath: in.log,
@@ -69,6 +71,14 @@ func TestCollectRemovesWithFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		link := logs.LinkPath(root, "p", "ns", "a", c.Id)
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(in.log, link); err != nil {
+			t.Fatal(err)
+		}
+		files[i] = append(files[i], link)
 	}
 	fake.SetFakeContainers(containers)
 

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/podlife/podlife/cri/events"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -75,7 +76,7 @@ func Config(pod *v1.Pod, resolvConf string, cluster Cluster) (cfg *runtimeapi.DN
 		cfg.Searches = clusterSearches(pod.Namespace, cluster.Domain, cfg.Searches)
 		cfg.Options = slices.Clone(clusterOptions)
 	default:
-		warnings = append(warnings, Warning{"MissingClusterDNS", fmt.Sprintf(
+		warnings = append(warnings, Warning{events.MissingClusterDNS, fmt.Sprintf(
 			"pod: %q. kubelet does not have ClusterDNS IP configured and cannot create Pod using %q policy. Falling back to %q policy.",
 			pod.Name+"_"+pod.Namespace+"("+string(pod.UID)+")", v1.DNSClusterFirst, v1.DNSDefault)})
 	}
@@ -86,11 +87,11 @@ func Config(pod *v1.Pod, resolvConf string, cluster Cluster) (cfg *runtimeapi.DN
 	}
 	if len(cfg.Servers) > maxNameservers {
 		cfg.Servers = cfg.Servers[:maxNameservers]
-		warnings = append(warnings, Warning{"DNSConfigForming", "Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: " + strings.Join(cfg.Servers, " ")})
+		warnings = append(warnings, Warning{events.DNSConfigForming, "Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: " + strings.Join(cfg.Servers, " ")})
 	}
 	var cut bool
 	if cfg.Searches, cut = fitSearches(cfg.Searches); cut {
-		warnings = append(warnings, Warning{"DNSConfigForming", "Search Line limits were exceeded, some search paths have been omitted, the applied search line is: " + strings.Join(cfg.Searches, " ")})
+		warnings = append(warnings, Warning{events.DNSConfigForming, "Search Line limits were exceeded, some search paths have been omitted, the applied search line is: " + strings.Join(cfg.Searches, " ")})
 	}
 	return cfg, warnings, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/apistatus"
+	"github.com/podlife/podlife/cri/events"
 	"github.com/podlife/podlife/cri/lifecycle"
+	"github.com/podlife/podlife/cri/logs"
 	"github.com/podlife/podlife/cri/podplan"
 	"github.com/podlife/podlife/cri/qos"
 )
@@ -99,7 +102,7 @@ func (s *Syncer) applyContainer(ctx context.Context, ps *podSync, a *podplan.Con
 	}
 	switch a.Then {
 	case podplan.ThenStart:
-		return s.start(ctx, ps, c, a.Created.Id)
+		return s.start(ctx, ps, c, a.Created.Id, a.Created.GetMetadata().GetAttempt())
 	case podplan.ThenBackOff:
 		return s.backOff(ps.pod, a.Wait)
 	case podplan.ThenRestart:
@@ -117,7 +120,7 @@ func (s *Syncer) applyContainer(ctx context.Context, ps *podSync, a *podplan.Con
 // backOff reports a container waiting in crash-loop back-off: a BackOff
 // event, and ErrCrashLoopBackOff (wrapped) so that the engine retries.
 func (s *Syncer) backOff(pod *v1.Pod, w apistatus.Waiting) error {
-	s.opts.Events.Eventf(pod, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", w.Container)
+	s.opts.Events.Eventf(pod, v1.EventTypeWarning, events.BackOffStartContainer, "%s", events.BackOffRestart(w.Container, pod))
 	return &waitingError{w: w, err: fmt.Errorf("container %s of pod %s: %w", w.Container, pod.UID, ErrCrashLoopBackOff)}
 }
 
@@ -147,7 +150,7 @@ func (s *Syncer) create(ctx context.Context, ps *podSync, c *v1.Container) error
 		err = targetNamespace(ps, c, cfg)
 	}
 	if err != nil {
-		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
+		s.opts.Events.Eventf(pod, v1.EventTypeWarning, events.FailedToCreateContainer, "%s", events.ContainerError(err))
 		return waiting(c, "CreateContainerConfigError", err.Error(), err)
 	}
 	// The sandbox's log directory made again, should the removal of a
@@ -158,11 +161,11 @@ func (s *Syncer) create(ctx context.Context, ps *podSync, c *v1.Container) error
 	}
 	id, err := s.rt.CreateContainer(ctx, ps.sbID, cfg, ps.sbConfig)
 	if err != nil {
-		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
+		s.opts.Events.Eventf(pod, v1.EventTypeWarning, events.FailedToCreateContainer, "%s", events.ContainerError(err))
 		return waiting(c, "CreateContainerError", err.Error(), fmt.Errorf("create container %s of pod %s: %w", c.Name, pod.UID, err))
 	}
-	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Created", "Created container %s", c.Name)
-	return s.start(ctx, ps, c, id)
+	s.opts.Events.Eventf(pod, v1.EventTypeNormal, events.CreatedContainer, "%s", events.Created(c.Name))
+	return s.start(ctx, ps, c, id, attempt)
 }
 
 // replace stops an instance whose spec changed, within the pod's grace
@@ -170,7 +173,7 @@ func (s *Syncer) create(ctx context.Context, ps *podSync, c *v1.Container) error
 // that one), so that a new instance is created from the new spec.
 func (s *Syncer) replace(ctx context.Context, ps *podSync, c *v1.Container, cur *runtimeapi.ContainerStatus) error {
 	err := s.killContainer(ctx, kill{pod: ps.pod, spec: c, status: cur, sbID: ps.sbID, grace: podGracePeriod(ps.pod),
-		event: fmt.Sprintf("Container %s definition changed, will be restarted", c.Name)})
+		event: events.WillRestart(events.DefinitionChanged(c.Name))})
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("replace changed container: %w", err)
 	}
@@ -179,16 +182,17 @@ func (s *Syncer) replace(ctx context.Context, ps *podSync, c *v1.Container, cur 
 
 // start starts a created container unless termination was requested, and
 // runs its postStart hook.
-func (s *Syncer) start(ctx context.Context, ps *podSync, c *v1.Container, id string) error {
+func (s *Syncer) start(ctx context.Context, ps *podSync, c *v1.Container, id string, attempt uint32) error {
 	pod := ps.pod
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if err := s.rt.StartContainer(ctx, id); err != nil {
-		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
+		s.opts.Events.Eventf(pod, v1.EventTypeWarning, events.FailedToStartContainer, "%s", events.ContainerError(err))
 		return waiting(c, "RunContainerError", err.Error(), fmt.Errorf("start container %s of pod %s: %w", c.Name, pod.UID, err))
 	}
-	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Started", "Started container %s", c.Name)
+	s.opts.Events.Eventf(pod, v1.EventTypeNormal, events.StartedContainer, "%s", events.Started(c.Name))
+	s.linkLog(ps, c.Name, id, attempt)
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
 		return s.postStart(ctx, ps, c, id)
 	}
@@ -211,15 +215,15 @@ func (s *Syncer) postStart(ctx context.Context, ps *podSync, c *v1.Container, id
 		return ctxErr
 	}
 	s.opts.Logger.Warn("postStart hook failed", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "err", err)
-	// The kubelet leaves the hook's output out of the event: it may hold
-	// secrets. The container's status (PostStartHookError) has it.
-	s.opts.Events.Eventf(pod, v1.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed")
+	// The container's status (PostStartHookError) has the hook's output,
+	// the event not (events.PostStartHookFailed).
+	s.opts.Events.Eventf(pod, v1.EventTypeWarning, events.FailedPostStartHook, "%s", events.PostStartHookFailed)
 	hookErr := waiting(c, "PostStartHookError", err.Error(), err)
 	running := &runtimeapi.ContainerStatus{
 		Id: id, Metadata: &runtimeapi.ContainerMetadata{Name: c.Name}, State: runtimeapi.ContainerState_CONTAINER_RUNNING,
 	}
 	kerr := s.killContainer(ctx, kill{pod: pod, spec: c, status: running, sbID: ps.sbID, grace: podGracePeriod(pod),
-		event: fmt.Sprintf("Container %s failed its postStart hook, will be killed", c.Name)})
+		event: events.KillPostStartHook})
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
@@ -252,8 +256,8 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, 
 			return nil
 		}
 		if c.ImagePullPolicy == v1.PullNever {
-			msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
-			s.opts.Events.Eventf(pod, v1.EventTypeWarning, "ErrImageNeverPull", "%s", msg)
+			msg := events.NeverPull(c.Image)
+			s.opts.Events.Eventf(pod, v1.EventTypeWarning, events.ErrImageNeverPullPolicy, "%s", msg)
 			return waiting(c, "ErrImageNeverPull", msg, errors.New(msg))
 		}
 	}
@@ -261,7 +265,7 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, 
 		msg := fmt.Sprintf("Back-off pulling image %q: %s", c.Image, reason)
 		return waiting(c, "ImagePullBackOff", msg, fmt.Errorf("container %s: %w %q", c.Name, ErrImagePullBackOff, c.Image))
 	}
-	s.opts.Events.Eventf(pod, v1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
+	s.opts.Events.Eventf(pod, v1.EventTypeNormal, events.PullingImage, "%s", events.Pulling(c.Image))
 	// The client would log every failure at length (klog); the syncer
 	// reports it itself, once per back-off, in short.
 	if _, err := s.images.PullImage(klog.NewContext(ctx, klog.Logger{}), spec, nil, sbConfig); err != nil {
@@ -270,9 +274,24 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, 
 		}
 		reason := shortReason(err)
 		next := s.pulls.Failed(pod.UID, c.Image, reason)
-		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Failed to pull image %q for container %s: %s (next pull in %s)", c.Image, c.Name, reason, next)
+		s.opts.Logger.Info("image pull failed", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "image", c.Image, "nextPullIn", next)
+		s.opts.Events.Eventf(pod, v1.EventTypeWarning, events.FailedToPullImage, "%s", events.FailedPull(c.Image, reason))
 		return waiting(c, "ErrImagePull", reason, fmt.Errorf("container %s: pull image %q: %s", c.Name, c.Image, reason))
 	}
 	s.pulls.Succeeded(pod.UID, c.Image)
 	return nil
+}
+
+// linkLog links a started instance's log where log shippers look
+// (logs.LinkDir), as the kubelet does once the runtime started it (and so
+// made its log); a link that fails is logged, the instance runs anyway.
+func (s *Syncer) linkLog(ps *podSync, container, id string, attempt uint32) {
+	if s.opts.LogRoot == "" {
+		return
+	}
+	pod := ps.pod
+	path := filepath.Join(ps.sbConfig.GetLogDirectory(), logPath(container, attempt))
+	if err := logs.Link(s.opts.LogRoot, path, pod, container, id); err != nil {
+		s.opts.Logger.Warn("container log link failed", "pod", pod.Namespace+"/"+pod.Name, "container", container, "err", err)
+	}
 }

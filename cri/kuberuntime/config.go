@@ -65,7 +65,7 @@ func sandboxConfig(pod *v1.Pod, attempt uint32, logRoot string) (*runtimeapi.Pod
 		// of its own (the kubelet sets none either).
 		hostname, err := podfiles.KernelHostname(pod)
 		if err != nil {
-			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+			return nil, err
 		}
 		cfg.Hostname = hostname
 	}
@@ -121,9 +121,16 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt uint32, withLogs bool
 		if err := cri.PathElement(pod, "container name", c.Name); err != nil {
 			return nil, err
 		}
-		cfg.LogPath = filepath.Join(c.Name, strconv.FormatUint(uint64(attempt), 10)+".log")
+		cfg.LogPath = logPath(c.Name, attempt)
 	}
 	return cfg, nil
+}
+
+// logPath is the log of the attempt-th instance of a container, relative
+// to its pod's log directory: <container>/<restart count>.log, as the
+// kubelet's BuildContainerLogsDirectory and its file name.
+func logPath(container string, attempt uint32) string {
+	return filepath.Join(container, strconv.FormatUint(uint64(attempt), 10)+".log")
 }
 
 // ensureDir creates a log directory; "" means no logs.
@@ -147,7 +154,7 @@ func (s *Syncer) setDNS(pod *v1.Pod, cfg *runtimeapi.PodSandboxConfig) error {
 	}
 	dnsConfig, warnings, err := dns.Config(pod, resolvConf, s.opts.ClusterDNS)
 	if err != nil {
-		return fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		return err
 	}
 	for _, w := range warnings {
 		s.opts.Events.Eventf(pod, v1.EventTypeWarning, w.Reason, "%s", w.Message)

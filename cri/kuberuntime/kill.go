@@ -12,6 +12,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/events"
 	"github.com/podlife/podlife/cri/lifecycle"
 )
 
@@ -58,7 +59,7 @@ func (s *Syncer) killContainer(ctx context.Context, k kill) error {
 	name := k.status.GetMetadata().GetName()
 	defer k.order.stopped(name)
 	if k.pod != nil {
-		s.opts.Events.Eventf(k.pod, v1.EventTypeNormal, "Killing", "%s", k.event)
+		s.opts.Events.Eventf(k.pod, v1.EventTypeNormal, events.KillingContainer, "%s", k.event)
 	}
 	remaining := k.grace
 	if k.hasPreStop() && remaining > 0 {
@@ -112,7 +113,7 @@ func (s *Syncer) preStop(ctx context.Context, k kill, grace int64) (time.Duratio
 			s.opts.Logger.Warn("preStop hook failed", "pod", k.pod.Namespace+"/"+k.pod.Name, "container", k.spec.Name, "err", err)
 			// The kubelet leaves the hook's output out of the event:
 			// it may hold secrets.
-			s.opts.Events.Eventf(k.pod, v1.EventTypeWarning, "FailedPreStopHook", "PreStopHook failed")
+			s.opts.Events.Eventf(k.pod, v1.EventTypeWarning, events.FailedPreStopHook, "%s", events.PreStopHookFailed)
 		}
 	})
 	limit := time.NewTimer(graceDuration(grace))
@@ -142,7 +143,7 @@ func (s *Syncer) killContainers(ctx context.Context, pod *v1.Pod, p *cri.PodRunt
 	var wg sync.WaitGroup
 	for i, c := range containers {
 		k := kill{pod: pod, status: c, sbID: p.SandboxOf[c.Id], grace: grace, order: order,
-			event: fmt.Sprintf("Stopping container %s (grace period %ds)", names[i], stopTimeout(grace))}
+			event: events.Stopping(names[i])}
 		if pod != nil {
 			k.spec = cri.ContainerSpec(pod, names[i])
 		}

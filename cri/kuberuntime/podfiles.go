@@ -20,7 +20,7 @@ func (s *Syncer) podFileMounts(ctx context.Context, ps *podSync, c *v1.Container
 	if s.opts.PodsRoot == "" {
 		return nil, nil
 	}
-	mounts, err := volume.Mounts(s.opts.PodsRoot, ps.pod, c, ps.vols)
+	mounts, err := volume.Mounts(s.opts.PodsRoot, ps.pod, c, ps.vols, s.supportsRRO(ctx, ps.pod))
 	if err != nil {
 		return nil, err
 	}

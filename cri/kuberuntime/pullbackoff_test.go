@@ -73,9 +73,10 @@ func TestPullFailureReportedOncePerBackoff(t *testing.T) {
 		}
 	}
 	for _, w := range warnings() {
-		if len(w) > 250 || strings.Contains(w, "rpc error") || !strings.Contains(w, "container web") ||
-			!strings.Contains(w, `"localhost/podlife/busybox:latest"`) || !strings.Contains(w, "authorization failed") {
-			t.Errorf("warning %q: want one short line with the container, the image and the gist", w)
+		// The kubelet's text (events.FailedPull), with the gist of the error.
+		if len(w) > 250 || strings.Contains(w, "rpc error") ||
+			!strings.HasPrefix(w, `Failed to pull image "localhost/podlife/busybox:latest": `) || !strings.Contains(w, "authorization failed") {
+			t.Errorf("warning %q: want one short line in the kubelet's form with the image and the gist", w)
 		}
 	}
 	if clientLogs != 0 {

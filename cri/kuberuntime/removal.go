@@ -83,6 +83,11 @@ func (s *Syncer) inBackground(uid types.UID, remove func(ctx context.Context)) {
 func (s *Syncer) remove(ctx context.Context, p *cri.PodRuntime) {
 	removed := true
 	for _, c := range p.Containers {
+		if s.opts.LogRoot != "" {
+			if err := logs.Unlink(s.opts.LogRoot, c.Id, c.GetMetadata().GetName(), c.GetLabels()); err != nil {
+				s.opts.Logger.Warn("removing the container's log link failed", "container", c.Id, "err", err)
+			}
+		}
 		if err := s.rt.RemoveContainer(ctx, c.Id); err != nil {
 			removed = false
 			s.opts.Logger.Warn("removing container failed; it is left to the runtime", "container", c.Id, "err", err)

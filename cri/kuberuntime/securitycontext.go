@@ -11,6 +11,7 @@ import (
 
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/apistatus"
+	"github.com/podlife/podlife/cri/events"
 	"github.com/podlife/podlife/cri/securitycontext"
 )
 
@@ -75,6 +76,15 @@ func (s *Syncer) runtimeHandler(ctx context.Context, pod *v1.Pod) (string, error
 	return s.opts.RuntimeClasses.RuntimeHandler(ctx, *name)
 }
 
+// supportsRRO reports whether the runtime handler of pod supports
+// recursive read-only mounts (the kubelet's
+// runtimeClassSupportsRecursiveReadOnlyMounts); a handler that cannot be
+// resolved does not.
+func (s *Syncer) supportsRRO(ctx context.Context, pod *v1.Pod) bool {
+	handler, err := s.runtimeHandler(ctx, pod)
+	return err == nil && s.opts.RuntimeFeatures.RecursiveReadOnly[handler]
+}
+
 // containerSecurity sets cfg's Linux security context for container c:
 // the image's user is read (as the kubelet's getImageUser does),
 // runAsNonRoot is verified against it, and the context is built. An
@@ -128,7 +138,7 @@ func (s *Syncer) refusePod(pod *v1.Pod, p *cri.PodRuntime, sbID string, reason e
 			waits = append(waits, apistatus.Waiting{Container: cs[i].Name, Reason: "CreateContainerConfigError", Message: err.Error()})
 		}
 	}
-	s.opts.Events.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
+	s.opts.Events.Eventf(pod, v1.EventTypeWarning, events.FailedToCreateContainer, "%s", events.ContainerError(err))
 	s.setStatus(pod, p, sbID, false, waits)
 	return err
 }

@@ -134,6 +134,10 @@ type Syncer struct {
 
 	// hooks are the preStop hooks in progress.
 	hooks preStopHooks
+
+	// sharedRoot is set once PodsRoot is on a shared mount (ensureShared).
+	sharedMu   sync.Mutex
+	sharedRoot bool
 }
 
 var _ worker.PodSyncer = (*Syncer)(nil)

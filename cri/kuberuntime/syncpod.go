@@ -11,6 +11,7 @@ import (
 
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/apistatus"
+	"github.com/podlife/podlife/cri/events"
 	"github.com/podlife/podlife/cri/podplan"
 	"github.com/podlife/podlife/cri/volume"
 	"github.com/podlife/podlife/worker"
@@ -64,8 +65,8 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 	// stopped.
 	sbConfig, sbID, err := s.ensureSandbox(ctx, pod, view, &plan)
 	if err != nil {
-		s.opts.Events.Eventf(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
-		return false, err
+		s.opts.Events.Eventf(pod, v1.EventTypeWarning, events.FailedCreatePodSandBox, "%s", events.FailedCreateSandbox(err))
+		return false, fmt.Errorf("create sandbox of pod %s/%s (%s): %w", pod.Namespace, pod.Name, pod.UID, err)
 	}
 	// Steps 5 to 7: the ephemeral containers, the init containers and
 	// sidecars, the regular containers.
@@ -108,7 +109,9 @@ type podSync struct {
 
 // ensureSandbox returns the pod's ready sandbox, or creates the one the
 // plan asks for. Containers left in older sandboxes are stopped first: a
-// pod runs in one sandbox at a time.
+// pod runs in one sandbox at a time. Its errors are as the kubelet's
+// FailedCreatePodSandBox event shows them: the config's or the runtime's
+// own, not wrapped.
 func (s *Syncer) ensureSandbox(ctx context.Context, pod *v1.Pod, view *cri.PodRuntime, plan *podplan.Actions) (*runtimeapi.PodSandboxConfig, string, error) {
 	cfg, err := sandboxConfig(pod, plan.SandboxAttempt, s.opts.LogRoot)
 	if err != nil || !plan.CreateSandbox {
@@ -131,17 +134,18 @@ func (s *Syncer) ensureSandbox(ctx context.Context, pod *v1.Pod, view *cri.PodRu
 	}
 	id, err := s.rt.RunPodSandbox(ctx, cfg, handler)
 	if err != nil {
-		return nil, "", fmt.Errorf("run sandbox of pod %s: %w", pod.UID, err)
+		return nil, "", err
 	}
 	if plan.SandboxAttempt > 0 {
-		s.opts.Events.Eventf(pod, v1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
+		s.opts.Events.Eventf(pod, v1.EventTypeNormal, events.SandboxChanged, "%s", events.SandboxChangedMessage)
 	}
 	return cfg, id, nil
 }
 
 // setStatus generates and writes the pod's status.
 func (s *Syncer) setStatus(pod *v1.Pod, p *cri.PodRuntime, sbID string, terminal bool, waits []apistatus.Waiting) {
-	in := apistatus.Input{Pod: pod, Runtime: p, SandboxID: sbID, Terminal: terminal, Waits: waits, RuntimeName: s.opts.RuntimeName, Messages: s.messages(), Probes: s.opts.Probes}
+	in := apistatus.Input{Pod: pod, Runtime: p, SandboxID: sbID, Terminal: terminal, Waits: waits, RuntimeName: s.opts.RuntimeName, Messages: s.messages(), Probes: s.opts.Probes,
+		SupportsRRO: s.supportsRRO(context.Background(), pod)}
 	if sbID != "" {
 		in.PodIP = s.podIP(sbID)
 	}

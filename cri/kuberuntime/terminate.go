@@ -32,7 +32,8 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, _ *worker.
 	if p, err = s.stopPod(ctx, pod, p, grace, "terminating pod"); err != nil {
 		return err
 	}
-	status := apistatus.Generate(apistatus.Input{Pod: pod, Runtime: p, Terminal: true, RuntimeName: s.opts.RuntimeName, Messages: s.messages()})
+	status := apistatus.Generate(apistatus.Input{Pod: pod, Runtime: p, Terminal: true, RuntimeName: s.opts.RuntimeName, Messages: s.messages(),
+		SupportsRRO: s.supportsRRO(ctx, pod)})
 	if podStatusFn != nil {
 		// The function judges the pod as it was before its kill: node
 		// shutdown keeps Succeeded only for a pod that completed by itself,

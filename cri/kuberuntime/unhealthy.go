@@ -10,6 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podlife/podlife/cri"
+	"github.com/podlife/podlife/cri/events"
 	"github.com/podlife/podlife/cri/prober"
 )
 
@@ -76,9 +77,9 @@ func (s *Syncer) killUnhealthy(ctx context.Context, ps *podSync, c *v1.Container
 	if p != nil && p.TerminationGracePeriodSeconds != nil && *p.TerminationGracePeriodSeconds >= 0 {
 		grace = *p.TerminationGracePeriodSeconds
 	}
-	msg := fmt.Sprintf("Container %s failed %s probe", c.Name, strings.ToLower(k.String()))
+	msg := events.FailedProbe(c.Name, strings.ToLower(k.String()))
 	if restart {
-		msg += ", will be restarted"
+		msg = events.WillRestart(msg)
 	}
 	err := s.killContainer(ctx, kill{pod: ps.pod, spec: c, status: cur, sbID: ps.sbID, grace: grace, event: msg})
 	if err != nil && ctx.Err() == nil {

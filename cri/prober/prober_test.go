@@ -143,19 +143,19 @@ func (u *updates) get() []Update {
 	return append([]Update(nil), u.list...)
 }
 
-// events records the manager's events as "type reason: message".
-type events struct {
+// eventList records the manager's events as "type reason: message".
+type eventList struct {
 	mu   sync.Mutex
 	list []string
 }
 
-func (e *events) Eventf(_ *v1.Pod, eventType, reason, messageFmt string, args ...any) {
+func (e *eventList) Eventf(_ *v1.Pod, eventType, reason, messageFmt string, args ...any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.list = append(e.list, eventType+" "+reason+": "+fmt.Sprintf(messageFmt, args...))
 }
 
-func (e *events) get() []string {
+func (e *eventList) get() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]string(nil), e.list...)
@@ -166,13 +166,13 @@ type fixture struct {
 	clock   *testingclock.FakeClock
 	runner  *scripted
 	updates *updates
-	events  *events
+	events  *eventList
 	m       *Manager
 	metrics *prometheus.Registry
 }
 
 func newFixture(t *testing.T) *fixture {
-	f := &fixture{t: t, clock: testingclock.NewFakeClock(epoch), runner: newScripted(), updates: &updates{}, events: &events{}, metrics: prometheus.NewRegistry()}
+	f := &fixture{t: t, clock: testingclock.NewFakeClock(epoch), runner: newScripted(), updates: &updates{}, events: &eventList{}, metrics: prometheus.NewRegistry()}
 	f.m = NewManager(Config{Runner: f.runner, Clock: f.clock, OnChange: f.updates.add, Events: f.events, Registerer: f.metrics})
 	t.Cleanup(f.m.Stop)
 	return f

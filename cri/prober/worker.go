@@ -8,6 +8,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/podlife/podlife/cri/events"
 )
 
 // worker runs one probe of one container instance: one timer while idle,
@@ -67,7 +69,7 @@ func (w *worker) run(ctx context.Context, cancel context.CancelFunc) {
 	}
 	if res == Warning && err == nil {
 		t := w.cp.target
-		w.m.cfg.Events.Eventf(t.Pod, v1.EventTypeWarning, "ProbeWarning", "%s probe warning: %s", w.kind, out)
+		w.m.cfg.Events.Eventf(t.Pod, v1.EventTypeWarning, events.ContainerProbeWarning, "%s", events.ProbeWarning(w.kind.String(), out))
 		res = Success
 	}
 	w.mu.Lock()
@@ -93,7 +95,7 @@ func (w *worker) record(res Result, out string, err error) bool {
 		return true
 	}
 	if res == Failure {
-		w.m.cfg.Events.Eventf(t.Pod, v1.EventTypeWarning, "Unhealthy", "%s probe failed: %s", w.kind, out)
+		w.m.cfg.Events.Eventf(t.Pod, v1.EventTypeWarning, events.ContainerUnhealthy, "%s", events.ProbeFailed(w.kind.String(), out))
 	}
 	// The result is set under w.mu, so that a stopped worker's run
 	// records nothing after its container's results were dropped.

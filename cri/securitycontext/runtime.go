@@ -18,6 +18,24 @@ type RuntimeFeatures struct {
 	// UserNamespaces are the runtime handlers that support user
 	// namespaces, by name ("" is the default handler).
 	UserNamespaces map[string]bool
+	// RecursiveReadOnly are the runtime handlers that support recursive
+	// read-only mounts, by name.
+	RecursiveReadOnly map[string]bool
+	// Handlers are the runtime handlers' names, as the runtime lists them.
+	Handlers []string
+}
+
+// NodeRuntimeHandlers are the handlers and their features as the Node's
+// status shows them (the kubelet's nodestatus.RuntimeHandlers).
+func (f RuntimeFeatures) NodeRuntimeHandlers() []v1.NodeRuntimeHandler {
+	var out []v1.NodeRuntimeHandler
+	for _, name := range f.Handlers {
+		rro, userns := f.RecursiveReadOnly[name], f.UserNamespaces[name]
+		out = append(out, v1.NodeRuntimeHandler{Name: name, Features: &v1.NodeRuntimeHandlerFeatures{
+			RecursiveReadOnlyMounts: &rro, UserNamespaces: &userns,
+		}})
+	}
+	return out
 }
 
 // FeaturesOf reads the features from a Status response.
@@ -25,10 +43,15 @@ func FeaturesOf(resp *runtimeapi.StatusResponse) RuntimeFeatures {
 	f := RuntimeFeatures{
 		SupplementalGroupsPolicy: resp.GetFeatures().GetSupplementalGroupsPolicy(),
 		UserNamespaces:           map[string]bool{},
+		RecursiveReadOnly:        map[string]bool{},
 	}
 	for _, h := range resp.GetRuntimeHandlers() {
+		f.Handlers = append(f.Handlers, h.GetName())
 		if h.GetFeatures().GetUserNamespaces() {
 			f.UserNamespaces[h.GetName()] = true
+		}
+		if h.GetFeatures().GetRecursiveReadOnlyMounts() {
+			f.RecursiveReadOnly[h.GetName()] = true
 		}
 	}
 	return f

@@ -14,12 +14,19 @@ import (
 
 // Mounts are the runtime's mounts of container c's volumeMounts, in
 // their order, given the pod's volumes set up by SetUp: read-only
-// when the mount or the volume says so, with private propagation, and a
+// when the mount or the volume says so, with the propagation it asks
+// (private unless HostToContainer or Bidirectional), recursively
+// read-only as ResolveRecursiveReadOnly says on a runtime that supports
+// it or not (supportsRRO), and a
 // subPath through its own bind mount under the pod's directory
 // (subPathMount).
-func Mounts(podsRoot string, pod *v1.Pod, c *v1.Container, vols map[string]Volume) ([]*runtimeapi.Mount, error) {
+func Mounts(podsRoot string, pod *v1.Pod, c *v1.Container, vols map[string]Volume, supportsRRO bool) ([]*runtimeapi.Mount, error) {
 	var mounts []*runtimeapi.Mount
 	for i, m := range c.VolumeMounts {
+		rro, err := ResolveRecursiveReadOnly(m, supportsRRO)
+		if err != nil {
+			return nil, fmt.Errorf("failed to resolve recursive read-only mode: %w", err)
+		}
 		vol, ok := vols[m.Name]
 		if !ok {
 			return nil, fmt.Errorf("pod %s/%s: container %q: volumeMount %q: the pod has no volume %q", pod.Namespace, pod.Name, c.Name, m.Name, m.Name)
@@ -38,7 +45,10 @@ func Mounts(podsRoot string, pod *v1.Pod, c *v1.Container, vols map[string]Volum
 			ContainerPath: m.MountPath,
 			HostPath:      host,
 			Readonly:      m.ReadOnly || vol.readOnly,
-			Propagation:   runtimeapi.MountPropagation_PROPAGATION_PRIVATE,
+			Propagation:   propagation(m.MountPropagation),
+			// The kubelet asks for it only with a read-only mount
+			// (ResolveRecursiveReadOnly refused the others).
+			RecursiveReadOnly: rro,
 		})
 	}
 	return mounts, nil

@@ -144,10 +144,12 @@ func checkVolumeMount(pod *v1.Pod, c *v1.Container, m *v1.VolumeMount, volumes m
 		return fmt.Errorf("%s: subPathExpr is not supported by podlife", where)
 	case m.SubPath != "" && !localPath(m.SubPath):
 		return fmt.Errorf("%s: subPath %q must be a relative path without \"..\"", where, m.SubPath)
-	case m.MountPropagation != nil && *m.MountPropagation != v1.MountPropagationNone:
-		return fmt.Errorf("%s: mountPropagation %s is not supported by podlife (only None)", where, *m.MountPropagation)
-	case m.RecursiveReadOnly != nil && *m.RecursiveReadOnly != v1.RecursiveReadOnlyDisabled:
-		return fmt.Errorf("%s: recursiveReadOnly %s is not supported by podlife", where, *m.RecursiveReadOnly)
+	}
+	if err := checkPropagation(c, m.MountPropagation); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	if err := checkRecursiveReadOnly(m); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
 	}
 	return nil
 }
@@ -210,6 +212,17 @@ func allContainers(pod *v1.Pod) []*v1.Container {
 	return cs
 }
 
+// SetUpError is a volume SetUp could not set up: its name and why (the
+// kubelet's MountVolume.SetUp failure, which its event names).
+type SetUpError struct {
+	Volume string
+	Err    error
+}
+
+func (e *SetUpError) Error() string { return fmt.Sprintf("volume %q: %v", e.Volume, e.Err) }
+
+func (e *SetUpError) Unwrap() error { return e.Err }
+
 // SetUp makes the pod's volumes on the node, in its directory under
 // podsRoot, as often as the pod is synced: an emptyDir is made once (and
 // mounted, with medium Memory), a hostPath is checked against its type,
@@ -227,7 +240,7 @@ func SetUp(ctx context.Context, podsRoot string, pod *v1.Pod, allocatable v1.Res
 	if podsRoot == "" {
 		for i := range pod.Spec.Volumes {
 			if _, _, err := volumeFiles(ctx, pod, i, allocatable, api); err != nil {
-				return nil, fmt.Errorf("pod %s/%s: volume %q: %w", pod.Namespace, pod.Name, pod.Spec.Volumes[i].Name, err)
+				return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, &SetUpError{Volume: pod.Spec.Volumes[i].Name, Err: err})
 			}
 		}
 		return nil, nil
@@ -258,7 +271,7 @@ func SetUp(ctx context.Context, podsRoot string, pod *v1.Pod, allocatable v1.Res
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("pod %s/%s: volume %q: %w", pod.Namespace, pod.Name, v.Name, err)
+			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, &SetUpError{Volume: v.Name, Err: err})
 		}
 		vols[v.Name] = pv
 	}

@@ -74,8 +74,13 @@ func TestCheckVolumes(t *testing.T) {
 			`subPath "sub/../../etc" must be a relative path`},
 		{"subPathExpr", crifake.VolumePod([]v1.Volume{crifake.EmptyDir("a")}, v1.VolumeMount{Name: "a", MountPath: "/x", SubPathExpr: "$(POD)"}),
 			`subPathExpr is not supported by podlife`},
-		{"propagation", crifake.VolumePod([]v1.Volume{crifake.EmptyDir("a")}, v1.VolumeMount{Name: "a", MountPath: "/x", MountPropagation: &hostToContainer}),
-			`mountPropagation HostToContainer is not supported by podlife (only None)`},
+		// Propagation as the API server checks it (validateMountPropagation).
+		{"HostToContainer", crifake.VolumePod([]v1.Volume{crifake.EmptyDir("a")}, v1.VolumeMount{Name: "a", MountPath: "/x", MountPropagation: &hostToContainer}), ""},
+		{"Bidirectional, not privileged", crifake.VolumePod([]v1.Volume{crifake.EmptyDir("a")}, v1.VolumeMount{Name: "a", MountPath: "/x", MountPropagation: new(v1.MountPropagationBidirectional)}),
+			`pod ns/web: container "app": volumeMount "a" at "/x": mountPropagation: Forbidden: Bidirectional mount propagation is available only to privileged containers`},
+		{"Bidirectional, privileged", privileged(crifake.VolumePod([]v1.Volume{crifake.EmptyDir("a")}, v1.VolumeMount{Name: "a", MountPath: "/x", MountPropagation: new(v1.MountPropagationBidirectional)})), ""},
+		{"unknown propagation", crifake.VolumePod([]v1.Volume{crifake.EmptyDir("a")}, v1.VolumeMount{Name: "a", MountPath: "/x", MountPropagation: new(v1.MountPropagationMode("Sideways"))}),
+			`mountPropagation: Unsupported value: "Sideways"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := Check(tc.pod)
@@ -506,4 +511,10 @@ func TestPodDirUIDs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// privileged makes pod's first container privileged.
+func privileged(pod *v1.Pod) *v1.Pod {
+	pod.Spec.Containers[0].SecurityContext = &v1.SecurityContext{Privileged: new(true)}
+	return pod
 }

@@ -143,9 +143,10 @@ func TestNothingUnderCriImportsKuberuntime(t *testing.T) {
 // genuinely builds on. Anything else a job package needs goes down into
 // the cri root (shared vocabulary) or up into kuberuntime (composition).
 var jobEdges = map[string][]string{
-	// A container's status carries its termination message and its
-	// probes' readiness.
-	"cri/apistatus": {"cri/podfiles", "cri/prober"},
+	// A container's status carries its termination message, its probes'
+	// readiness and its volume mounts as the volume layer resolves them
+	// (recursive read-only).
+	"cri/apistatus": {"cri/podfiles", "cri/prober", "cri/volume"},
 	// The probe runner carries out prober's probes with the hooks' actions.
 	"cri/lifecycle": {"cri/prober"},
 	// A termination message falls back to the tail of the container's log.
@@ -167,7 +168,9 @@ var jobEdges = map[string][]string{
 
 // A job package (every package under cri/ but the root, kuberuntime, the
 // status cache and the embedded runtime) imports of podlife only the cri
-// root's vocabulary, the pod identity leaf and its allowed lower layers.
+// root's vocabulary, the pod identity leaf, the events' texts (cri/events:
+// each reason and message written once, importing nothing of podlife) and
+// its allowed lower layers.
 func TestJobPackagesImportOnlyTheVocabulary(t *testing.T) {
 	composers := []string{"cri", "cri/kuberuntime", "cri/podcache"}
 	pkgs := modulePackages(t)
@@ -176,16 +179,19 @@ func TestJobPackagesImportOnlyTheVocabulary(t *testing.T) {
 		if !under(rel, "cri") || slices.Contains(composers, rel) || strings.HasPrefix(rel, "cri/embedded") {
 			continue
 		}
-		allowed := append([]string{"cri", "kubetypes"}, jobEdges[rel]...)
+		allowed := append([]string{"cri", "kubetypes", "cri/events"}, jobEdges[rel]...)
 		for _, imp := range inModule(p.Imports) {
 			if !slices.Contains(allowed, imp) {
 				t.Errorf("%s imports %s; a job package may import only %v", rel, imp, allowed)
 			}
 		}
 	}
-	// The cri root is the vocabulary: it imports nothing of podlife.
-	if imps := inModule(pkgs["cri"].Imports); len(imps) > 0 {
-		t.Errorf("the cri root imports %v; it must stay the shared vocabulary, below every job package", imps)
+	// The cri root and the events' texts are the vocabulary: they import
+	// nothing of podlife.
+	for _, vocabulary := range []string{"cri", "cri/events"} {
+		if imps := inModule(pkgs[vocabulary].Imports); len(imps) > 0 {
+			t.Errorf("%s imports %v; it must stay the shared vocabulary, below every job package", vocabulary, imps)
+		}
 	}
 }
 

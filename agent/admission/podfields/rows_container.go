@@ -107,10 +107,10 @@ var resourceRows = []Row{
 var volumeMountRows = []Row{
 	honoured("name", "the pod volume to mount (cri/volume)"),
 	honoured("readOnly", "a read-only bind mount (cri/volume)"),
-	refusedBy("recursiveReadOnly", "cri/volume", "recursiveReadOnly other than Disabled is not supported: the pod's sync fails with FailedMount"),
+	honoured("recursiveReadOnly", "the CRI mount's recursive_read_only as the kubelet resolves it: IfPossible when the runtime handler supports it, Enabled or CreateContainerConfigError; the container status' volumeMounts say which (cri/volume)"),
 	honoured("mountPath", "where the container sees the volume (cri/volume)"),
 	honoured("subPath", "a path opened beneath the volume and mounted by descriptor (cri/volume)"),
-	refusedBy("mountPropagation", "cri/volume", "mountPropagation other than None is not supported (mounts are private): the pod's sync fails with FailedMount"),
+	honoured("mountPropagation", "the CRI mount's propagation, as the kubelet's: None private, HostToContainer rslave, Bidirectional rshared (privileged containers only, as the API server checks); the pods root is made rshared for them (cri/volume)"),
 	refusedBy("subPathExpr", "cri/volume", "subPathExpr is not supported: the pod's sync fails with FailedMount"),
 	refusedBy("bindMountOptions", "agent/admission DeclaredFeatures", "a node feature podlife does not declare (it applies no bind mount options): rejected at admission with PodFeatureUnsupported"),
 }

@@ -57,6 +57,7 @@ func FromAgent(c *config.Config) *kubeletconfigv1beta1.KubeletConfiguration {
 		SerializeImagePulls:   ptr.To(c.ParallelPulls() == 1),
 		MaxParallelImagePulls: c.MaxParallelImagePulls,
 
+		PodLogsDir:                  c.ResolvedPodLogsDir(),
 		ContainerLogMaxSize:         c.ContainerLogMaxSize,
 		ContainerLogMaxFiles:        ptr.To(int32(c.ContainerLogMaxFiles)),
 		ContainerLogMonitorInterval: ptr.To(c.ContainerLogMonitorInterval),

@@ -62,7 +62,7 @@ var fields = map[string]field{
 		return nil
 	}},
 	"staticPodPath": {apply: func(k *KubeletConfiguration, c *config.Config) error { c.StaticPodPath = k.StaticPodPath; return nil }},
-	"podLogsDir":    {why: "podlife keeps pod logs under its rootDir"},
+	"podLogsDir":    {apply: func(k *KubeletConfiguration, c *config.Config) error { c.PodLogsDir = k.PodLogsDir; return nil }},
 	"syncFrequency": {apply: func(k *KubeletConfiguration, c *config.Config) error { c.SyncFrequency = k.SyncFrequency; return nil }},
 	"fileCheckFrequency": {apply: func(k *KubeletConfiguration, c *config.Config) error {
 		c.FileCheckFrequency = k.FileCheckFrequency

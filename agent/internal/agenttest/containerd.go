@@ -350,6 +350,9 @@ func (e *CtrdEnv) StartAgent(manifestDir string, edit func(*config.Config)) *Ctr
 	cfg.RuntimeEndpoint = e.Endpoint
 	cfg.StaticPodPath = manifestDir
 	cfg.RootDir = filepath.Join(e.Dir, "root-"+cfg.NodeName)
+	// Logs under the root directory, not the machine's /var/log (a test
+	// may set PodLogsDir itself).
+	cfg.PodLogsDir = ""
 	cfg.Address = "127.0.0.1:0"
 	cfg.Port = 0 // no kubelet API unless a test asks (on a free port)
 	// No healthz port: tests in parallel never bind the kubelet's healthz port 10248.

@@ -201,6 +201,9 @@ func Start(t testing.TB, opts ...Option) *Harness {
 	cfg.NodeName = NodeName
 	cfg.StaticPodPath = h.Manifests
 	cfg.RootDir = root
+	// Logs under the root directory, not the machine's /var/log (a test
+	// may set PodLogsDir itself).
+	cfg.PodLogsDir = ""
 	cfg.Address = "127.0.0.1:0"
 	cfg.Port = 0 // no kubelet API unless a test asks (on a free port)
 	// No healthz port: tests in parallel never bind the kubelet's healthz port 10248.

@@ -1,0 +1,161 @@
+package volume
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// errBidirectional is the API server's refusal of Bidirectional
+// propagation in a container that is not privileged (its
+// validateMountPropagation): a static pod is checked here the same.
+const errBidirectional = "Bidirectional mount propagation is available only to privileged containers"
+
+// checkPropagation refuses a propagation mode the API does not know, and
+// Bidirectional in a container that is not privileged, with the API
+// server's words.
+func checkPropagation(c *v1.Container, mode *v1.MountPropagationMode) error {
+	if mode == nil {
+		return nil
+	}
+	switch *mode {
+	case v1.MountPropagationNone, v1.MountPropagationHostToContainer:
+		return nil
+	case v1.MountPropagationBidirectional:
+		if sc := c.SecurityContext; sc == nil || sc.Privileged == nil || !*sc.Privileged {
+			return fmt.Errorf("mountPropagation: Forbidden: %s", errBidirectional)
+		}
+		return nil
+	}
+	return fmt.Errorf("mountPropagation: Unsupported value: %q: supported values: %q, %q, %q", *mode,
+		v1.MountPropagationBidirectional, v1.MountPropagationHostToContainer, v1.MountPropagationNone)
+}
+
+// propagation is the runtime's mode for mode (the kubelet's
+// translateMountPropagation): None and unset are private (rprivate),
+// HostToContainer rslave, Bidirectional rshared.
+func propagation(mode *v1.MountPropagationMode) runtimeapi.MountPropagation {
+	switch {
+	case mode == nil:
+		return runtimeapi.MountPropagation_PROPAGATION_PRIVATE
+	case *mode == v1.MountPropagationHostToContainer:
+		return runtimeapi.MountPropagation_PROPAGATION_HOST_TO_CONTAINER
+	case *mode == v1.MountPropagationBidirectional:
+		return runtimeapi.MountPropagation_PROPAGATION_BIDIRECTIONAL
+	}
+	return runtimeapi.MountPropagation_PROPAGATION_PRIVATE
+}
+
+// NeedsSharedRoot reports whether a container of pod mounts a volume with
+// HostToContainer or Bidirectional propagation: the runtime then wants
+// the volume's host directory on a shared mount (containerd refuses
+// Bidirectional from a mount that is not shared, HostToContainer from one
+// neither shared nor a slave).
+func NeedsSharedRoot(pod *v1.Pod) bool {
+	for _, c := range allContainers(pod) {
+		for _, m := range c.VolumeMounts {
+			if propagation(m.MountPropagation) != runtimeapi.MountPropagation_PROPAGATION_PRIVATE {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// MakeRShared puts dir on a mount with shared propagation, as the kubelet
+// does with its root directory at start (hostutil's DoMakeRShared): when
+// the mount dir is on is not shared, dir is bind-mounted on itself and
+// made rshared. The volumes under dir (emptyDirs) can then propagate
+// mounts between the host and the containers. The bind mount stays, as the
+// kubelet's does.
+func MakeRShared(dir string) error {
+	shared, err := onSharedMount(dir, "/proc/self/mountinfo")
+	if err != nil || shared {
+		return err
+	}
+	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("bind-mount %s on itself: %w", dir, err)
+	}
+	if err := unix.Mount("", dir, "", unix.MS_SHARED|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("make %s rshared: %w", dir, err)
+	}
+	return nil
+}
+
+// onSharedMount reports whether dir is on a mount whose optional fields in
+// mountinfo say shared: the mount point that is dir's longest prefix.
+func onSharedMount(dir, mountinfo string) (bool, error) {
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false, err
+	}
+	f, err := os.Open(mountinfo)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	best, shared := "", false
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options optional... - fstype source super
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 7 {
+			continue
+		}
+		point := unescapeMountPath(fields[4])
+		if !within(dir, point) || len(point) < len(best) {
+			continue
+		}
+		best, shared = point, false
+		for _, opt := range fields[6:] {
+			if opt == "-" {
+				break
+			}
+			if strings.HasPrefix(opt, "shared:") {
+				shared = true
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return false, err
+	}
+	if best == "" {
+		return false, fmt.Errorf("no mount of %s in %s", dir, mountinfo)
+	}
+	return shared, nil
+}
+
+// within reports whether path is point or beneath it.
+func within(path, point string) bool {
+	if point == "/" {
+		return true
+	}
+	return path == point || strings.HasPrefix(path, point+"/")
+}
+
+// unescapeMountPath undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMountPath(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			var v int
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
