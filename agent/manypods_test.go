@@ -33,7 +33,11 @@ func TestManyPodsRemovedAtOnce(t *testing.T) {
 			t.Fatalf("PODLIFE_MANY_PODS=%q: %v", s, err)
 		}
 	}
-	h := agenttest.Start(t, agenttest.WithConfig(func(c *config.Config) { c.Allocatable = agenttest.Resources("cpu=10000,memory=10000Gi") }))
+	h := agenttest.Start(t, agenttest.WithConfig(func(c *config.Config) {
+		c.Allocatable, c.MaxPods = agenttest.Resources("cpu=10000,memory=10000Gi"), n
+		// Cluster DNS, so that no pod warns of its absence (MissingClusterDNS).
+		c.ClusterDNS, c.ClusterDomain = []string{"10.96.0.10"}, "cluster.local"
+	}))
 	specs := make([]agenttest.PodSpec, n)
 	for i := range specs {
 		specs[i] = agenttest.PodSpec{Name: "p" + strconv.Itoa(i), UID: agenttest.UID(i + 1)}
