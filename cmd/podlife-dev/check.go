@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/explore"
+	"github.com/podlife/podlife/explore/tlcstate"
 )
 
 func checkCommand() *cobra.Command {
@@ -214,7 +215,7 @@ func convertTLC(out io.Writer, cfg explore.Config, tracePath, path string) error
 		return err
 	}
 	defer f.Close()
-	states, err := explore.ReadStates(f)
+	states, err := tlcstate.Read(f)
 	if err != nil {
 		return err
 	}

@@ -239,7 +239,7 @@ func daemonForbidden(path string) error {
 		return nil
 	case strings.HasSuffix(path, "/testing") || strings.Contains(path, "/testing/") || strings.HasSuffix(path, "/fake"):
 		return fmt.Errorf("a test or fake package")
-	case path == module+"/explore" || path == module+"/trace" || path == module+"/spec" || path == module+"/gen":
+	case under(path, module+"/explore") || path == module+"/trace" || path == module+"/spec" || path == module+"/gen":
 		return fmt.Errorf("a checker or the table (developer code: cmd/podlife-dev)")
 	case strings.HasPrefix(path, module+"/") && testSupport(path):
 		return fmt.Errorf("test support")
@@ -278,7 +278,7 @@ func TestDaemonBinarySymbols(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go tool nm: %v", err)
 	}
-	forbidden := []string{" testing.", "testify", module + "/explore.", module + "/trace.", module + "/spec.", "cri-api/pkg/apis/testing", "cri-client/pkg/fake"}
+	forbidden := []string{" testing.", "testify", module + "/explore.", module + "/explore/", module + "/trace.", module + "/spec.", "cri-api/pkg/apis/testing", "cri-client/pkg/fake"}
 	found := map[string]int{}
 	for line := range strings.Lines(string(out)) {
 		for _, f := range forbidden {
@@ -335,6 +335,48 @@ func TestPodSourcesStandApart(t *testing.T) {
 			if slices.Contains(sources, imp) || imp == "agent" {
 				t.Errorf("%s imports %s; a pod source reports kubetypes.Change and imports no other source nor the agent", src, imp)
 			}
+		}
+	}
+}
+
+// explorerEdges are the imports of podlife each package of the explorers
+// may have, each a job of its own: TLC's notation (tlavalue, tlcstate)
+// and the search for fair cycles (fair) are leaves the explorers share;
+// the pod explorer drives the engine's core.
+var explorerEdges = map[string][]string{
+	"explore/tlavalue": nil,
+	"explore/tlcstate": {"explore/tlavalue"},
+	"explore/fair":     nil,
+	"explore":          {"explore/fair", "explore/tlavalue", "explore/tlcstate", "fsm", "kubetypes", "spec", "trace", "worker"},
+}
+
+// TestExplorerPackagesByJob: every package under explore/ has its edges
+// listed above, imports no more, and stays under maxPackageLines
+// hand-written lines (the explorer was split by job at 2,849).
+func TestExplorerPackagesByJob(t *testing.T) {
+	for _, p := range modulePackages(t) {
+		rel := p.rel()
+		if !under(rel, "explore") {
+			continue
+		}
+		allowed, ok := explorerEdges[rel]
+		if !ok {
+			t.Errorf("%s is not in explorerEdges: give it its edges and their reason", rel)
+			continue
+		}
+		for _, imp := range inModule(p.Imports) {
+			if !slices.Contains(allowed, imp) {
+				t.Errorf("%s imports %s; it may import only %v of podlife", rel, imp, allowed)
+			}
+		}
+		lines := 0
+		for _, f := range p.GoFiles {
+			if !strings.HasPrefix(f, "zz_generated") {
+				lines += countLines(t, filepath.Join(p.Dir, f))
+			}
+		}
+		if lines > maxPackageLines {
+			t.Errorf("%s has %d hand-written lines (more than %d): split it by job before adding to it", rel, lines, maxPackageLines)
 		}
 	}
 }
