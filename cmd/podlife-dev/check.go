@@ -106,11 +106,11 @@ checks one). --pods, --static, --grace-overrides and
 				checked := res.Checked()
 				fmt.Fprintf(out, "%s: all %d properties hold: %s\n", cfg.Name, len(checked), strings.Join(checked, " "))
 			}
-			if err := checkContainers(out, containers, dump); err != nil {
-				failed = failed || errors.Is(err, errViolated)
-				if !errors.Is(err, errViolated) {
-					return err
-				}
+			switch err := checkContainers(out, containers, dump); {
+			case errors.Is(err, errViolated):
+				failed = true
+			case err != nil:
+				return err
 			}
 			if failed {
 				return errViolated
