@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/podlife/podlife/explore/fair"
 )
 
 // search is one breadth-first exploration, level by level, by Options.Lanes
@@ -57,7 +59,7 @@ type lane struct {
 	frontier []item // this level's states to expand
 	// found lists the edges of this level (dst a freshRef when new), the
 	// violations found, and the transitions taken.
-	edges       []edge
+	edges       []fair.Edge
 	violations  []laneViolation
 	transitions int64
 	err         error // an internal error (a replay that does not reproduce its state)
@@ -100,7 +102,7 @@ func newSearch(w *world, res *Result, opts Options) *search {
 
 // run explores; it returns the state graph's edges when liveness is to be
 // checked.
-func (s *search) run() ([]edge, error) {
+func (s *search) run() ([]fair.Edge, error) {
 	start := time.Now()
 	lastProgress := start
 	res := s.res
@@ -117,7 +119,7 @@ func (s *search) run() ([]edge, error) {
 		return nil, nil
 	}
 	s.lanes[0].frontier = []item{{0, root}}
-	var edges []edge
+	var edges []fair.Edge
 	for depth := 0; ; depth++ {
 		s.kept.Store(0)
 		s.cutoff.Store(int32(len(res.nodes)))
@@ -145,8 +147,8 @@ func (s *search) run() ([]edge, error) {
 			l.transitions = 0
 			if s.edges {
 				for _, e := range l.edges {
-					if e.dst < 0 {
-						e.dst = remap(e.dst)
+					if e.Dst < 0 {
+						e.Dst = remap(e.Dst)
 					}
 					edges = append(edges, e)
 				}
@@ -240,7 +242,7 @@ func (s *search) expand(l *lane) {
 				}
 			}
 			if s.edges {
-				l.edges = append(l.edges, edge{src: n, dst: dst, input: int16(ii)})
+				l.edges = append(l.edges, fair.Edge{Src: n, Dst: dst, Input: int16(ii)})
 			}
 			if isNew && keep != nil {
 				work = parent.clone() // work is the new state's now

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/podlife/podlife/explore/tlcstate"
 	"github.com/podlife/podlife/trace"
 )
 
@@ -71,12 +72,12 @@ func (r *Result) StatesPerSecond() float64 { return float64(r.States) / max(r.El
 
 // Dump writes every reachable state in TLC's dump form (see WriteDump).
 func (r *Result) Dump(out io.Writer) error {
-	states := make([]State, len(r.nodes))
+	states := make([]tlcstate.State, len(r.nodes))
 	for i, n := range r.nodes {
 		s := n.key.decode(len(r.Config.Pods))
 		states[i] = r.w.spec(&s)
 	}
-	return WriteDump(out, states)
+	return tlcstate.WriteDump(out, states)
 }
 
 // Violation is a property that does not hold, with the shortest behaviour
@@ -101,12 +102,6 @@ type node struct {
 	key    key
 	parent int32 // -1 for the initial state
 	input  int16 // the input from the parent
-}
-
-// edge is a transition between two different states.
-type edge struct {
-	src, dst int32
-	input    int16
 }
 
 // Explore checks the engine's core on the configuration's bounds. See
@@ -262,7 +257,7 @@ func (w *world) sameKey(sm *sim, s *snapshot) error {
 // FromTLC turns a behaviour TLC printed (an error trace, read with
 // ReadStates) into the inputs that drive the engine's core through the same
 // states; it fails at the first TLC step that no input reproduces.
-func FromTLC(cfg Config, states []State) ([]Input, error) {
+func FromTLC(cfg Config, states []tlcstate.State) ([]Input, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/podlife/podlife/explore/tlcstate"
 	"github.com/podlife/podlife/fsm"
 )
 
@@ -51,7 +52,7 @@ func TestFromTLCRoundTrip(t *testing.T) {
 		{Pod: -1, Event: "SyncKnownPods", Grace: none, Desired: []int{1}},
 	}
 	text, want := tlcTrace(t, cfg, behaviour)
-	states, err := ReadStates(strings.NewReader(text))
+	states, err := tlcstate.Read(strings.NewReader(text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestFromTLCRoundTrip(t *testing.T) {
 	bad := strings.Replace(text, "State 3:", "State 3:", 1)
 	bad = strings.Replace(bad, `p1 |-> [deleted |-> FALSE, evicted |-> FALSE, grace |-> 0, hasConfig |-> TRUE, inFlight |-> "None", observedRuntime |-> FALSE, pending |-> "Queued", restartRequested |-> FALSE, started |-> FALSE, state |-> "Waiting"`,
 		`p1 |-> [deleted |-> FALSE, evicted |-> FALSE, grace |-> 0, hasConfig |-> TRUE, inFlight |-> "None", observedRuntime |-> FALSE, pending |-> "Queued", restartRequested |-> FALSE, started |-> FALSE, state |-> "Finished"`, 1)
-	badStates, err := ReadStates(strings.NewReader(bad))
+	badStates, err := tlcstate.Read(strings.NewReader(bad))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/podlife/podlife/explore/tlavalue"
-
+	"github.com/podlife/podlife/explore/tlcstate"
 	"github.com/podlife/podlife/fsm"
 )
 
@@ -159,7 +159,7 @@ func (w *world) keyOf(s *sim) key {
 }
 
 // spec renders the snapshot as a TLC state of tla/PodLifecycle.tla.
-func (w *world) spec(s *snapshot) State {
+func (w *world) spec(s *snapshot) tlcstate.State {
 	rec := tlavalue.Value{Kind: tlavalue.FuncValue}
 	for i, p := range s.pods {
 		v := p.Vars
@@ -193,7 +193,7 @@ func (w *world) spec(s *snapshot) State {
 		}
 		return v
 	}
-	return State{"rec": rec, "waiting": waiting, "synced": tlavalue.Value{Kind: tlavalue.BoolValue, Bool: s.synced},
+	return tlcstate.State{"rec": rec, "waiting": waiting, "synced": tlavalue.Value{Kind: tlavalue.BoolValue, Bool: s.synced},
 		"loop":  perPod(func(p *podState) tlavalue.Value { return tlavalue.Value{Kind: tlavalue.BoolValue, Bool: p.Loop} }),
 		"timer": perPod(func(p *podState) tlavalue.Value { return tlavalue.Value{Kind: tlavalue.BoolValue, Bool: p.Timer} }),
 		"channels": perPod(func(p *podState) tlavalue.Value {

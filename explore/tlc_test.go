@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podlife/podlife/explore/tlcstate"
 )
 
 // The tests of this file read TLC's own output: committed fixtures
@@ -122,10 +124,10 @@ var tlcStats = regexp.MustCompile(`(?m)^([0-9,]+) states generated, ([0-9,]+) di
 
 // engineStates returns the spec states the engine's core passes through
 // on inputs, the initial state first.
-func engineStates(t *testing.T, cfg Config, inputs []Input) []State {
+func engineStates(t *testing.T, cfg Config, inputs []Input) []tlcstate.State {
 	t.Helper()
 	w := newWorld(cfg)
-	var states []State
+	var states []tlcstate.State
 	if err := replay(cfg, inputs, func(s *snapshot) { states = append(states, w.spec(s)) }); err != nil {
 		t.Fatalf("replaying %v: %v", inputs, err)
 	}
@@ -134,11 +136,11 @@ func engineStates(t *testing.T, cfg Config, inputs []Input) []State {
 
 // oneStep returns the engine's initial state and every state one input
 // away from it.
-func oneStep(cfg Config) []State {
+func oneStep(cfg Config) []tlcstate.State {
 	w := newWorld(cfg)
 	sm := w.newSim(nil)
 	init := w.project(sm)
-	states := []State{w.spec(&init)}
+	states := []tlcstate.State{w.spec(&init)}
 	for _, in := range cfg.Inputs() {
 		try := sm.clone()
 		if offered, err := w.apply(try, in); !offered || err != nil {
@@ -150,14 +152,14 @@ func oneStep(cfg Config) []State {
 	return states
 }
 
-func readStatesFile(t *testing.T, path string) []State {
+func readStatesFile(t *testing.T, path string) []tlcstate.State {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	states, err := ReadStates(f)
+	states, err := tlcstate.Read(f)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -204,23 +206,23 @@ func TestTLCFixtures(t *testing.T) {
 		t.Fatalf("%s is not in TLC's record notation", dumpPath)
 	}
 	tlc := readStatesFile(t, dumpPath)
-	onlyTLC, onlyEngine, nt, ne := DiffStates(tlc, oneStep(fixtureConfig), 3)
+	onlyTLC, onlyEngine, nt, ne := tlcstate.Diff(tlc, oneStep(fixtureConfig), 3)
 	if nt != 22 || len(onlyTLC)+len(onlyEngine) != 0 {
 		t.Fatalf("TLC's %d states and the engine's %d differ:\nonly in TLC: %v\nonly in the engine: %v", nt, ne, onlyTLC, onlyEngine)
 	}
 	// What WriteDump writes reads back as the same states, in TLC's notation.
 	var buf bytes.Buffer
-	if err := WriteDump(&buf, tlc); err != nil {
+	if err := tlcstate.WriteDump(&buf, tlc); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), ":>") {
 		t.Fatalf("WriteDump wrote a function where TLC writes a record:\n%s", buf.String()[:500])
 	}
-	again, err := ReadStates(&buf)
+	again, err := tlcstate.Read(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x, y, _, _ := DiffStates(tlc, again, 1); len(x)+len(y) != 0 {
+	if x, y, _, _ := tlcstate.Diff(tlc, again, 1); len(x)+len(y) != 0 {
 		t.Fatalf("WriteDump does not read back: %v %v", x, y)
 	}
 
@@ -238,7 +240,7 @@ func TestTLCFixtures(t *testing.T) {
 // checkFromTLC converts TLC's behaviour to engine inputs, replays them on
 // the engine's core with every invariant and step property, and checks
 // that the core passes through TLC's states, the last one included.
-func checkFromTLC(t *testing.T, cfg Config, states []State) []Input {
+func checkFromTLC(t *testing.T, cfg Config, states []tlcstate.State) []Input {
 	t.Helper()
 	inputs, err := FromTLC(cfg, states)
 	if err != nil {
@@ -267,7 +269,7 @@ func TestTLCCounterexample(t *testing.T) {
 	if code != 12 || !strings.Contains(out, "Error: Invariant MustNotTerminate is violated.") {
 		t.Fatalf("TLC did not report the violation of MustNotTerminate (exit %d, want 12):\n%s", code, out)
 	}
-	states, err := ReadStates(strings.NewReader(out))
+	states, err := tlcstate.Read(strings.NewReader(out))
 	if err != nil {
 		t.Fatalf("reading TLC's error trace: %v", err)
 	}
@@ -302,11 +304,11 @@ func TestTLCDumpMatchesExplorer(t *testing.T) {
 	if err := res.Dump(&buf); err != nil {
 		t.Fatal(err)
 	}
-	explorer, err := ReadStates(&buf)
+	explorer, err := tlcstate.Read(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	onlyTLC, onlyExplorer, nt, ne := DiffStates(tlc, explorer, 3)
+	onlyTLC, onlyExplorer, nt, ne := tlcstate.Diff(tlc, explorer, 3)
 	if strings.ReplaceAll(m[2], ",", "") != strconv.Itoa(nt) || nt != res.States || len(onlyTLC)+len(onlyExplorer) != 0 {
 		t.Fatalf("TLC found %s distinct states (%d in its dump), the explorer %d (%d in its dump)\nonly in TLC: %v\nonly in the explorer: %v",
 			m[2], nt, res.States, ne, onlyTLC, onlyExplorer)

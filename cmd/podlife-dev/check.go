@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/explore"
+	"github.com/podlife/podlife/explore/tlcstate"
 )
 
 func checkCommand() *cobra.Command {
@@ -29,7 +30,7 @@ func checkCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "check",
-		Short: "Model-check the engine's core on the bounds of tla/MC*.cfg",
+		Short: "Model-check the engine's core and the container table on the bounds of tla/MC*.cfg",
 		Long: `check explores the engine's synchronous core (worker.Core) breadth-first through every
 interleaving of the inputs tla/PodLifecycle.tla's Next allows, checks the spec's invariants on
 every state and step and its liveness properties on the state graph, and prints the counts
@@ -37,11 +38,24 @@ TLC must reproduce on the same configuration. On a violation it prints the short
 and writes it as a replayable counterexample (JSON inputs).
 
 By default it checks every shipped configuration CI checks (all but MCThreePods, which
-takes minutes: --config MCThreePods). --pods, --static, --grace-overrides and
+takes minutes: --config MCThreePods), then the container table's configurations
+(tla/MCContainer*.cfg, package explore/container: the model of tla/ContainerLifecycle.tla,
+every container step through fsm/container's generated Fire; --config MCContainerSandbox
+checks one). --pods, --static, --grace-overrides and
 --spec-grace check other bounds instead (pods p1..pN, the first --static of them static).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			containers, err := containerConfigs(cmd, config, only)
+			if err != nil {
+				return err
+			}
+			if strings.HasPrefix(config, "MCContainer") {
+				if replay != "" || fromTLC != "" {
+					return errors.New("--replay and --from-tlc take a pod configuration, not a container one")
+				}
+				return checkContainers(out, containers, dump)
+			}
 			cfgs, err := selectConfigs(cmd, config, pods, static, killChannels, graces, specGrace)
 			if err != nil {
 				return err
@@ -92,14 +106,20 @@ takes minutes: --config MCThreePods). --pods, --static, --grace-overrides and
 				checked := res.Checked()
 				fmt.Fprintf(out, "%s: all %d properties hold: %s\n", cfg.Name, len(checked), strings.Join(checked, " "))
 			}
+			switch err := checkContainers(out, containers, dump); {
+			case errors.Is(err, errViolated):
+				failed = true
+			case err != nil:
+				return err
+			}
 			if failed {
-				return errors.New("a property is violated")
+				return errViolated
 			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&config, "config", "", "a shipped configuration (MCPodLifecycle, MCPodLifecycleMixed); default: all but those outside CI (MCThreePods)")
+	f.StringVar(&config, "config", "", "a shipped configuration (MCPodLifecycle, MCContainerSandbox, ...); default: all but those outside CI (MCThreePods)")
 	f.IntVar(&pods, "pods", 0, "check pods p1..pN instead of a shipped configuration")
 	f.IntVar(&static, "static", 0, "with --pods: how many of them (the first ones) are static")
 	f.StringVar(&graces, "grace-overrides", "1", "with --pods: comma-separated grace periods kills and deletions request")
@@ -214,7 +234,7 @@ func convertTLC(out io.Writer, cfg explore.Config, tracePath, path string) error
 		return err
 	}
 	defer f.Close()
-	states, err := explore.ReadStates(f)
+	states, err := tlcstate.Read(f)
 	if err != nil {
 		return err
 	}

@@ -45,3 +45,31 @@ func TestCheckFromTLC(t *testing.T) {
 		t.Errorf("inputs %s, want %s", got, want)
 	}
 }
+
+// TestCheckContainerConfig: `podlife-dev check --config MCContainer...`
+// explores the container table's configuration and prints its count in
+// the line CI's compare-counts reads; a property that is not the
+// container table's is refused.
+func TestCheckContainerConfig(t *testing.T) {
+	run := func(args ...string) (string, error) {
+		cmd := checkCommand()
+		var stdout bytes.Buffer
+		cmd.SetOut(&stdout)
+		cmd.SetErr(&stdout)
+		cmd.SetArgs(args)
+		err := cmd.Execute()
+		return stdout.String(), err
+	}
+	out, err := run("--config", "MCContainerNeverEnds")
+	if err != nil {
+		t.Fatalf("podlife-dev check --config MCContainerNeverEnds: %v\n%s", err, out)
+	}
+	for _, want := range []string{"MCContainerNeverEnds: 318 distinct states", "MCContainerNeverEnds: all 17 properties hold"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if out, err := run("--config", "MCContainerNeverEnds", "--property", "TypeOK"); err == nil || !strings.Contains(err.Error(), "no property TypeOK") {
+		t.Errorf("a pod property on a container config: err %v\n%s", err, out)
+	}
+}

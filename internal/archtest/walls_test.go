@@ -288,7 +288,7 @@ func TestDaemonBinarySymbols(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go tool nm: %v", err)
 	}
-	forbidden := []string{" testing.", "testify", module + "/explore.", module + "/trace.", module + "/spec.", "cri-api/pkg/apis/testing", "cri-client/pkg/fake"}
+	forbidden := []string{" testing.", "testify", module + "/explore.", module + "/explore/", module + "/trace.", module + "/spec.", "cri-api/pkg/apis/testing", "cri-client/pkg/fake"}
 	found := map[string]int{}
 	for line := range strings.Lines(string(out)) {
 		for _, f := range forbidden {
@@ -345,6 +345,51 @@ func TestPodSourcesStandApart(t *testing.T) {
 			if slices.Contains(sources, imp) || imp == "agent" {
 				t.Errorf("%s imports %s; a pod source reports kubetypes.Change and imports no other source nor the agent", src, imp)
 			}
+		}
+	}
+}
+
+// explorerEdges are the imports of podlife each package of the explorers
+// may have, each a job of its own: TLC's notation (tlavalue, tlcstate)
+// and the search for fair cycles (fair) are leaves both explorers share;
+// the pod explorer drives the engine's core; the container explorer reads
+// only the generated container guards and the container table's
+// properties, never the pod engine.
+var explorerEdges = map[string][]string{
+	"explore/tlavalue":  nil,
+	"explore/tlcstate":  {"explore/tlavalue"},
+	"explore/fair":      nil,
+	"explore":           {"explore/fair", "explore/tlavalue", "explore/tlcstate", "fsm", "kubetypes", "spec", "trace", "worker"},
+	"explore/container": {"explore/fair", "explore/tlavalue", "explore/tlcstate", "fsm/container", "spec", "spec/container"},
+}
+
+// TestExplorerPackagesByJob: every package under explore/ has its edges
+// listed above, imports no more, and stays under maxPackageLines
+// hand-written lines (the explorer was split by job at 2,849).
+func TestExplorerPackagesByJob(t *testing.T) {
+	for _, p := range modulePackages(t) {
+		rel := p.rel()
+		if !under(rel, "explore") {
+			continue
+		}
+		allowed, ok := explorerEdges[rel]
+		if !ok {
+			t.Errorf("%s is not in explorerEdges: give it its edges and their reason", rel)
+			continue
+		}
+		for _, imp := range inModule(p.Imports) {
+			if !slices.Contains(allowed, imp) {
+				t.Errorf("%s imports %s; it may import only %v of podlife", rel, imp, allowed)
+			}
+		}
+		lines := 0
+		for _, f := range p.GoFiles {
+			if !strings.HasPrefix(f, "zz_generated") {
+				lines += countLines(t, filepath.Join(p.Dir, f))
+			}
+		}
+		if lines > maxPackageLines {
+			t.Errorf("%s has %d hand-written lines (more than %d): split it by job before adding to it", rel, lines, maxPackageLines)
 		}
 	}
 }

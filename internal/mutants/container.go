@@ -18,10 +18,15 @@ type ContainerMutant struct {
 	Bug       string
 	Table     func(rows []spec.Row) []spec.Row
 	Operators func(ops []container.Operator) []container.Operator
-	TLA       []Edit
+	// TLA edits the hand-written model; Model makes the same edit in its
+	// Go twin, explore/container's model (its TestModelMutants).
+	TLA, Model []Edit
 }
 
-const containerModelPath = "tla/ContainerLifecycle.tla"
+const (
+	containerModelPath = "tla/ContainerLifecycle.tla"
+	containerGoPath    = "explore/container/model.go"
+)
 
 // guard replaces the guard of row id.
 func guard(id string, g spec.Expr) func([]spec.Row) []spec.Row {
@@ -90,12 +95,18 @@ var Container = []ContainerMutant{
 	{Property: "PhaseTerminalOnlyWhenDone", Config: "MCContainerProbes", What: "the phase counts an exited regular container as done even if it will restart",
 		TLA: []Edit{{Path: containerModelPath,
 			Old: `done(i) == c[i].gen = sb /\ c[i].state \in {"ExitedSuccess", "ExitedFailure"} /\ ~MayRunAgain(c[i], f(i))`,
-			New: `done(i) == c[i].gen = sb /\ c[i].state \in {"ExitedSuccess", "ExitedFailure"}`}}},
+			New: `done(i) == c[i].gen = sb /\ c[i].state \in {"ExitedSuccess", "ExitedFailure"}`}},
+		Model: []Edit{{Path: containerGoPath,
+			Old: "(c.State == fc.ExitedSuccess || c.State == fc.ExitedFailure) &&\n\t\t\t!m.mayRunAgain(c.State, c.Vars, m.factsOf(i, s))",
+			New: "(c.State == fc.ExitedSuccess || c.State == fc.ExitedFailure)"}}},
 	{Property: "PhaseNeverLeft", Config: "MCContainerNeverEnds", What: "a succeeded pod is reported Failed once the kubelet killed its sidecar",
 		TLA: []Edit{{Path: containerModelPath,
 			Old: `CASE Terminal(ph) -> ph`,
 			New: `CASE Terminal(ph) /\ \A i \in Ctrs : c[i].code # "Killed" -> ph
-         [] Terminal(ph) -> "Failed"`}}},
+         [] Terminal(ph) -> "Failed"`}},
+		Model: []Edit{{Path: containerGoPath,
+			Old: "if terminal(s.phase) {\n\t\treturn s.phase\n\t}",
+			New: "if terminal(s.phase) {\n\t\tfor i := range m.n {\n\t\t\tif s.ctr[i].Vars.Code == fc.ExitCodeKilled {\n\t\t\t\treturn fc.PodPhaseFailed\n\t\t\t}\n\t\t}\n\t\treturn s.phase\n\t}"}}},
 	{Property: "TerminationStopsEveryContainer", Config: "MCContainerProbes", What: "a terminating pod never kills its sidecars",
 		Table: guard("RunningStop", spec.And(spec.Eq(spec.V(container.Gen), spec.P(container.PSandbox)), spec.P(container.PTerminating), spec.Not(kind("Sidecar"))))},
 

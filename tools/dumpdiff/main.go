@@ -2,7 +2,7 @@
 // by `tlc2.TLC -dump FILE`, see tools/tlc.sh --dump) and the explorer's
 // dump (`podlife-dev check --dump FILE`). The sets must be equal, state for
 // state; where they differ it prints the first states found in only one.
-// Values compare as TLA+ values (explore.Value): a record and a function
+// Values compare as TLA+ values (tlavalue.Value): a record and a function
 // over the same strings (TLC prints the latter as the former) are equal,
 // and field and entry order does not matter.
 //
@@ -15,7 +15,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/podlife/podlife/explore"
+	"github.com/podlife/podlife/explore/tlcstate"
 )
 
 func main() {
@@ -38,13 +38,13 @@ func main() {
 
 // run returns 0 when the sets are equal, 1 when they differ.
 func run(out io.Writer, pathA, pathB string, n int) (int, error) {
-	read := func(path string) ([]explore.State, error) {
+	read := func(path string) ([]tlcstate.State, error) {
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, err
 		}
 		defer f.Close()
-		states, err := explore.ReadStates(f)
+		states, err := tlcstate.Read(f)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -58,7 +58,7 @@ func run(out io.Writer, pathA, pathB string, n int) (int, error) {
 	if err != nil {
 		return 2, err
 	}
-	onlyA, onlyB, na, nb := explore.DiffStates(a, b, n)
+	onlyA, onlyB, na, nb := tlcstate.Diff(a, b, n)
 	fmt.Fprintf(out, "%s: %d distinct states\n%s: %d distinct states\n", pathA, na, pathB, nb)
 	if len(onlyA) == 0 && len(onlyB) == 0 {
 		fmt.Fprintln(out, "equal: the two dumps hold the same states")

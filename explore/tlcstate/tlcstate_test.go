@@ -1,4 +1,4 @@
-package explore
+package tlcstate
 
 import (
 	"strings"
@@ -39,15 +39,15 @@ State 2:
 State 3:
 /\ rec = ("p1" :> [grace |-> 0, state |-> "Removed"]) /\ synced = TRUE /\ waiting = <<>>
 `
-	a, err := ReadStates(strings.NewReader(tlc))
+	a, err := Read(strings.NewReader(tlc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ReadStates(strings.NewReader(explorer))
+	b, err := Read(strings.NewReader(explorer))
 	if err != nil {
 		t.Fatal(err)
 	}
-	onlyA, onlyB, na, nb := DiffStates(a, b, 5)
+	onlyA, onlyB, na, nb := Diff(a, b, 5)
 	if na != 3 || nb != 3 {
 		t.Fatalf("sizes %d and %d, want 3 and 3", na, nb)
 	}
@@ -58,11 +58,11 @@ State 3:
 	if err := WriteDump(&out, b); err != nil {
 		t.Fatal(err)
 	}
-	again, err := ReadStates(strings.NewReader(out.String()))
+	again, err := Read(strings.NewReader(out.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x, y, _, _ := DiffStates(b, again, 1); len(x)+len(y) != 0 {
+	if x, y, _, _ := Diff(b, again, 1); len(x)+len(y) != 0 {
 		t.Fatalf("WriteDump does not read back: %v %v", x, y)
 	}
 	// WriteDump writes what TLC writes: records, one variable per line.
@@ -73,9 +73,9 @@ State 3:
 
 func TestReadStatesSkipsStuttering(t *testing.T) {
 	text := "Error: Temporal properties were violated.\nState 1: <Initial predicate>\n/\\ x = 1\n\nState 2: Stuttering\n\nBack to state 1: <Next>\n"
-	states, err := ReadStates(strings.NewReader(text))
+	states, err := Read(strings.NewReader(text))
 	if err != nil || len(states) != 1 || states[0]["x"].Int != 1 {
-		t.Fatalf("ReadStates = %v, %v; want the one state x = 1", states, err)
+		t.Fatalf("Read = %v, %v; want the one state x = 1", states, err)
 	}
 }
 
@@ -91,7 +91,7 @@ func TestStateEqual(t *testing.T) {
 	if !a.Equal(b) {
 		t.Errorf("states %s and %s differ", a.Canonical(), b.Canonical())
 	}
-	if x, y, na, nb := DiffStates([]State{a}, []State{b}, 1); len(x)+len(y) != 0 || na != 1 || nb != 1 {
-		t.Errorf("DiffStates: %v %v %d %d", x, y, na, nb)
+	if x, y, na, nb := Diff([]State{a}, []State{b}, 1); len(x)+len(y) != 0 || na != 1 || nb != 1 {
+		t.Errorf("Diff: %v %v %d %d", x, y, na, nb)
 	}
 }

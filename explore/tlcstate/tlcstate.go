@@ -1,4 +1,9 @@
-package explore
+// Package tlcstate reads and writes the states TLC prints: the dump of
+// -dump and the states of an error trace, as assignments of TLA+ values
+// (package tlavalue) to a spec's variables, so that the explorers' states
+// and TLC's can be compared state for state (tools/dumpdiff) and TLC's
+// counterexamples replayed on the engine.
+package tlcstate
 
 import (
 	"bufio"
@@ -39,12 +44,12 @@ func (s State) conjuncts() []string {
 
 var stateHeader = regexp.MustCompile(`^State \d+:`)
 
-// ReadStates reads the states of a TLC state dump (-dump FILE) or of a TLC
+// Read reads the states of a TLC state dump (-dump FILE) or of a TLC
 // error trace: blocks that start with a "State N:" line and list
 // "/\ var = value" conjuncts (a value may span lines). Other lines are
 // ignored, and so is a block without conjuncts (the "State N: Stuttering"
 // of a liveness counterexample).
-func ReadStates(r io.Reader) ([]State, error) {
+func Read(r io.Reader) ([]State, error) {
 	var states []State
 	var cur []string
 	flush := func() error {
@@ -117,7 +122,7 @@ func parseConjuncts(text string) (State, error) {
 // the form TLC prints them (records for functions over strings, see
 // Value.Canonical), on one line each; variables are sorted by name and
 // states by their canonical form, so that two dumps of the same set are
-// equal text and ReadStates reads them back.
+// equal text and Read reads them back.
 func WriteDump(w io.Writer, states []State) error {
 	type dumped struct {
 		key       string
@@ -140,9 +145,9 @@ func WriteDump(w io.Writer, states []State) error {
 	return bw.Flush()
 }
 
-// DiffStates compares two sets of states; it returns up to max canonical
+// Diff compares two sets of states; it returns up to max canonical
 // states found only in a and only in b, and the sizes of both sets.
-func DiffStates(a, b []State, max int) (onlyA, onlyB []string, sizeA, sizeB int) {
+func Diff(a, b []State, max int) (onlyA, onlyB []string, sizeA, sizeB int) {
 	set := func(ss []State) map[string]bool {
 		m := make(map[string]bool, len(ss))
 		for _, s := range ss {

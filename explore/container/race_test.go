@@ -1,0 +1,5 @@
+//go:build race
+
+package container
+
+func init() { raceDetector = true }
