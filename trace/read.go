@@ -1,13 +1,12 @@
 package trace
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
+
+	"github.com/podlife/podlife/internal/jsonline"
 )
 
 // Line is one line of a trace.
@@ -65,24 +64,7 @@ var (
 // the fields a Writer writes (none missing, none unknown); blank lines are
 // skipped.
 func Read(r io.Reader) ([]Line, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	var lines []Line
-	for n := 1; sc.Scan(); n++ {
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		l, err := parseLine(text)
-		if err != nil {
-			return lines, fmt.Errorf("trace line %d: %w", n, err)
-		}
-		lines = append(lines, l)
-	}
-	if err := sc.Err(); err != nil {
-		return lines, fmt.Errorf("reading trace: %w", err)
-	}
-	return lines, nil
+	return jsonline.Read(r, "trace", parseLine)
 }
 
 func parseLine(text []byte) (Line, error) {
@@ -90,7 +72,7 @@ func parseLine(text []byte) (Line, error) {
 	if err := json.Unmarshal(text, &raw); err != nil {
 		return Line{}, err
 	}
-	if err := sameKeys("", raw, lineKeys); err != nil {
+	if err := jsonline.SameKeys("", raw, lineKeys); err != nil {
 		return Line{}, err
 	}
 	for _, sub := range []struct {
@@ -101,7 +83,7 @@ func parseLine(text []byte) (Line, error) {
 		if err := json.Unmarshal(raw[sub.name], &obj); err != nil {
 			return Line{}, fmt.Errorf("%s: %w", sub.name, err)
 		}
-		if err := sameKeys(sub.name+".", obj, sub.keys); err != nil {
+		if err := jsonline.SameKeys(sub.name+".", obj, sub.keys); err != nil {
 			return Line{}, err
 		}
 	}
@@ -115,24 +97,3 @@ func parseLine(text []byte) (Line, error) {
 }
 
 // sameKeys reports fields that are missing or unknown.
-func sameKeys(prefix string, obj map[string]json.RawMessage, want []string) error {
-	var missing, extra []string
-	for _, k := range want {
-		if _, ok := obj[k]; !ok {
-			missing = append(missing, prefix+k)
-		}
-	}
-	for k := range obj {
-		if !slices.Contains(want, k) {
-			extra = append(extra, prefix+k)
-		}
-	}
-	slices.Sort(extra)
-	switch {
-	case len(missing) > 0:
-		return fmt.Errorf("missing field(s) %s", strings.Join(missing, ", "))
-	case len(extra) > 0:
-		return fmt.Errorf("unknown field(s) %s", strings.Join(extra, ", "))
-	}
-	return nil
-}

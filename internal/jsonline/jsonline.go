@@ -1,6 +1,8 @@
-// Package jsonline builds JSON lines by hand: the trace writers (package
-// trace and trace/container) write one line per transition on the engine's
-// hot path, with strconv into a reused buffer instead of encoding/json.
+// Package jsonline builds JSON lines by hand and reads them back: the trace
+// writers (package trace and trace/container) write one line per
+// transition on the engine's hot path, with strconv into a reused buffer
+// instead of encoding/json; their readers share the line loop and the
+// strict field check.
 package jsonline
 
 import "unicode/utf8"

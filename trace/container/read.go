@@ -1,16 +1,14 @@
 package container
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"reflect"
-	"slices"
 	"strings"
 
 	cfsm "github.com/podlife/podlife/fsm/container"
+	"github.com/podlife/podlife/internal/jsonline"
 )
 
 // Line is one line of a container trace, in the types of fsm/container.
@@ -34,24 +32,7 @@ var lineKeys = []string{"seq", "pod", "sync", "container", "event", "row", "from
 // exactly the fields a Recorder writes (none missing, none unknown), and
 // every name one that fsm/container knows; blank lines are skipped.
 func Read(r io.Reader) ([]Line, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	var lines []Line
-	for n := 1; sc.Scan(); n++ {
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		l, err := parseLine(text)
-		if err != nil {
-			return lines, fmt.Errorf("container trace line %d: %w", n, err)
-		}
-		lines = append(lines, l)
-	}
-	if err := sc.Err(); err != nil {
-		return lines, fmt.Errorf("reading container trace: %w", err)
-	}
-	return lines, nil
+	return jsonline.Read(r, "container trace", parseLine)
 }
 
 func parseLine(text []byte) (Line, error) {
@@ -59,7 +40,7 @@ func parseLine(text []byte) (Line, error) {
 	if err := json.Unmarshal(text, &raw); err != nil {
 		return Line{}, err
 	}
-	if err := sameKeys("", raw, lineKeys); err != nil {
+	if err := jsonline.SameKeys("", raw, lineKeys); err != nil {
 		return Line{}, err
 	}
 	var l Line
@@ -120,7 +101,7 @@ func decodeStruct(section string, data json.RawMessage, dst reflect.Value) error
 	for i := range typ.NumField() {
 		keys[i] = FieldName(typ.Field(i).Name)
 	}
-	if err := sameKeys(section+".", obj, keys); err != nil {
+	if err := jsonline.SameKeys(section+".", obj, keys); err != nil {
 		return err
 	}
 	for i, key := range keys {
@@ -186,24 +167,3 @@ func effect(name string) (cfsm.Effect, error) {
 }
 
 // sameKeys reports fields that are missing or unknown.
-func sameKeys(prefix string, obj map[string]json.RawMessage, want []string) error {
-	var missing, extra []string
-	for _, k := range want {
-		if _, ok := obj[k]; !ok {
-			missing = append(missing, prefix+k)
-		}
-	}
-	for k := range obj {
-		if !slices.Contains(want, k) {
-			extra = append(extra, prefix+k)
-		}
-	}
-	slices.Sort(extra)
-	switch {
-	case len(missing) > 0:
-		return fmt.Errorf("missing field(s) %s", strings.Join(missing, ", "))
-	case len(extra) > 0:
-		return fmt.Errorf("unknown field(s) %s", strings.Join(extra, ", "))
-	}
-	return nil
-}
