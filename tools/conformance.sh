@@ -60,6 +60,9 @@
 #                           the specs mostly wait for pods, not compute)
 #   --timeout DURATION      the whole run's limit, a Go duration (default 90m);
 #                           specs not started by then are reported as not run
+#   --seed N                ginkgo's seed for the specs' random order (default:
+#                           the time; the log says which): two runs cut by
+#                           --timeout, one per node, reach about the same specs
 #   --report DIR            where the logs and junit.xml go (default: a new
 #                           directory under ${TMPDIR:-/tmp}); kept afterwards
 #   --list                  print the selection (ginkgo --dry-run) and its
@@ -83,7 +86,7 @@ die() {
 # shellcheck source=tools/node-lib.sh
 source "$tools/node-lib.sh"
 usage() {
-  log "usage: conformance.sh [--suite e2e|node] [--node podlife|kubelet] [--focus REGEX] [--ci] [--procs N] [--timeout DURATION] [--report DIR] [--list]"
+  log "usage: conformance.sh [--suite e2e|node] [--node podlife|kubelet] [--focus REGEX] [--ci] [--procs N] [--timeout DURATION] [--seed N] [--report DIR] [--list]"
   exit 2
 }
 
@@ -133,10 +136,10 @@ NODE_CI_FOCUS_SPECS=(
   'when create a pod with lifecycle hook'
 )
 
-suite=e2e node=podlife focus="" ci=false procs=4 timeout="" report="" list=false
+suite=e2e node=podlife focus="" ci=false procs=4 timeout="" seed="" report="" list=false
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --suite | --node | --focus | --procs | --timeout | --report)
+    --suite | --node | --focus | --procs | --timeout | --seed | --report)
       [[ $# -ge 2 && -n "$2" ]] || { log "$1 needs a value"; usage; }
       case "$1" in
         --suite) suite="$2" ;;
@@ -144,6 +147,7 @@ while [[ $# -gt 0 ]]; do
         --focus) focus="$2" ;;
         --procs) procs="$2" ;;
         --timeout) timeout="$2" ;;
+        --seed) seed="$2" ;;
         --report) report="$2" ;;
       esac
       shift 2
@@ -173,6 +177,7 @@ case "$suite" in
   *) log "--suite must be e2e or node, not $suite"; usage ;;
 esac
 [[ "$procs" =~ ^[1-9][0-9]*$ ]] || { log "--procs must be a positive number, not $procs"; usage; }
+[[ -z "$seed" || "$seed" =~ ^[0-9]+$ ]] || { log "--seed must be a number, not $seed"; usage; }
 if $ci; then
   [[ -z "$focus" ]] || { log "--ci and --focus exclude each other"; usage; }
   if [[ "$suite" == node ]]; then
@@ -190,10 +195,11 @@ build_args=()
 [[ "$node" != kubelet ]] || build_args+=(--kubelet)
 [[ "$suite" != node ]] || build_args+=(--e2e-node)
 CBIN="$("$tools/conformance-build.sh" "${build_args[@]}" | tail -n 1)"
-ginkgo_focus=()
-[[ -z "$focus" ]] || ginkgo_focus=(--focus "$focus")
-[[ "$suite" != node ]] || ginkgo_focus+=(--focus-file "$NODE_SPECS")
-ginkgo_run=("$CBIN/ginkgo" run --no-color --label-filter "$SELECTION" "${ginkgo_focus[@]}")
+ginkgo_select=()
+[[ -z "$focus" ]] || ginkgo_select=(--focus "$focus")
+[[ "$suite" != node ]] || ginkgo_select+=(--focus-file "$NODE_SPECS")
+[[ -z "$seed" ]] || ginkgo_select+=(--seed "$seed")
+ginkgo_run=("$CBIN/ginkgo" run --no-color --label-filter "$SELECTION" "${ginkgo_select[@]}")
 
 # dry_run DIR: the selection's dry run, its JUnit report in DIR/dryrun.xml
 # (every selected spec passed, every other skipped).

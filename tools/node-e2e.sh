@@ -11,7 +11,7 @@
 #   tools/node-e2e.sh --list                   # the selection, no cluster
 #
 # It is tools/conformance.sh --suite node; the options are that script's
-# (--node, --focus, --ci, --procs, --timeout, --report, --list), and so are
+# (--node, --focus, --ci, --procs, --timeout, --seed, --report, --list), and so are
 # the steps, the summary and the exit status. What the node must provide (the
 # root directory /var/lib/kubelet, /configz, a static pod directory, the
 # ports 10248 and 10255 on localhost) is said there.
