@@ -37,14 +37,19 @@
 #   registry.k8s.io/pause:3.10.2
 #       /pause, a busybox shell that waits for TERM or INT (as
 #       containerd-up.sh's sandbox image), User 65535:65535 as the real one
+#   registry.k8s.io/e2e-test-images/nginx:1.27.0-2
+#       Debian's nginx (package nginx), copied from this host with its
+#       libraries, on the busybox layer: the node e2e suite's mirror pods run
+#       it. A configuration of its own: port 80, pid /var/run/nginx.pid (as
+#       the image's, which specs read), logs to stdout and stderr, workers as
+#       nobody; Cmd nginx -g "daemon off;"
 #   registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1
 #       what the hostnameOverride specs run of its Debian base: sh (Debian's
 #       dash) and hostname (Debian's hostname, whose -f resolves through
 #       glibc as theirs must), copied from this host with the shared
 #       libraries ldd names, and an nsswitch.conf; Cmd sh
 #
-# Not made: nginx (only a [Slow] spec runs it),
-# invalid.registry.k8s.io/... and gcr.io/k8s-authenticated-test/... (the specs
+# Not made: invalid.registry.k8s.io/... and gcr.io/k8s-authenticated-test/... (the specs
 # expect those pulls to fail).
 #
 # BIN is the directory of conformance-build.sh (default: what it prints; it
@@ -93,6 +98,7 @@ NONEWPRIVS_REF=$E2E/nonewprivs:1.4
 NONROOT_REF=$E2E/nonroot:1.5
 PAUSE_REF=registry.k8s.io/pause:3.10.2
 GLIBC_DNS_REF=$E2E/glibc-dns-testing:2.1.1
+NGINX_REF=$E2E/nginx:1.27.0-2
 
 busybox="${BUSYBOX:-/bin/busybox}"
 [[ -x "$busybox" ]] || die "$busybox not found: install the Debian package busybox-static (or set BUSYBOX)"
@@ -290,6 +296,31 @@ printf '#!/bin/sh\n# A pause process: holds on until TERM or INT (a shell as PID
 chmod 0755 "$r/pause"
 archive pause "$r" "\"Env\":[\"PATH=/bin\"],\"User\":\"65535:65535\",\"Entrypoint\":[\"/pause\"],\"WorkingDir\":\"/\"" "$PAUSE_REF"
 
+# nginx: a web server that runs until stopped (the node e2e suite's mirror
+# pods).
+r="$work/nginx"
+busybox_root "$r"
+add_host_program "$r" /usr/sbin/nginx
+mkdir -p "$r/etc/nginx" "$r/var/run" "$r/var/log/nginx" "$r/var/lib/nginx" "$r/usr/share/nginx/html"
+cat >"$r/etc/nginx/nginx.conf" <<'EOF2'
+user nobody nogroup;
+worker_processes 1;
+pid /var/run/nginx.pid;
+error_log stderr;
+events {
+  worker_connections 64;
+}
+http {
+  access_log /dev/stdout;
+  server {
+    listen 80;
+    root /usr/share/nginx/html;
+  }
+}
+EOF2
+echo '<html><body>nginx</body></html>' >"$r/usr/share/nginx/html/index.html"
+archive nginx "$r" "$path_env,\"Cmd\":[\"nginx\",\"-g\",\"daemon off;\"],\"WorkingDir\":\"/\",\"ExposedPorts\":{\"80/tcp\":{}},\"StopSignal\":\"SIGQUIT\"" "$NGINX_REF"
+
 # glibc-dns-testing: hostname and hostname -f through glibc.
 r="$work/glibc-dns-testing"
 mkdir -p "$r/etc" "$r/tmp" "$r/proc" "$r/sys" "$r/dev" "$r/root"
@@ -313,13 +344,13 @@ if [[ -n "$containerd" ]]; then
   ctr=(ctr)
   [[ -z "$ctr_bin" ]] || ctr=("$ctr_bin/ctr")
   ctr+=(--address "$sock" -n k8s.io)
-  imgs=(busybox nonewprivs nonroot pause glibc-dns-testing)
+  imgs=(busybox nonewprivs nonroot pause nginx glibc-dns-testing)
   for ref in "${AGNHOST_REFS[@]}"; do imgs+=("agnhost-${ref##*:}"); done
   for img in "${imgs[@]}"; do
     "${ctr[@]}" images import --snapshotter "$snapshotter" "$out/$img.tar" >&2
   done
   have="$("${ctr[@]}" images ls -q)"
-  refs=("$BUSYBOX_REF" "${AGNHOST_REFS[@]}" "$NONEWPRIVS_REF" "$NONROOT_REF" "$PAUSE_REF" "$GLIBC_DNS_REF")
+  refs=("$BUSYBOX_REF" "${AGNHOST_REFS[@]}" "$NONEWPRIVS_REF" "$NONROOT_REF" "$PAUSE_REF" "$NGINX_REF" "$GLIBC_DNS_REF")
   for ref in "${refs[@]}"; do
     grep -qxF "$ref" <<<"$have" || die "image $ref missing after import; have: $have"
   done

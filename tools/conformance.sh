@@ -32,6 +32,8 @@
 #     127.0.0.1:10248 (NODE_LOCAL_PORTS): both ports must be free.
 # It talks to the API server with a bearer token only (--host,
 # --bearer-token): the token of a cluster-admin service account made here.
+# The cluster domain is cluster.local (--dns-domain; podlife's default, and
+# the kubelet's configuration of tools/node-lib.sh).
 #
 # What it does, in order, each step's output in the report directory:
 #  1. builds e2e.test, ginkgo and agnhost (tools/conformance-build.sh,
@@ -311,7 +313,7 @@ if [[ "$suite" == node ]]; then
   e2e_args=(--start-services=false --stop-services=false --prepull-images=false
     --host "$host" --bearer-token "$token" --node-name "$PODLIFE_NODE_NAME"
     --container-runtime-endpoint "$endpoint" --image-service-endpoint "$endpoint"
-    --config-dir "$work/kubelet.conf.d" --report-dir "$report/e2e")
+    --config-dir "$work/kubelet.conf.d" --report-dir "$report/e2e" --dns-domain cluster.local)
   mkdir -p "$work/kubelet.conf.d"
 else
   e2e_args=(--provider local --kubeconfig "$KUBECONFIG" --report-dir "$report/e2e" --node-os-distro debian)

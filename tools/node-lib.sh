@@ -35,7 +35,9 @@ free_port() {
 # real kubelet's, it is authenticated by client
 # certificates of the cluster CA and by token review, authorized by
 # SubjectAccessReview; no read-only port, no healthz port; images never
-# garbage-collected (they cannot be pulled again here); cgroupfs and no QoS
+# garbage-collected (they cannot be pulled again here); the cluster domain
+# cluster.local, as kubeadm configures it and podlife has it by default (the
+# kubelet's own default is none); cgroupfs and no QoS
 # cgroups (cgroup v1 here; --fail-cgroupv1=false and the flags of
 # start_node). Everything else, API QPS and burst among it, is the kubelet's
 # default.
@@ -68,6 +70,7 @@ imageGCLowThresholdPercent: 99
 evictionHard:
   memory.available: 100Mi
 serializeImagePulls: false
+clusterDomain: cluster.local
 EOF2
   if [[ -n "${NODE_STATIC_PODS:-}" ]]; then
     printf 'staticPodPath: %s\nfileCheckFrequency: 10s\n' "$NODE_STATIC_PODS"
