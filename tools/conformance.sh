@@ -131,11 +131,18 @@ CI_TIMEOUT=15m
 # --suite node: e2e_node's own specs, by their source file's path (the
 # binary records the module cache's, .../k8s.io/kubernetes@VERSION/test/...).
 NODE_SPECS='/test/e2e_node/'
-# Its CI part: container lifecycle specs (init containers, sidecars,
-# restarts, preStop, probes), each measured passing on podlife and the
-# kubelet, seconds to a minute each.
+# Its CI part: container lifecycle specs (init containers in order,
+# sidecars starting, restarting, replaced on an image change and stopped,
+# SIGKILL's exit code), each group one pod of seconds, measured passing on
+# podlife and the kubelet (--seed 20261127 runs). Regular expressions on a
+# spec's name.
 NODE_CI_FOCUS_SPECS=(
-  'when create a pod with lifecycle hook'
+  'restartPolicy=Never, three init container and two restartable init containers'
+  'restartPolicy=Never when a restartable init container runs continuously'
+  'restartPolicy=Never when an Init container before restartable init container fails'
+  'should launch init container serially before a regular container'
+  'should terminate restartable init containers gracefully if there is a non-started restartable init container'
+  'Pod SIGKILL'
 )
 
 suite=e2e node=podlife focus="" ci=false procs=4 timeout="" seed="" report="" list=false
