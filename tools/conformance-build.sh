@@ -4,6 +4,7 @@
 #
 #   BIN=$(tools/conformance-build.sh | tail -1)
 #   BIN=$(tools/conformance-build.sh --kubelet | tail -1)   # and the kubelet
+#   BIN=$(tools/conformance-build.sh --e2e-node | tail -1)  # and e2e_node.test
 #
 # From k8s.io/kubernetes (the wrapper module tools/conformance/e2e, which pins
 # the staging modules as tools/cluster/kube does):
@@ -13,6 +14,9 @@
 #   nnp       k8s.io/kubernetes/test/images/nonewprivs (the nonewprivs image's)
 #   kubelet   k8s.io/kubernetes/cmd/kubelet (only with --kubelet: the
 #             reference node of tools/conformance.sh --node kubelet)
+#   e2e_node.test  go test -c k8s.io/kubernetes/test/e2e_node (only with
+#             --e2e-node: the node e2e suite of tools/conformance.sh --suite
+#             node; its test dependencies are why go.sum lists etcd's server)
 # and from github.com/onsi/ginkgo/v2, at the version k8s.io/kubernetes
 # requires (the same module the suite links, so CLI and suite agree):
 #   ginkgo    the CLI that runs e2e.test in parallel (ginkgo -p)
@@ -35,15 +39,16 @@ die() {
   exit 1
 }
 
-want_kubelet=false
+want_kubelet=false want_e2e_node=false
 for arg in "$@"; do
   case "$arg" in
     --kubelet) want_kubelet=true ;;
+    --e2e-node) want_e2e_node=true ;;
     -h | --help)
       sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
       exit 0
       ;;
-    *) die "unknown argument $arg (want: --kubelet)" ;;
+    *) die "unknown argument $arg (want: --kubelet, --e2e-node)" ;;
   esac
 done
 
@@ -82,6 +87,7 @@ stamp="$(
 )"
 binaries=(e2e.test ginkgo agnhost nnp)
 ! $want_kubelet || binaries+=(kubelet)
+! $want_e2e_node || binaries+=(e2e_node.test)
 
 if cache_up_to_date "$BIN" "$stamp" "${binaries[@]}"; then
   log "up to date: ${binaries[*]} of Kubernetes $KUBE_VERSION in $BIN"
@@ -90,7 +96,8 @@ if cache_up_to_date "$BIN" "$stamp" "${binaries[@]}"; then
 fi
 
 # A stale stamp means every binary is rebuilt (the Go build cache makes the
-# unchanged ones a relink); a missing kubelet alone is built on its own.
+# unchanged ones a relink); a missing kubelet or e2e_node.test alone is
+# built on its own.
 if [[ -f "$BIN/.stamp" && "$(cat "$BIN/.stamp")" == "$stamp" ]]; then
   todo=()
   for b in "${binaries[@]}"; do
@@ -106,6 +113,7 @@ build_one() {
   local out="$1" t0=$SECONDS cmd
   case "$out" in
     e2e.test) cmd=(go test -c -ldflags="$kube_ldflags" -o "$BIN/$out.tmp" k8s.io/kubernetes/test/e2e) ;;
+    e2e_node.test) cmd=(go test -c -ldflags="$kube_ldflags" -o "$BIN/$out.tmp" k8s.io/kubernetes/test/e2e_node) ;;
     agnhost) cmd=(go build -ldflags="$kube_ldflags" -o "$BIN/$out.tmp" k8s.io/kubernetes/test/images/agnhost) ;;
     nnp) cmd=(go build -ldflags="-s -w" -o "$BIN/$out.tmp" k8s.io/kubernetes/test/images/nonewprivs) ;;
     kubelet) cmd=(go build -ldflags="$kube_ldflags" -o "$BIN/$out.tmp" k8s.io/kubernetes/cmd/kubelet) ;;

@@ -14,9 +14,15 @@
 #
 #   registry.k8s.io/e2e-test-images/busybox:1.37.0-2
 #       Debian's busybox-static with every applet in /bin, /etc/passwd and
-#       /etc/group as the busybox image has them (root ... nobody 65534); Cmd sh
-#   registry.k8s.io/e2e-test-images/agnhost:2.66.1 (and :2.55, the same)
-#       /agnhost (built by conformance-build.sh from k8s.io/kubernetes),
+#       /etc/group as the busybox image has them (root ... nobody 65534); Cmd
+#       sh. Debian builds busybox without nmeter, which the node e2e suite's
+#       container lifecycle specs run for a clock with milliseconds: /bin/nmeter
+#       is tools/conformance/nmeter (that part of it, built here with go)
+#   registry.k8s.io/e2e-test-images/agnhost:2.66.1 and :2.55
+#       one tree, but each tag its own config (a label with its version), so
+#       each has its own image ID, as the real ones do: a spec that changes a
+#       container's image from one tag to the other changes what the runtime
+#       sees. In it: /agnhost (built by conformance-build.sh from k8s.io/kubernetes),
 #       /agnhost-2 linked to it, /uploads, the porter's localhost.crt/.key,
 #       user-defined-in-image (1000) in group-defined-in-image (50000), the
 #       busybox applets for the shell tools the specs exec (sh, nc, wget, ...)
@@ -31,23 +37,29 @@
 #   registry.k8s.io/pause:3.10.2
 #       /pause, a busybox shell that waits for TERM or INT (as
 #       containerd-up.sh's sandbox image), User 65535:65535 as the real one
+#   registry.k8s.io/e2e-test-images/nginx:1.27.0-2
+#       Debian's nginx (package nginx), copied from this host with its
+#       libraries, on the busybox layer: the node e2e suite's mirror pods run
+#       it. A configuration of its own: port 80, pid /var/run/nginx.pid (as
+#       the image's, which specs read), logs to stdout and stderr, workers as
+#       nobody; Cmd nginx -g "daemon off;"
 #   registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1
 #       what the hostnameOverride specs run of its Debian base: sh (Debian's
 #       dash) and hostname (Debian's hostname, whose -f resolves through
 #       glibc as theirs must), copied from this host with the shared
 #       libraries ldd names, and an nsswitch.conf; Cmd sh
 #
-# Not made: nginx (only a [Slow] spec runs it),
-# invalid.registry.k8s.io/... and gcr.io/k8s-authenticated-test/... (the specs
+# Not made: invalid.registry.k8s.io/... and gcr.io/k8s-authenticated-test/... (the specs
 # expect those pulls to fail).
 #
 # BIN is the directory of conformance-build.sh (default: what it prints; it
-# builds if needed). Needs tar, sha256sum and Debian's busybox-static
+# builds if needed). Needs go, tar, sha256sum and Debian's busybox-static
 # (BUSYBOX overrides /bin/busybox); importing needs root and ctr.
 # Diagnostics go to stderr; the last line of stdout is the archive directory.
 set -euo pipefail
 
 tools="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(dirname "$tools")"
 TOOL=conformance-images
 log() { echo "$TOOL: $*" >&2; }
 die() {
@@ -86,13 +98,14 @@ NONEWPRIVS_REF=$E2E/nonewprivs:1.4
 NONROOT_REF=$E2E/nonroot:1.5
 PAUSE_REF=registry.k8s.io/pause:3.10.2
 GLIBC_DNS_REF=$E2E/glibc-dns-testing:2.1.1
+NGINX_REF=$E2E/nginx:1.27.0-2
 
 busybox="${BUSYBOX:-/bin/busybox}"
 [[ -x "$busybox" ]] || die "$busybox not found: install the Debian package busybox-static (or set BUSYBOX)"
 if command -v ldd >/dev/null && ldd "$busybox" >/dev/null 2>&1; then
   die "$busybox is dynamically linked; install busybox-static (or set BUSYBOX to a static one)"
 fi
-for cmd in tar sha256sum ldd; do
+for cmd in go tar sha256sum ldd; do
   command -v "$cmd" >/dev/null || die "$cmd not found"
 done
 
@@ -124,8 +137,14 @@ else
   mkdir -p "$out"
 fi
 
+# nmeter: the applet Debian's busybox lacks (tools/conformance/nmeter),
+# static as the images have no libc.
+(cd "$repo" && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$work/nmeter" ./tools/conformance/nmeter) ||
+  die "building tools/conformance/nmeter failed"
+
 # busybox_root DIR: DIR becomes the busybox image's tree: /bin/busybox and
-# its applets, the usual empty directories, and the users of the busybox image.
+# its applets, nmeter, the usual empty directories, and the users of the
+# busybox image.
 busybox_root() {
   local root="$1" applet d
   mkdir -p "$root/bin"
@@ -141,6 +160,7 @@ busybox_root() {
     [[ -n "$applet" && "$applet" != busybox && "$applet" != */* ]] || continue
     ln -s busybox "$root/bin/$applet"
   done < <("$busybox" --list)
+  [[ -e "$root/bin/nmeter" ]] || install -m 0755 "$work/nmeter" "$root/bin/nmeter"
   cat >"$root/etc/passwd" <<'EOF'
 root:x:0:0:root:/root:/bin/sh
 daemon:x:1:1:daemon:/usr/sbin:/bin/false
@@ -234,21 +254,28 @@ path_env='"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
 busybox_root "$work/busybox"
 archive busybox "$work/busybox" "$path_env,\"Cmd\":[\"sh\"],\"WorkingDir\":\"/\"" "$BUSYBOX_REF"
 
-# agnhost: the specs' server, client and probe target.
-r="$work/agnhost"
-busybox_root "$r"
-cp "$bin/agnhost" "$r/agnhost"
-chmod 0755 "$r/agnhost"
-ln -s agnhost "$r/agnhost-2"
-mkdir -p "$r/uploads"
-cp "$bin/localhost.crt" "$bin/localhost.key" "$r/"
-echo "user-defined-in-image:x:1000:1000:Linux User,,,:/home/user-defined-in-image:/bin/sh" >>"$r/etc/passwd"
-mkdir -p "$r/home/user-defined-in-image"
-chown 1000:1000 "$r/home/user-defined-in-image" 2>/dev/null || true
-printf '%s\n' "user-defined-in-image:x:1000:" "group-defined-in-image:x:50000:user-defined-in-image" >>"$r/etc/group"
-add_host_program "$r" /usr/bin/curl
-add_host_program "$r" /bin/bash
-archive agnhost "$r" "$path_env,\"Entrypoint\":[\"/agnhost\"],\"Cmd\":[\"pause\"],\"WorkingDir\":\"/\",\"ExposedPorts\":{\"80/tcp\":{},\"8080/tcp\":{},\"8081/tcp\":{},\"9376/tcp\":{},\"5000/tcp\":{}}" "${AGNHOST_REFS[@]}"
+# agnhost_root DIR: the agnhost image's tree: the specs' server, client and
+# probe target.
+agnhost_root() {
+  local r="$1"
+  busybox_root "$r"
+  cp "$bin/agnhost" "$r/agnhost"
+  chmod 0755 "$r/agnhost"
+  ln -s agnhost "$r/agnhost-2"
+  mkdir -p "$r/uploads"
+  cp "$bin/localhost.crt" "$bin/localhost.key" "$r/"
+  echo "user-defined-in-image:x:1000:1000:Linux User,,,:/home/user-defined-in-image:/bin/sh" >>"$r/etc/passwd"
+  mkdir -p "$r/home/user-defined-in-image"
+  chown 1000:1000 "$r/home/user-defined-in-image" 2>/dev/null || true
+  printf '%s\n' "user-defined-in-image:x:1000:" "group-defined-in-image:x:50000:user-defined-in-image" >>"$r/etc/group"
+  add_host_program "$r" /usr/bin/curl
+  add_host_program "$r" /bin/bash
+}
+for ref in "${AGNHOST_REFS[@]}"; do
+  tag="${ref##*:}"
+  agnhost_root "$work/agnhost-$tag"
+  archive "agnhost-$tag" "$work/agnhost-$tag" "$path_env,\"Entrypoint\":[\"/agnhost\"],\"Cmd\":[\"pause\"],\"WorkingDir\":\"/\",\"ExposedPorts\":{\"80/tcp\":{},\"8080/tcp\":{},\"8081/tcp\":{},\"9376/tcp\":{},\"5000/tcp\":{}},\"Labels\":{\"org.opencontainers.image.version\":$(json_str "$tag")}" "$ref"
+done
 
 # nonewprivs: a setuid-root program that prints its effective uid.
 r="$work/nonewprivs"
@@ -268,6 +295,31 @@ busybox_root "$r"
 printf '#!/bin/sh\n# A pause process: holds on until TERM or INT (a shell as PID 1 gets only\n# the signals it traps).\ntrap "exit 0" TERM INT\nsleep 2147483647 &\nwait\n' >"$r/pause"
 chmod 0755 "$r/pause"
 archive pause "$r" "\"Env\":[\"PATH=/bin\"],\"User\":\"65535:65535\",\"Entrypoint\":[\"/pause\"],\"WorkingDir\":\"/\"" "$PAUSE_REF"
+
+# nginx: a web server that runs until stopped (the node e2e suite's mirror
+# pods).
+r="$work/nginx"
+busybox_root "$r"
+add_host_program "$r" /usr/sbin/nginx
+mkdir -p "$r/etc/nginx" "$r/var/run" "$r/var/log/nginx" "$r/var/lib/nginx" "$r/usr/share/nginx/html"
+cat >"$r/etc/nginx/nginx.conf" <<'EOF2'
+user nobody nogroup;
+worker_processes 1;
+pid /var/run/nginx.pid;
+error_log stderr;
+events {
+  worker_connections 64;
+}
+http {
+  access_log /dev/stdout;
+  server {
+    listen 80;
+    root /usr/share/nginx/html;
+  }
+}
+EOF2
+echo '<html><body>nginx</body></html>' >"$r/usr/share/nginx/html/index.html"
+archive nginx "$r" "$path_env,\"Cmd\":[\"nginx\",\"-g\",\"daemon off;\"],\"WorkingDir\":\"/\",\"ExposedPorts\":{\"80/tcp\":{}},\"StopSignal\":\"SIGQUIT\"" "$NGINX_REF"
 
 # glibc-dns-testing: hostname and hostname -f through glibc.
 r="$work/glibc-dns-testing"
@@ -292,11 +344,13 @@ if [[ -n "$containerd" ]]; then
   ctr=(ctr)
   [[ -z "$ctr_bin" ]] || ctr=("$ctr_bin/ctr")
   ctr+=(--address "$sock" -n k8s.io)
-  for img in busybox agnhost nonewprivs nonroot pause glibc-dns-testing; do
+  imgs=(busybox nonewprivs nonroot pause nginx glibc-dns-testing)
+  for ref in "${AGNHOST_REFS[@]}"; do imgs+=("agnhost-${ref##*:}"); done
+  for img in "${imgs[@]}"; do
     "${ctr[@]}" images import --snapshotter "$snapshotter" "$out/$img.tar" >&2
   done
   have="$("${ctr[@]}" images ls -q)"
-  refs=("$BUSYBOX_REF" "${AGNHOST_REFS[@]}" "$NONEWPRIVS_REF" "$NONROOT_REF" "$PAUSE_REF" "$GLIBC_DNS_REF")
+  refs=("$BUSYBOX_REF" "${AGNHOST_REFS[@]}" "$NONEWPRIVS_REF" "$NONROOT_REF" "$PAUSE_REF" "$NGINX_REF" "$GLIBC_DNS_REF")
   for ref in "${refs[@]}"; do
     grep -qxF "$ref" <<<"$have" || die "image $ref missing after import; have: $have"
   done

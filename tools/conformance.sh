@@ -8,10 +8,32 @@
 #   sudo tools/conformance.sh --node kubelet       # the same against a kubelet
 #   sudo tools/conformance.sh --ci                 # the sized part CI runs
 #   tools/conformance.sh --list                    # the selection, no cluster
+#   sudo tools/conformance.sh --suite node         # the node e2e suite's
+#                                                  # (tools/node-e2e.sh)
 #
 # The selection: the specs of k8s.io/kubernetes/test/e2e (the release of
 # tools/conformance/e2e/go.mod) labelled NodeConformance and none of Serial,
 # Disruptive, Flaky, Slow or Feature:* (ginkgo --label-filter, see SELECTION).
+# With --suite node, the same labels in the node e2e suite,
+# k8s.io/kubernetes/test/e2e_node, and only its own specs (ginkgo
+# --focus-file on their source, see NODE_SPECS): it imports those of
+# test/e2e/common, which the e2e selection runs already. That suite runs
+# against a node it did not start (--start-services=false) and expects that
+# node set up as its own kubelet (test/e2e_node/services/kubelet.go), which
+# this script does for podlife and the kubelet alike:
+#   - the root directory /var/lib/kubelet (specs look there, e.g. for a mirror
+#     pod's volumes): it must not exist yet, and is removed afterwards, so
+#     one such run at a time per machine;
+#   - /configz served through the API server's node proxy (nodes/proxy), for
+#     the node's configuration (the static pod directory among it): without
+#     it the suite fails every spec after 5 minutes;
+#   - a static pod directory (NODE_STATIC_PODS of tools/node-lib.sh);
+#   - the read-only endpoint on localhost:10255 and healthz on
+#     127.0.0.1:10248 (NODE_LOCAL_PORTS): both ports must be free.
+# It talks to the API server with a bearer token only (--host,
+# --bearer-token): the token of a cluster-admin service account made here.
+# The cluster domain is cluster.local (--dns-domain; podlife's default, and
+# the kubelet's configuration of tools/node-lib.sh).
 #
 # What it does, in order, each step's output in the report directory:
 #  1. builds e2e.test, ginkgo and agnhost (tools/conformance-build.sh,
@@ -30,14 +52,19 @@
 #     or interrupt.
 #
 # Options:
+#   --suite e2e|node        test/e2e's selection (default) or test/e2e_node's
 #   --node podlife|kubelet  the node under test (default podlife)
 #   --focus REGEX           only the specs of the selection whose name matches
 #   --ci                    the CI part: the specs of CI_FOCUS_SPECS below
-#                           (podlife passes them; minutes), --timeout 15m
+#                           (NODE_CI_FOCUS_SPECS with --suite node; podlife
+#                           passes them; minutes), --timeout 15m
 #   --procs N               parallel ginkgo processes (default 4: on two cores
 #                           the specs mostly wait for pods, not compute)
 #   --timeout DURATION      the whole run's limit, a Go duration (default 90m);
 #                           specs not started by then are reported as not run
+#   --seed N                ginkgo's seed for the specs' random order (default:
+#                           the time; the log says which): two runs cut by
+#                           --timeout, one per node, reach about the same specs
 #   --report DIR            where the logs and junit.xml go (default: a new
 #                           directory under ${TMPDIR:-/tmp}); kept afterwards
 #   --list                  print the selection (ginkgo --dry-run) and its
@@ -61,7 +88,7 @@ die() {
 # shellcheck source=tools/node-lib.sh
 source "$tools/node-lib.sh"
 usage() {
-  log "usage: conformance.sh [--node podlife|kubelet] [--focus REGEX] [--ci] [--procs N] [--timeout DURATION] [--report DIR] [--list]"
+  log "usage: conformance.sh [--suite e2e|node] [--node podlife|kubelet] [--focus REGEX] [--ci] [--procs N] [--timeout DURATION] [--seed N] [--report DIR] [--list]"
   exit 2
 }
 
@@ -101,17 +128,35 @@ CI_FOCUS_SPECS=(
   'Pods should contain environment variables for services'
 )
 CI_TIMEOUT=15m
+# --suite node: e2e_node's own specs, by their source file's path (the
+# binary records the module cache's, .../k8s.io/kubernetes@VERSION/test/...).
+NODE_SPECS='/test/e2e_node/'
+# Its CI part: container lifecycle specs (init containers in order,
+# sidecars starting, restarting, replaced on an image change and stopped,
+# SIGKILL's exit code), each group one pod of seconds, measured passing on
+# podlife and the kubelet (--seed 20261127 runs). Regular expressions on a
+# spec's name.
+NODE_CI_FOCUS_SPECS=(
+  'restartPolicy=Never, three init container and two restartable init containers'
+  'restartPolicy=Never when a restartable init container runs continuously'
+  'restartPolicy=Never when an Init container before restartable init container fails'
+  'should launch init container serially before a regular container'
+  'should terminate restartable init containers gracefully if there is a non-started restartable init container'
+  'Pod SIGKILL'
+)
 
-node=podlife focus="" ci=false procs=4 timeout="" report="" list=false
+suite=e2e node=podlife focus="" ci=false procs=4 timeout="" seed="" report="" list=false
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --node | --focus | --procs | --timeout | --report)
+    --suite | --node | --focus | --procs | --timeout | --seed | --report)
       [[ $# -ge 2 && -n "$2" ]] || { log "$1 needs a value"; usage; }
       case "$1" in
+        --suite) suite="$2" ;;
         --node) node="$2" ;;
         --focus) focus="$2" ;;
         --procs) procs="$2" ;;
         --timeout) timeout="$2" ;;
+        --seed) seed="$2" ;;
         --report) report="$2" ;;
       esac
       shift 2
@@ -135,10 +180,20 @@ case "$node" in
   podlife | kubelet) ;;
   *) log "--node must be podlife or kubelet, not $node"; usage ;;
 esac
+case "$suite" in
+  e2e) suite_bin=e2e.test suite_args=(--provider local) ;;
+  node) suite_bin=e2e_node.test suite_args=() ;;
+  *) log "--suite must be e2e or node, not $suite"; usage ;;
+esac
 [[ "$procs" =~ ^[1-9][0-9]*$ ]] || { log "--procs must be a positive number, not $procs"; usage; }
+[[ -z "$seed" || "$seed" =~ ^[0-9]+$ ]] || { log "--seed must be a number, not $seed"; usage; }
 if $ci; then
   [[ -z "$focus" ]] || { log "--ci and --focus exclude each other"; usage; }
-  focus="$(IFS='|'; echo "${CI_FOCUS_SPECS[*]}")"
+  if [[ "$suite" == node ]]; then
+    focus="$(IFS='|'; echo "${NODE_CI_FOCUS_SPECS[*]}")"
+  else
+    focus="$(IFS='|'; echo "${CI_FOCUS_SPECS[*]}")"
+  fi
   timeout="${timeout:-$CI_TIMEOUT}"
 fi
 timeout="${timeout:-90m}"
@@ -146,17 +201,20 @@ timeout="${timeout:-90m}"
 
 # --- build ----------------------------------------------------------------------
 build_args=()
-[[ "$node" != kubelet ]] || build_args=(--kubelet)
+[[ "$node" != kubelet ]] || build_args+=(--kubelet)
+[[ "$suite" != node ]] || build_args+=(--e2e-node)
 CBIN="$("$tools/conformance-build.sh" "${build_args[@]}" | tail -n 1)"
-ginkgo_focus=()
-[[ -z "$focus" ]] || ginkgo_focus=(--focus "$focus")
-ginkgo_run=("$CBIN/ginkgo" run --no-color --label-filter "$SELECTION" "${ginkgo_focus[@]}")
+ginkgo_select=()
+[[ -z "$focus" ]] || ginkgo_select=(--focus "$focus")
+[[ "$suite" != node ]] || ginkgo_select+=(--focus-file "$NODE_SPECS")
+[[ -z "$seed" ]] || ginkgo_select+=(--seed "$seed")
+ginkgo_run=("$CBIN/ginkgo" run --no-color --label-filter "$SELECTION" "${ginkgo_select[@]}")
 
 # dry_run DIR: the selection's dry run, its JUnit report in DIR/dryrun.xml
 # (every selected spec passed, every other skipped).
 dry_run() {
   "${ginkgo_run[@]}" --dry-run --output-dir "$1" --junit-report dryrun.xml \
-    "$CBIN/e2e.test" -- --provider local >"$1/dryrun.log" 2>&1 ||
+    "$CBIN/$suite_bin" -- "${suite_args[@]}" >"$1/dryrun.log" 2>&1 ||
     die "the dry run failed: $(tail -n 20 "$1/dryrun.log")"
 }
 # junitsum ARGS...: tools/conformance/junitsum.
@@ -183,6 +241,7 @@ log "report directory: $report"
 work="$(mktemp -d "${TMPDIR:-/tmp}/podlife-conformance-run.XXXXXX")"
 chmod 0700 "$work"
 containerd_dir="$work/containerd" cluster_dir="$work/cluster" node_pid=""
+node_root="$work/node" made_node_root=false
 cleanup() {
   local rc=$?
   set +e
@@ -190,7 +249,10 @@ cleanup() {
   # The node's containers and mounts go with containerd.
   [[ ! -d "$containerd_dir" ]] || "$tools/containerd-down.sh" "$containerd_dir" >>"$report/teardown.log" 2>&1
   [[ ! -d "$cluster_dir" ]] || "$tools/cluster-down.sh" "$cluster_dir" >>"$report/teardown.log" 2>&1
-  [[ ! -d "$work/node" ]] || umount_under "$work/node"
+  [[ ! -d "$node_root" ]] || umount_under "$node_root"
+  if $made_node_root; then
+    rm -rf "$node_root"
+  fi
   rm -rf "$work"
   log "stopped everything it started; report in $report"
   exit "$rc"
@@ -198,6 +260,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# The node e2e suite's node: /var/lib/kubelet (made here, as a lock: mkdir
+# fails if it exists) and the ports it dials.
+if [[ "$suite" == node ]]; then
+  for port in 10248 10255; do
+    ! (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null ||
+      die "port $port is in use: the node e2e suite's node needs it (another node on this machine?)"
+  done
+  mkdir /var/lib/kubelet 2>/dev/null ||
+    die "/var/lib/kubelet exists: the node e2e suite's node needs it for itself (another node on this machine, or a leftover to remove)"
+  node_root=/var/lib/kubelet made_node_root=true
+fi
 
 # --- containerd and images --------------------------------------------------------
 log "starting containerd"
@@ -223,7 +297,11 @@ else
   node_bin="$PODLIFE_CLUSTER_BIN/kubelet"
   [[ -x "$node_bin" ]] || node_bin="$CBIN/kubelet"
 fi
-start_node "$node" "$node_bin" "$endpoint" "$work/node" "$report/node.log"
+if [[ "$suite" == node ]]; then
+  NODE_STATIC_PODS="$work/static-pods" NODE_LOCAL_PORTS=true
+  mkdir -p "$NODE_STATIC_PODS"
+fi
+start_node "$node" "$node_bin" "$endpoint" "$node_root" "$report/node.log"
 log "waiting for node $PODLIFE_NODE_NAME ($node, pid $node_pid) to be Ready"
 wait_node_ready "$node" "$report/node.log" 180
 log "node $PODLIFE_NODE_NAME is Ready"
@@ -231,9 +309,24 @@ log "node $PODLIFE_NODE_NAME is Ready"
 # The framework waits for each test namespace's `default` service account,
 # which only a controller manager makes. An older cluster-up.sh runs none;
 # then that check is off (pods there get no token either).
-e2e_args=(--provider local --kubeconfig "$KUBECONFIG" --report-dir "$report/e2e" --node-os-distro debian)
+if [[ "$suite" == node ]]; then
+  # The node e2e suite authenticates with a bearer token only: a
+  # cluster-admin service account's, valid for the run.
+  "${kubectl[@]}" -n kube-system create serviceaccount node-e2e >/dev/null
+  "${kubectl[@]}" create clusterrolebinding node-e2e --clusterrole cluster-admin \
+    --serviceaccount kube-system:node-e2e >/dev/null
+  token="$("${kubectl[@]}" -n kube-system create token node-e2e --duration 24h)"
+  host="$("${kubectl[@]}" config view --minify -o jsonpath='{.clusters[0].cluster.server}')"
+  e2e_args=(--start-services=false --stop-services=false --prepull-images=false
+    --host "$host" --bearer-token "$token" --node-name "$PODLIFE_NODE_NAME"
+    --container-runtime-endpoint "$endpoint" --image-service-endpoint "$endpoint"
+    --config-dir "$work/kubelet.conf.d" --report-dir "$report/e2e" --dns-domain cluster.local)
+  mkdir -p "$work/kubelet.conf.d"
+else
+  e2e_args=(--provider local --kubeconfig "$KUBECONFIG" --report-dir "$report/e2e" --node-os-distro debian)
+fi
 sa_deadline=$((SECONDS + 60))
-until "${kubectl[@]}" get serviceaccount default -n default >/dev/null 2>&1; do
+until [[ "$suite" == node ]] || "${kubectl[@]}" get serviceaccount default -n default >/dev/null 2>&1; do
   if [[ $SECONDS -ge $sa_deadline ]]; then
     log "no controller manager made the default service account: --e2e-verify-service-account=false"
     e2e_args+=(--e2e-verify-service-account=false)
@@ -249,7 +342,7 @@ t0=$SECONDS
 set +e
 "${ginkgo_run[@]}" --procs "$procs" --timeout "$timeout" --poll-progress-after 10m \
   --output-dir "$report" --junit-report junit.xml \
-  "$CBIN/e2e.test" -- "${e2e_args[@]}" >"$report/ginkgo.log" 2>&1
+  "$CBIN/$suite_bin" -- "${e2e_args[@]}" >"$report/ginkgo.log" 2>&1
 ginkgo_rc=$?
 set -e
 log "ginkgo exited $ginkgo_rc after $(((SECONDS - t0) / 60))m$(((SECONDS - t0) % 60))s"

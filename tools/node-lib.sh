@@ -6,6 +6,16 @@
 # exports (PODLIFE_CLUSTER_DIR, PODLIFE_CLUSTER_BIN, PODLIFE_NODE_NAME,
 # PODLIFE_NODE_KUBECONFIG, KUBECONFIG) are set; the caller defines log and
 # die. start_node sets node_pid.
+#
+# Two optional settings, for the node e2e suite (tools/conformance.sh --suite
+# node), which assumes a node set up as its own kubelet
+# (k8s.io/kubernetes test/e2e_node/services/kubelet.go):
+#   NODE_STATIC_PODS  a static pod directory (staticPodPath, the kubelet's
+#                     --pod-manifest-path), read every 10 s as that kubelet's
+#   NODE_LOCAL_PORTS  true: the read-only endpoint on localhost:10255 and
+#                     healthz on 127.0.0.1:10248, the ports the suite dials;
+#                     otherwise both are off (10248 and 10255 may be another
+#                     node's on this machine)
 
 # free_port: a TCP port nothing listens on now.
 free_port() {
@@ -25,18 +35,25 @@ free_port() {
 # real kubelet's, it is authenticated by client
 # certificates of the cluster CA and by token review, authorized by
 # SubjectAccessReview; no read-only port, no healthz port; images never
-# garbage-collected (they cannot be pulled again here); cgroupfs and no QoS
+# garbage-collected (they cannot be pulled again here); the cluster domain
+# cluster.local, as kubeadm configures it and podlife has it by default (the
+# kubelet's own default is none); cgroupfs and no QoS
 # cgroups (cgroup v1 here; --fail-cgroupv1=false and the flags of
 # start_node). Everything else, API QPS and burst among it, is the kubelet's
 # default.
 kubelet_config() {
+  local address="$3" readonly_port=0 healthz_port=0
+  if [[ "${NODE_LOCAL_PORTS:-}" == true ]]; then
+    # The read-only port listens on address, and the suite dials localhost.
+    address=0.0.0.0 readonly_port=10255 healthz_port=10248
+  fi
   cat <<EOF2
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: $3
+address: $address
 port: $(free_port)
-readOnlyPort: 0
-healthzPort: 0
+readOnlyPort: $readonly_port
+healthzPort: $healthz_port
 authentication:
   anonymous:
     enabled: false
@@ -53,7 +70,11 @@ imageGCLowThresholdPercent: 99
 evictionHard:
   memory.available: 100Mi
 serializeImagePulls: false
+clusterDomain: cluster.local
 EOF2
+  if [[ -n "${NODE_STATIC_PODS:-}" ]]; then
+    printf 'staticPodPath: %s\nfileCheckFrequency: 10s\n' "$NODE_STATIC_PODS"
+  fi
 }
 
 # host_ipv4: the address of the default route's interface, as the kubelet
@@ -67,11 +88,13 @@ host_ipv4() {
 # root directory ROOT (made 0700; the kubelet's configuration and
 # certificates go there too) and its output in LOG; sets node_pid.
 start_node() {
-  local kind="$1" bin="$2" endpoint="$3" root="$4" out="$5" node_ip
+  local kind="$1" bin="$2" endpoint="$3" root="$4" out="$5" node_ip extra=()
   mkdir -p "$root"
   chmod 0700 "$root"
   case "$kind" in
     podlife)
+      [[ -z "${NODE_STATIC_PODS:-}" ]] || extra+=(--pod-manifest-path "$NODE_STATIC_PODS" --file-check-frequency 10s)
+      [[ "${NODE_LOCAL_PORTS:-}" != true ]] || extra+=(--address 127.0.0.1:10255 --healthz-port 10248)
       # The kubelet API on a free port, trusting the cluster CA: the API
       # server reaches it for logs, exec, attach and port-forward with its
       # kubelet client certificate, and asks SubjectAccessReviews for other
@@ -81,7 +104,7 @@ start_node() {
       "$bin" run --kubeconfig "$PODLIFE_NODE_KUBECONFIG" --node-name "$PODLIFE_NODE_NAME" \
         --runtime-endpoint "$endpoint" --root-dir "$root" --healthz-port 0 \
         --port "$(free_port)" --client-ca-file "$PODLIFE_CLUSTER_DIR/pki/ca.crt" \
-        </dev/null >"$out" 2>&1 &
+        "${extra[@]}" </dev/null >"$out" 2>&1 &
       node_pid=$!
       ;;
     kubelet)
