@@ -97,8 +97,10 @@ func (d *demo) killWithGrace(ctx context.Context) error {
 	if err := d.agent.KillPod(ctx, cacheUID, &grace); err != nil {
 		return err
 	}
-	return d.waitFor("cache stopped and stays stopped while its manifest is there", func(pods map[types.UID]api.PodInfo) bool {
-		return is(pods, cacheUID, "Finished", v1.PodSucceeded)
+	// Its phase stays Running, as the kubelet gives a static pod whose
+	// containers would restart no terminal phase (kubernetes#116484).
+	return d.waitFor("cache stopped and stays stopped while its manifest is there (phase Running, as the kubelet leaves a static pod)", func(pods map[types.UID]api.PodInfo) bool {
+		return is(pods, cacheUID, "Finished", v1.PodRunning)
 	})
 }
 
