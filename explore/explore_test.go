@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/podlife/podlife/internal/repotest"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -106,7 +107,7 @@ func TestBrokenGuardIsCaught(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := copyRepo(t, root)
+	dir := repotest.CopyRepo(t, root)
 	table := filepath.Join(dir, "spec", "table.go")
 	src, _ := os.ReadFile(table)
 	broken := strings.Replace(string(src), `And(P(PSlotFree), P(PFirstInLine))`, `P(PFirstInLine)`, 1)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/podlife/podlife/internal/mutants"
+	"github.com/podlife/podlife/internal/repotest"
 )
 
 // mutantConfig is the mutant's shipped configuration, checking only the
@@ -94,7 +95,7 @@ func TestSourceMutants(t *testing.T) {
 			continue
 		}
 		t.Run(m.Property, func(t *testing.T) {
-			dir := copyRepo(t, root)
+			dir := repotest.CopyRepo(t, root)
 			for _, e := range m.Source {
 				path := filepath.Join(dir, e.Path)
 				src, err := os.ReadFile(path)
@@ -120,28 +121,4 @@ func TestSourceMutants(t *testing.T) {
 			}
 		})
 	}
-}
-
-// copyRepo copies the files git knows (tracked or not ignored) of root into
-// a temporary directory.
-func copyRepo(t *testing.T, root string) string {
-	t.Helper()
-	dir := t.TempDir()
-	files, err := exec.Command("git", "-C", root, "ls-files", "-co", "--exclude-standard").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range strings.Fields(string(files)) {
-		data, err := os.ReadFile(filepath.Join(root, f))
-		if err != nil {
-			continue // deleted in the working tree
-		}
-		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
 }
