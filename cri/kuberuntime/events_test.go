@@ -2,6 +2,7 @@ package kuberuntime
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -86,6 +87,15 @@ func TestEventTexts(t *testing.T) {
 			}
 			if n := h.calls("RunPodSandbox"); n != 0 {
 				t.Errorf("%d sandboxes run; want none", n)
+			}
+			// The specs then wait for the pod to be Pending and scheduled:
+			// the node writes a status although nothing runs.
+			st := h.statuses.last(t, pod.UID)
+			scheduled := slices.ContainsFunc(st.Conditions, func(c v1.PodCondition) bool {
+				return c.Type == v1.PodScheduled && c.Status == v1.ConditionTrue
+			})
+			if st.Phase != v1.PodPending || !scheduled {
+				t.Errorf("status phase %q, conditions %+v; want Pending and PodScheduled True", st.Phase, st.Conditions)
 			}
 		})
 	}

@@ -66,6 +66,9 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 	sbConfig, sbID, err := s.ensureSandbox(ctx, pod, view, &plan)
 	if err != nil {
 		s.opts.Events.Eventf(pod, v1.EventTypeWarning, events.FailedCreatePodSandBox, "%s", events.FailedCreateSandbox(err))
+		// The pod still gets a status (scheduled, pending, its containers
+		// creating), as the kubelet's, which writes it before the sandbox.
+		s.setStatus(pod, view, sbID, false, nil)
 		return false, fmt.Errorf("create sandbox of pod %s/%s (%s): %w", pod.Namespace, pod.Name, pod.UID, err)
 	}
 	// Steps 5 to 7: the ephemeral containers, the init containers and
