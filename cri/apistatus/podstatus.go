@@ -197,6 +197,12 @@ func containerStatus(in Input, c *v1.Container, cur, prev *runtimeapi.ContainerS
 		return cs
 	}
 	cs.ContainerID = in.RuntimeName + "://" + cur.Id
+	// The instance's image, as the runtime names it, not the spec's: after
+	// an image change an exited instance still shows what it ran (kubelet:
+	// status.Image.Image).
+	if img := cur.GetImage().GetImage(); img != "" {
+		cs.Image = img
+	}
 	cs.ImageID = cur.ImageRef
 	cs.RestartCount = int32(cur.GetMetadata().GetAttempt())
 	started := cur.State == runtimeapi.ContainerState_CONTAINER_RUNNING

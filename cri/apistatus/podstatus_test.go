@@ -327,3 +327,28 @@ func TestGenerateStaticPodNotForcedTerminal(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusImageIsTheInstances: a container's status names the image its
+// instance runs, as the runtime reports it, not the spec's: an init
+// container that finished before its image was changed still shows the
+// old one (node e2e: "should not restart init container when updated with
+// a new image after finishing"). Without an instance it is the spec's.
+func TestStatusImageIsTheInstances(t *testing.T) {
+	pod := crifake.WithInits(crifake.MakePod("p", v1.RestartPolicyAlways, crifake.Ctr{Name: "app"}), crifake.Init{Name: "i1"})
+	pod.Spec.InitContainers[0].Image = "new:2"
+	pod.Spec.Containers[0].Image = "app:1"
+	ran := func(f func() (*runtimeapi.ContainerStatus, string), image string) func() (*runtimeapi.ContainerStatus, string) {
+		return func() (*runtimeapi.ContainerStatus, string) {
+			st, sb := f()
+			st.Image = &runtimeapi.ImageSpec{Image: image}
+			return st, sb
+		}
+	}
+	st := Generate(Input{Pod: pod, Runtime: crifake.RuntimePod(nil, ran(crifake.Instance("i1", "s1", "i1", 0, crifake.Exited, 0, 2), "docker.io/library/old:1")), SandboxID: "s1", RuntimeName: "rt"})
+	if got := st.InitContainerStatuses[0].Image; got != "docker.io/library/old:1" {
+		t.Errorf("init container's image %q, want the instance's docker.io/library/old:1", got)
+	}
+	if got := st.ContainerStatuses[0].Image; got != "app:1" {
+		t.Errorf("not yet created container's image %q, want the spec's app:1", got)
+	}
+}
