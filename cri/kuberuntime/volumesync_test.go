@@ -196,3 +196,45 @@ func TestDownwardAPIVolumeUpdate(t *testing.T) {
 		t.Errorf("volume holds %v; want ..data, one timestamped directory and labels", names)
 	}
 }
+
+// A terminated pod's volumes are torn down, as the kubelet's volume
+// manager unmounts them before the pod may be deleted: a memory emptyDir's
+// tmpfs and directory are gone, and so are a subPath's bind mount and the
+// other volumes' files (the node e2e "Kubelet Volume Manager ... should
+// remove the volume from the node" looks for the directory). The pod's
+// directory stays with its hosts file until the pod is removed.
+func TestSyncTerminatedPodTearsDownVolumes(t *testing.T) {
+	crifake.NeedRoot(t)
+	root := crifake.MountRoot(t)
+	h := newHarness(t, Options{PodsRoot: root}, "img")
+	pod := crifake.VolumePod([]v1.Volume{
+		{Name: "mem", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory}}},
+		crifake.EmptyDir("disk"),
+		{Name: "info", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{
+			Items: []v1.DownwardAPIVolumeFile{{Path: "name", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}}},
+	}, v1.VolumeMount{Name: "mem", MountPath: "/mem"}, v1.VolumeMount{Name: "disk", MountPath: "/disk/sub", SubPath: "sub"},
+		v1.VolumeMount{Name: "info", MountPath: "/info"})
+	h.mustSync(pod)
+	podDir := filepath.Join(root, "uid-web")
+	mem := filepath.Join(podDir, "volumes", "kubernetes.io~empty-dir", "mem")
+	if crifake.CountMounts(t, mem) != 1 {
+		t.Fatalf("no tmpfs on %s after the sync", mem)
+	}
+	if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, nil, nil); err != nil {
+		t.Fatalf("SyncTerminatingPod: %v", err)
+	}
+	if err := h.s.SyncTerminatedPod(context.Background(), pod, nil); err != nil {
+		t.Fatalf("SyncTerminatedPod: %v", err)
+	}
+	for _, gone := range []string{"volumes", "volume-subpaths"} {
+		if _, err := os.Lstat(filepath.Join(podDir, gone)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s of the terminated pod: %v, want it removed", gone, err)
+		}
+	}
+	if crifake.CountMounts(t, mem) != 0 {
+		t.Errorf("the memory emptyDir's tmpfs is still mounted")
+	}
+	if _, err := os.Stat(filepath.Join(podDir, "etc-hosts")); err != nil {
+		t.Errorf("the pod's hosts file: %v, want it kept until the pod is removed", err)
+	}
+}
