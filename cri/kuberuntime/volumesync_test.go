@@ -238,3 +238,48 @@ func TestSyncTerminatedPodTearsDownVolumes(t *testing.T) {
 		t.Errorf("the pod's hosts file: %v, want it kept until the pod is removed", err)
 	}
 }
+
+// A sync whose volume setup the pod's termination cancels (the engine
+// cancels SyncPod when the pod is deleted) ends with ctx's error, and
+// reports neither a FailedMount event nor a status: the pod is no longer
+// waiting for its volumes, and its termination writes its status.
+func TestSyncPodCancelledDuringVolumeSetUp(t *testing.T) {
+	asked := make(chan struct{}, 1)
+	cms := blockingConfigMaps{asked: asked}
+	h := newHarness(t, Options{PodsRoot: t.TempDir(), VolumeAPI: volume.API{ConfigMaps: cms}}, "img")
+	pod := crifake.VolumePod([]v1.Volume{{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
+		LocalObjectReference: v1.LocalObjectReference{Name: "slow"}}}}}, v1.VolumeMount{Name: "cfg", MountPath: "/cfg"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.s.SyncPod(ctx, 0, pod, nil, nil)
+		done <- err
+	}()
+	crifake.WaitFor(t, asked, "the ConfigMap to be asked for")
+	cancel()
+	if err := crifake.WaitFor(t, done, "SyncPod to return"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("SyncPod = %v, want context.Canceled", err)
+	}
+	if msgs := h.events.Messages(pod.UID, "FailedMount"); len(msgs) != 0 {
+		t.Errorf("FailedMount events %q for a cancelled sync", msgs)
+	}
+	if n := h.statuses.count(pod.UID); n != 0 {
+		t.Errorf("%d statuses written by a cancelled sync", n)
+	}
+	if n := h.calls("RunPodSandbox"); n != 0 {
+		t.Errorf("%d sandboxes created", n)
+	}
+}
+
+// blockingConfigMaps answers no ConfigMap request before its ctx ends,
+// and says on asked that one came.
+type blockingConfigMaps struct{ asked chan struct{} }
+
+func (b blockingConfigMaps) ConfigMap(ctx context.Context, _, _ string) (*v1.ConfigMap, error) {
+	select {
+	case b.asked <- struct{}{}:
+	default:
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
