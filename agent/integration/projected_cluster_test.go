@@ -103,7 +103,7 @@ func TestContainerdClusterServiceAccountVolume(t *testing.T) {
 	ca := n.ensureServiceAccount("builder")
 	var root string
 	joinContainerd(e, n, func(cfg *config.Config) { root = cfg.RootDir })
-	pod := withAPIAccess(n.busyboxPod("reader", 1, agenttest.CtrdContainer{Name: "main", Command: []string{"sh", "-c", readerScript}}), "builder")
+	pod := withAPIAccess(n.busyboxPod("reader", 1, agenttest.CtrdContainer{Name: "main", Command: []string{"sh", "-c", readerScript}}, keeper), "builder")
 	pod.Spec.RestartPolicy = v1.RestartPolicyNever
 	pod = n.create(pod)
 	e.RemoveAtEnd(string(pod.UID))
@@ -119,7 +119,7 @@ func TestContainerdClusterAutomaticAPIAccess(t *testing.T) {
 	n := newClusterNode(t)
 	var root string
 	joinContainerd(e, n, func(cfg *config.Config) { root = cfg.RootDir })
-	pod := n.busyboxPod("plain", 1, agenttest.CtrdContainer{Name: "main", Command: []string{"sh", "-c", readerScript}})
+	pod := n.busyboxPod("plain", 1, agenttest.CtrdContainer{Name: "main", Command: []string{"sh", "-c", readerScript}}, keeper)
 	pod.Spec.RestartPolicy = v1.RestartPolicyNever
 	pod = n.create(pod)
 	e.RemoveAtEnd(string(pod.UID))
@@ -140,15 +140,32 @@ func TestContainerdClusterAutomaticAPIAccess(t *testing.T) {
 	n.checkAPIAccess(root, pod, pod.Spec.ServiceAccountName, volume, cm.Data["ca.crt"])
 }
 
-// checkAPIAccess waits until pod, which runs readerScript, succeeded,
-// and checks what its container read of its service account volume, the
-// volume's files on the node (under root), the token's TokenReview as sa,
-// bound to the pod, and, once the pod is deleted, its refusal.
+// keeper keeps a pod running once its main container exited, so that its
+// volumes stay set up (a terminated pod's are torn down) for the checks
+// on the node.
+var keeper = agenttest.CtrdContainer{Name: "keeper", Command: []string{"sleep", "1000"}}
+
+// checkAPIAccess waits until the main container of pod, which runs
+// readerScript, exited 0 (its keeper still runs), and checks what it read
+// of its service account volume, the volume's files on the node (under
+// root), the token's TokenReview as sa, bound to the pod, and, once the
+// pod is deleted, its refusal.
 func (n *clusterNode) checkAPIAccess(root string, pod *v1.Pod, sa, volume, ca string) {
 	t := n.tb
 	t.Helper()
-	done := n.waitPhase(pod.Name, v1.PodSucceeded)
-	term := done.Status.ContainerStatuses[0].State.Terminated
+	var term *v1.ContainerStateTerminated
+	n.waitAPI("the main container exited 0", func(ctx context.Context) (bool, error) {
+		p, err := n.apiGet(ctx, pod.Name)
+		if p == nil || err != nil || len(p.Status.ContainerStatuses) == 0 {
+			return false, err
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Name == "main" {
+				term = cs.State.Terminated
+			}
+		}
+		return term != nil && term.ExitCode == 0, nil
+	})
 	lines := strings.SplitN(term.Message, "\n", 4)
 	if len(lines) != 4 {
 		t.Fatalf("termination message %q; want namespace, CA digest, read-only, token", term.Message)

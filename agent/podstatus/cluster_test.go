@@ -153,6 +153,43 @@ func TestClusterDeletesTerminatedPod(t *testing.T) {
 	})
 }
 
+// TestClusterDeletedWhilePending: a pod deleted while Pending, whose
+// Pending status (a sync the deletion cancelled, its volumes not set up)
+// is recorded after the deletion and after the engine removed its runtime,
+// is not deleted on that status: its termination's Failed phase reaches
+// the API first, and a finalizer that keeps the pod keeps it Failed (the
+// node e2e "Deleted pods handling ... a pod which is deleted while
+// pending"; podlife deleted it Pending and wrote no more).
+func TestClusterDeletedWhilePending(t *testing.T) {
+	n := newNode(t)
+	m, engine := n.startManager(t, managerOptions{})
+	const finalizer = "podlife.test/keep"
+	pod := n.createPod(t, "deleted-pending", func(p *v1.Pod) { p.Finalizers = []string{finalizer} })
+	pods := n.c.Admin.CoreV1().Pods(n.ns)
+	t.Cleanup(func() {
+		_, _ = pods.Patch(context.Background(), pod.Name, types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`), metav1.PatchOptions{})
+	})
+	if err := pods.Delete(context.Background(), pod.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod = n.waitPod(t, pod.Name, "deletion requested", func(p *v1.Pod) bool { return p.DeletionTimestamp != nil })
+	waitFor(t, "the informer sees the deletion", func(context.Context) (bool, error) {
+		p, err := n.lister.Pods(n.ns).Get(pod.Name)
+		return err == nil && p.DeletionTimestamp != nil, nil
+	})
+	engine.setRunning(pod.UID, false)
+	engine.setRemoved(pod.UID, true)
+	m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodPending, ContainerStatuses: []v1.ContainerStatus{{Name: "c", Image: "registry.k8s.io/pause:3.10",
+		State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}})
+	n.waitPod(t, pod.Name, "Pending written", func(p *v1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting != nil
+	})
+	failed := v1.PodStatus{Phase: v1.PodFailed, ContainerStatuses: []v1.ContainerStatus{{Name: "c", Image: "registry.k8s.io/pause:3.10",
+		State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}}
+	m.SetPodStatus(pod, failed)
+	n.waitPod(t, pod.Name, "Failed", func(p *v1.Pod) bool { return p.Status.Phase == v1.PodFailed })
+}
+
 // TestClusterUIDPrecondition: with an informer lagging behind (it still
 // shows the deleted pod, deletion requested, status written), neither the
 // status patch nor the final delete reaches the new pod of the same name.
@@ -182,8 +219,10 @@ func TestClusterUIDPrecondition(t *testing.T) {
 	})
 	replacement := n.createPod(t, old.Name)
 
-	// A manager that sees only the stale copy: its status is the one
-	// written, so it goes straight to the final delete.
+	// A manager that sees only the stale copy, as it is once the pod's
+	// termination wrote it Failed: its status is the one written, so it
+	// goes straight to the final delete.
+	stale.Status.Phase, recorded.Phase = v1.PodFailed, v1.PodFailed
 	second, engine2 := n.startManager(t, managerOptions{pods: fixedPods{n.ns + "/" + old.Name: stale}, noPodChanged: true})
 	engine2.setRemoved(old.UID, true)
 	second.SetPodStatus(old, recorded)

@@ -31,7 +31,7 @@ func (m *Manager) syncPod(ctx context.Context, uid types.UID) (recheck bool, err
 	if err != nil || apiPod == nil {
 		return false, err
 	}
-	if e.static || !deletionWanted(apiPod, e.status) {
+	if e.static || !deletionWanted(apiPod) {
 		return heldBack, nil
 	}
 	if !m.engine.ShouldPodRuntimeBeRemoved(uid) {
@@ -153,25 +153,13 @@ func (m *Manager) logOutcome(uid types.UID, apiPod *v1.Pod, local v1.PodPhase, o
 // deletionWanted reports whether the API pod may be deleted for good as
 // far as the API can tell (the engine must also have removed its runtime):
 // its deletion was requested, it is not a mirror pod (those belong to the
-// static pod's lifecycle), and its status is terminal or it never ran here.
-func deletionWanted(apiPod *v1.Pod, local v1.PodStatus) bool {
-	return apiPod.DeletionTimestamp != nil && !kubetypes.IsMirror(apiPod) &&
-		(isTerminal(apiPod.Status.Phase) || neverRan(local))
-}
-
-// neverRan reports whether no container of the pod was ever created here.
-func neverRan(st v1.PodStatus) bool {
-	if st.Phase != v1.PodPending && st.Phase != "" {
-		return false
-	}
-	for _, list := range [][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
-		for _, cs := range list {
-			if cs.ContainerID != "" {
-				return false
-			}
-		}
-	}
-	return true
+// static pod's lifecycle), and the API shows its terminal phase, as the
+// kubelet's canBeDeleted asks. A pod that never ran here (deleted while
+// Pending) is no exception: its termination writes it Failed first, and a
+// pod a finalizer keeps must show that phase (a status recorded before the
+// termination, still Pending, is not the last word).
+func deletionWanted(apiPod *v1.Pod) bool {
+	return apiPod.DeletionTimestamp != nil && !kubetypes.IsMirror(apiPod) && isTerminal(apiPod.Status.Phase)
 }
 
 // deletePod deletes the API pod at once, only if it still is the pod with

@@ -7,9 +7,6 @@ import (
 )
 
 func TestDeletionWanted(t *testing.T) {
-	ran := v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "c", ContainerID: "cri://1"}}}
-	created := v1.PodStatus{Phase: v1.PodPending, ContainerStatuses: []v1.ContainerStatus{{Name: "c", ContainerID: "cri://1"}}}
-	waiting := v1.PodStatus{Phase: v1.PodPending, ContainerStatuses: []v1.ContainerStatus{{Name: "c", State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}}
 	apiPod := func(deleting bool, phase v1.PodPhase, mirror bool) *v1.Pod {
 		p := &v1.Pod{Status: v1.PodStatus{Phase: phase}}
 		if deleting {
@@ -21,21 +18,20 @@ func TestDeletionWanted(t *testing.T) {
 		return p
 	}
 	for _, tc := range []struct {
-		name  string
-		pod   *v1.Pod
-		local v1.PodStatus
-		want  bool
+		name string
+		pod  *v1.Pod
+		want bool
 	}{
-		{"not being deleted", apiPod(false, v1.PodFailed, false), ran, false},
-		{"deleted and terminal", apiPod(true, v1.PodFailed, false), ran, true},
-		{"deleted and succeeded", apiPod(true, v1.PodSucceeded, false), ran, true},
-		{"deleted while running", apiPod(true, v1.PodRunning, false), ran, false},
-		{"deleted, pending, never ran here", apiPod(true, v1.PodPending, false), waiting, true},
-		{"deleted, pending, a container was created", apiPod(true, v1.PodPending, false), created, false},
-		{"a mirror pod is never deleted", apiPod(true, v1.PodFailed, true), ran, false},
+		{"not being deleted", apiPod(false, v1.PodFailed, false), false},
+		{"deleted and terminal", apiPod(true, v1.PodFailed, false), true},
+		{"deleted and succeeded", apiPod(true, v1.PodSucceeded, false), true},
+		{"deleted while running", apiPod(true, v1.PodRunning, false), false},
+		// Its Failed phase comes first (the kubelet's canBeDeleted).
+		{"deleted while pending", apiPod(true, v1.PodPending, false), false},
+		{"a mirror pod is never deleted", apiPod(true, v1.PodFailed, true), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := deletionWanted(tc.pod, tc.local); got != tc.want {
+			if got := deletionWanted(tc.pod); got != tc.want {
 				t.Errorf("deletionWanted = %v, want %v", got, tc.want)
 			}
 		})

@@ -41,6 +41,12 @@ func spend(grace int64, spent time.Duration) int64 {
 // stopGrace is the StopContainer timeout for the grace that remains.
 func stopGrace(remaining int64) int64 { return stopTimeout(max(remaining, minimumGracePeriod)) }
 
+// hookBound is how long a preStop hook may run past the grace period it
+// started with, when no stop of its container ends it first (a stop that
+// fails, a termination nobody calls again): a stop's own bound
+// (cri.CallTimeout past its grace) and its minimum.
+const hookBound = cri.CallTimeout + minimumGracePeriod*time.Second
+
 // kill is one container to stop.
 type kill struct {
 	pod    *v1.Pod       // nil: a pod known only to the runtime (no hooks, no order)
@@ -100,9 +106,12 @@ func (k kill) uid() types.UID {
 }
 
 // preStop runs the container's preStop hook, or joins the run a cancelled
-// call started, for at most grace seconds, and returns how long it took. A
-// hook still running then is cut off. A failed hook does not stop the
-// stop: as the kubelet, it is an event.
+// call started, waits for it at most grace seconds, and returns how long it
+// waited. A hook still running then goes on, as the kubelet leaves it
+// (executePreStopHook stops waiting, not the hook): an exec hook ends with
+// the container, which the stop kills; the container's stop (forget)
+// cancels what remains. A failed hook does not stop the stop: as the
+// kubelet, it is an event.
 func (s *Syncer) preStop(ctx context.Context, k kill, grace int64) (time.Duration, error) {
 	start := time.Now()
 	run := s.hooks.start(ctx, k.pod.UID, k.status.Id, grace, func(hctx context.Context) {
@@ -121,8 +130,7 @@ func (s *Syncer) preStop(ctx context.Context, k kill, grace int64) (time.Duratio
 	select {
 	case <-run.done:
 	case <-limit.C:
-		run.cancel()
-		s.opts.Logger.Info("preStop hook cut off at the end of the grace period", "pod", k.pod.Namespace+"/"+k.pod.Name, "container", k.spec.Name, "grace", grace)
+		s.opts.Logger.Info("preStop hook not completed in the grace period; the container is stopped", "pod", k.pod.Namespace+"/"+k.pod.Name, "container", k.spec.Name, "grace", grace)
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
@@ -176,8 +184,10 @@ type hookRun struct {
 
 // start runs hook for container id unless it ran already, and returns the
 // run. The hook's own context is not ctx, which a shorter grace period
-// cancels, but ends grace seconds from now, so that a hook nobody waits for
-// any more cannot outlive the grace period it started with.
+// cancels: it ends when the container stopped (forget), its pod terminated
+// (forgetPod) or the syncer closes, and at the latest hookBound after
+// grace, as a stop's call is bounded, so that a hook nobody waits for
+// cannot run forever.
 func (h *preStopHooks) start(ctx context.Context, uid types.UID, id string, grace int64, hook func(context.Context)) *hookRun {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -187,7 +197,7 @@ func (h *preStopHooks) start(ctx context.Context, uid types.UID, id string, grac
 	if h.runs == nil {
 		h.runs = map[string]*hookRun{}
 	}
-	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), graceDuration(grace))
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), graceDuration(grace)+hookBound)
 	r := &hookRun{uid: uid, done: make(chan struct{}), cancel: cancel}
 	h.runs[id] = r
 	h.wg.Go(func() {
@@ -198,11 +208,15 @@ func (h *preStopHooks) start(ctx context.Context, uid types.UID, id string, grac
 	return r
 }
 
-// forget drops the record of container id's hook: the container stopped.
+// forget cuts off and drops container id's hook: the container stopped,
+// and a hook the stop left running has nothing more to do.
 func (h *preStopHooks) forget(id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	delete(h.runs, id)
+	if r, ok := h.runs[id]; ok {
+		r.cancel()
+		delete(h.runs, id)
+	}
 }
 
 // forgetPod cuts off and drops the hooks of the pod's containers: the pod

@@ -230,6 +230,24 @@ func TestContainerdShortenedGraceCutsHook(t *testing.T) {
 	}
 }
 
+// A preStop exec hook that outlives the grace period still runs after the
+// container's SIGTERM, as under the kubelet, which stops waiting for the
+// hook but does not end it: the container's TERM handler waits for the
+// hook to see /tmp/term and exits 0, within the 2 s minimum the stop gives
+// it; a hook cut off at the grace period leaves it to SIGKILL (137).
+func TestContainerdPreStopHookRunsThroughTheStop(t *testing.T) {
+	e := newCtrdSyncer(t)
+	c := busybox("app", ctrdTrap(`touch /tmp/term; while [ ! -f /tmp/seen ]; do sleep 0.1; done; exit 0`))
+	c.Lifecycle = preStopExec("sh", "-c", `while true; do [ -f /tmp/term ] && touch /tmp/seen; sleep 0.1; done`)
+	pod := e.pod("prestop-through-stop", 1, c)
+	e.run(pod)
+	e.trapped(pod)
+	e.terminate(pod, nil)
+	if st := e.exited(pod)["app"]; st.ExitCode != 0 {
+		t.Errorf("app exited %d (%s), want 0: the preStop hook no longer ran after the stop signal", st.ExitCode, st.Reason)
+	}
+}
+
 // Sidecars stop after the regular containers, the later sidecar first.
 func TestContainerdSidecarsStopInReverseOrder(t *testing.T) {
 	e := newCtrdSyncer(t)

@@ -58,6 +58,12 @@ func (s *Syncer) SyncPod(ctx context.Context, _ worker.UpdateType, pod, _ *v1.Po
 	}
 	vols, err := s.volumes(ctx, pod)
 	if err != nil {
+		// A sync the termination cancelled reports no failed mount, as the
+		// kubelet's, whose wait for the volumes was interrupted: the pod
+		// is not waiting for its volumes any more.
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return false, ctxErr
+		}
 		s.failedMount(pod, view, plan.SandboxID, err)
 		return false, err
 	}

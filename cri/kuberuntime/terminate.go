@@ -8,6 +8,7 @@ import (
 
 	"github.com/podlife/podlife/cri"
 	"github.com/podlife/podlife/cri/apistatus"
+	"github.com/podlife/podlife/cri/volume"
 	"github.com/podlife/podlife/worker"
 )
 
@@ -85,16 +86,21 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, runningPod *work
 }
 
 // SyncTerminatedPod cleans up after a pod whose containers all stopped: it
-// stops its sandbox if still up. The stopped sandbox and the exited
-// containers stay until the pod is deleted (RemoveDeadPod), as the
-// kubelet's garbage collector keeps them: they are the pod's exit codes,
-// and what tells the next agent that the pod already ran.
+// stops its sandbox if still up and tears down its volumes (the kubelet's
+// SyncTerminatedPod waits for its volume manager to unmount them; a
+// failure is retried). The stopped sandbox and the exited containers stay
+// until the pod is deleted (RemoveDeadPod), as the kubelet's garbage
+// collector keeps them: they are the pod's exit codes, and what tells the
+// next agent that the pod already ran.
 func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, _ *worker.PodStatus) error {
 	p, err := readPod(ctx, s.rt, pod.UID)
 	if err != nil {
 		return err
 	}
 	if err := s.stopSandboxes(ctx, p); err != nil {
+		return err
+	}
+	if err := volume.TearDown(s.opts.PodsRoot, pod.UID); err != nil {
 		return err
 	}
 	s.backoff.forget(pod.UID)

@@ -196,3 +196,90 @@ func TestDownwardAPIVolumeUpdate(t *testing.T) {
 		t.Errorf("volume holds %v; want ..data, one timestamped directory and labels", names)
 	}
 }
+
+// A terminated pod's volumes are torn down, as the kubelet's volume
+// manager unmounts them before the pod may be deleted: a memory emptyDir's
+// tmpfs and directory are gone, and so are a subPath's bind mount and the
+// other volumes' files (the node e2e "Kubelet Volume Manager ... should
+// remove the volume from the node" looks for the directory). The pod's
+// directory stays with its hosts file until the pod is removed.
+func TestSyncTerminatedPodTearsDownVolumes(t *testing.T) {
+	crifake.NeedRoot(t)
+	root := crifake.MountRoot(t)
+	h := newHarness(t, Options{PodsRoot: root}, "img")
+	pod := crifake.VolumePod([]v1.Volume{
+		{Name: "mem", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory}}},
+		crifake.EmptyDir("disk"),
+		{Name: "info", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{
+			Items: []v1.DownwardAPIVolumeFile{{Path: "name", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}}},
+	}, v1.VolumeMount{Name: "mem", MountPath: "/mem"}, v1.VolumeMount{Name: "disk", MountPath: "/disk/sub", SubPath: "sub"},
+		v1.VolumeMount{Name: "info", MountPath: "/info"})
+	h.mustSync(pod)
+	podDir := filepath.Join(root, "uid-web")
+	mem := filepath.Join(podDir, "volumes", "kubernetes.io~empty-dir", "mem")
+	if crifake.CountMounts(t, mem) != 1 {
+		t.Fatalf("no tmpfs on %s after the sync", mem)
+	}
+	if err := h.s.SyncTerminatingPod(context.Background(), pod, nil, nil, nil); err != nil {
+		t.Fatalf("SyncTerminatingPod: %v", err)
+	}
+	if err := h.s.SyncTerminatedPod(context.Background(), pod, nil); err != nil {
+		t.Fatalf("SyncTerminatedPod: %v", err)
+	}
+	for _, gone := range []string{"volumes", "volume-subpaths"} {
+		if _, err := os.Lstat(filepath.Join(podDir, gone)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s of the terminated pod: %v, want it removed", gone, err)
+		}
+	}
+	if crifake.CountMounts(t, mem) != 0 {
+		t.Errorf("the memory emptyDir's tmpfs is still mounted")
+	}
+	if _, err := os.Stat(filepath.Join(podDir, "etc-hosts")); err != nil {
+		t.Errorf("the pod's hosts file: %v, want it kept until the pod is removed", err)
+	}
+}
+
+// A sync whose volume setup the pod's termination cancels (the engine
+// cancels SyncPod when the pod is deleted) ends with ctx's error, and
+// reports neither a FailedMount event nor a status: the pod is no longer
+// waiting for its volumes, and its termination writes its status.
+func TestSyncPodCancelledDuringVolumeSetUp(t *testing.T) {
+	asked := make(chan struct{}, 1)
+	cms := blockingConfigMaps{asked: asked}
+	h := newHarness(t, Options{PodsRoot: t.TempDir(), VolumeAPI: volume.API{ConfigMaps: cms}}, "img")
+	pod := crifake.VolumePod([]v1.Volume{{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
+		LocalObjectReference: v1.LocalObjectReference{Name: "slow"}}}}}, v1.VolumeMount{Name: "cfg", MountPath: "/cfg"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.s.SyncPod(ctx, 0, pod, nil, nil)
+		done <- err
+	}()
+	crifake.WaitFor(t, asked, "the ConfigMap to be asked for")
+	cancel()
+	if err := crifake.WaitFor(t, done, "SyncPod to return"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("SyncPod = %v, want context.Canceled", err)
+	}
+	if msgs := h.events.Messages(pod.UID, "FailedMount"); len(msgs) != 0 {
+		t.Errorf("FailedMount events %q for a cancelled sync", msgs)
+	}
+	if n := h.statuses.count(pod.UID); n != 0 {
+		t.Errorf("%d statuses written by a cancelled sync", n)
+	}
+	if n := h.calls("RunPodSandbox"); n != 0 {
+		t.Errorf("%d sandboxes created", n)
+	}
+}
+
+// blockingConfigMaps answers no ConfigMap request before its ctx ends,
+// and says on asked that one came.
+type blockingConfigMaps struct{ asked chan struct{} }
+
+func (b blockingConfigMaps) ConfigMap(ctx context.Context, _, _ string) (*v1.ConfigMap, error) {
+	select {
+	case b.asked <- struct{}{}:
+	default:
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}

@@ -379,6 +379,34 @@ func RemovePodDir(podsRoot string, uid types.UID) error {
 	return os.RemoveAll(dir)
 }
 
+// TearDown unmounts and removes the volumes of a pod whose containers all
+// stopped (its volumes and volume-subpaths directories), as the kubelet's
+// volume manager tears down a terminated pod's volumes before the pod may
+// be deleted: a memory emptyDir's tmpfs goes with its directory. The pod's
+// directory itself (its hosts file, its containers' termination logs)
+// stays until the pod is removed (RemovePodDir). A mount that cannot be
+// undone keeps everything in place: removing through it would remove what
+// it mounts.
+func TearDown(podsRoot string, uid types.UID) error {
+	if podsRoot == "" {
+		return nil
+	}
+	dir, err := cri.PodDir(podsRoot, &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}})
+	if err != nil {
+		return err
+	}
+	for _, sub := range []string{"volume-subpaths", "volumes"} {
+		path := filepath.Join(dir, sub)
+		if err := mount.UnmountAllUnder(path); err != nil {
+			return fmt.Errorf("pod %s: tear down its volumes: %w", uid, err)
+		}
+		if err := os.RemoveAll(path); err != nil {
+			return fmt.Errorf("pod %s: tear down its volumes: %w", uid, err)
+		}
+	}
+	return nil
+}
+
 // PodDirUIDs lists the UIDs that have a directory under podsRoot, so that
 // the directory of a pod the runtime never held anything of (its sandbox
 // never came up) is found once the pod is gone, as the kubelet's
