@@ -3,7 +3,7 @@ package kuberuntime
 // One sync's plan must cost less than one CRI call (issue 29). Both are
 // measured in one run:
 //
-//	go test -run '^$' -bench 'BenchmarkPlan|BenchmarkCRICall' -benchmem -count 5 -timeout 15m ./cri/kuberuntime/
+//	go test -run '^$' -bench 'BenchmarkPlan|BenchmarkCRICall' -benchmem -count 6 -timeout 15m ./cri/kuberuntime/
 //
 // BenchmarkPlan plans representative pods (podplan.ComputePodActions) from
 // the view and the syncer's own inputs (planInput) that a real sync reads:
