@@ -38,7 +38,8 @@
 #   (--use-service-account-credentials): among them the namespace, garbage
 #   collector, service account and token controllers, the root-CA publisher
 #   (the kube-root-ca.crt ConfigMap in every namespace), the node lifecycle
-#   controller (with its default --node-monitor-* timings: a new Node is
+#   controller (with its default --node-monitor-* timings unless
+#   PODLIFE_CLUSTER_NODE_MONITOR_GRACE_PERIOD is set: a new Node is
 #   tainted node.kubernetes.io/not-ready:NoSchedule until it reports Ready, a
 #   Node whose Lease and status go silent is marked Unknown and tainted
 #   unreachable) and the CSR signing (with the cluster CA) and approving

@@ -32,7 +32,8 @@
 #              the 5 s node monitor period), then passes it again.
 # What is checked: kill and partition: the node goes Ready=Unknown, its
 # Deployment pods are deleted (evicted) and replaced on the other nodes, while
-# the node's containers keep running; then, still away, one evicted pod is
+# the node's containers keep running and the stayer is marked not Ready;
+# then, still away, one evicted pod is
 # force-deleted (it leaves the API at once, as an admin recovering a
 # StatefulSet does it) and a new pod is bound to the node (the "late" one:
 # a DaemonSet's new pod). Once back, the node reports Ready, stops the
@@ -396,6 +397,10 @@ run_case() {
       for cid in "${lost_cids[@]}"; do
         grep -qxF "$cid" <<<"$x" || fail+=("container $cid of an evicted pod stopped while node $n was away")
       done
+      # The node lifecycle controller marked the stayer not Ready: the
+      # node, once back, must say it is.
+      pods | awk -v s="$dep-stayer" '$1 == s && $4 == "live" && $7 == "False" { f = 1 } END { exit !f }' ||
+        fail+=("the stayer was not marked not Ready while node $n was away: $(pods | awk -v s="$dep-stayer" '$1 == s' | tr '\t' ' ')")
       # Still away: an admin force-deletes one evicted pod, and a new pod
       # is bound to the node.
       kubectl -n lf delete pod "${lost_names[0]}" --force --grace-period=0 >/dev/null 2>&1 ||
