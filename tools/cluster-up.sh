@@ -38,7 +38,8 @@
 #   (--use-service-account-credentials): among them the namespace, garbage
 #   collector, service account and token controllers, the root-CA publisher
 #   (the kube-root-ca.crt ConfigMap in every namespace), the node lifecycle
-#   controller (with its default --node-monitor-* timings: a new Node is
+#   controller (with its default --node-monitor-* timings unless
+#   PODLIFE_CLUSTER_NODE_MONITOR_GRACE_PERIOD is set: a new Node is
 #   tainted node.kubernetes.io/not-ready:NoSchedule until it reports Ready, a
 #   Node whose Lease and status go silent is marked Unknown and tainted
 #   unreachable) and the CSR signing (with the cluster CA) and approving
@@ -85,6 +86,18 @@
 #                            minimum, and backdates notBefore by 5 minutes)
 #   PODLIFE_BOOTSTRAP_TOKEN_TTL  how long the bootstrap token is valid (default
 #                            24h, kubeadm's; hours, minutes or seconds: 90m)
+#   PODLIFE_CLUSTER_NODE_MONITOR_GRACE_PERIOD  how long a silent node stays
+#                            Ready before it is marked Unknown (the controller
+#                            manager's --node-monitor-grace-period; default
+#                            its own, 50s); tools/lost-and-found.sh makes it
+#                            short so a lost node shows soon
+#   PODLIFE_CLUSTER_TOLERATION_SECONDS  the tolerationSeconds of the
+#                            not-ready and unreachable tolerations added to
+#                            every pod (the apiserver's
+#                            --default-not-ready-toleration-seconds and
+#                            --default-unreachable-toleration-seconds; default
+#                            theirs, 300): how long a pod stays bound to a
+#                            lost node before it is evicted
 set -euo pipefail
 
 start=$SECONDS
@@ -141,6 +154,20 @@ seconds() {
 }
 (($(seconds "$TOKEN_TTL") > 0)) || die "PODLIFE_BOOTSTRAP_TOKEN_TTL=\"$TOKEN_TTL\" must be longer than 0s"
 (($(seconds "$SIGNING_DURATION") > 0)) || die "PODLIFE_CLUSTER_SIGNING_DURATION=\"$SIGNING_DURATION\" must be longer than 0s"
+# The node lifecycle settings: the components' defaults unless set.
+controller_manager_extra=() apiserver_extra=()
+if [[ -n "${PODLIFE_CLUSTER_NODE_MONITOR_GRACE_PERIOD:-}" ]]; then
+  grace="$PODLIFE_CLUSTER_NODE_MONITOR_GRACE_PERIOD"
+  [[ "$grace" =~ $duration_re ]] && (($(seconds "$grace") > 0)) ||
+    die "PODLIFE_CLUSTER_NODE_MONITOR_GRACE_PERIOD=\"$grace\" is not a duration longer than 0s like 20s or 1m"
+  controller_manager_extra+=(--node-monitor-grace-period "$grace")
+fi
+if [[ -n "${PODLIFE_CLUSTER_TOLERATION_SECONDS:-}" ]]; then
+  [[ "$PODLIFE_CLUSTER_TOLERATION_SECONDS" =~ ^[0-9]+$ ]] ||
+    die "PODLIFE_CLUSTER_TOLERATION_SECONDS=\"$PODLIFE_CLUSTER_TOLERATION_SECONDS\" is not a number of seconds"
+  apiserver_extra+=(--default-not-ready-toleration-seconds "$PODLIFE_CLUSTER_TOLERATION_SECONDS"
+    --default-unreachable-toleration-seconds "$PODLIFE_CLUSTER_TOLERATION_SECONDS")
+fi
 
 for cmd in openssl curl base64 date; do
   command -v "$cmd" >/dev/null || die "missing: $cmd"
@@ -397,6 +424,7 @@ launch kube-apiserver \
   --proxy-client-key-file "$PKI/front-proxy-client.key" \
   --enable-aggregator-routing=true \
   --allow-privileged=true \
+  ${apiserver_extra[@]+"${apiserver_extra[@]}"} \
   --profiling=false
 wait_for "kube-apiserver /readyz" 120 kube-apiserver kubectl get --raw /readyz
 
@@ -416,6 +444,7 @@ launch kube-controller-manager \
   --cluster-signing-duration "$SIGNING_DURATION" \
   --allocate-node-cidrs=false \
   --flex-volume-plugin-dir "$DIR/flexvolume" \
+  ${controller_manager_extra[@]+"${controller_manager_extra[@]}"} \
   --profiling=false
 wait_for "kube-controller-manager /healthz" 60 kube-controller-manager \
   curl -fsSk "https://127.0.0.1:$CONTROLLER_MANAGER_PORT/healthz"

@@ -16,13 +16,22 @@
 #                     healthz on 127.0.0.1:10248, the ports the suite dials;
 #                     otherwise both are off (10248 and 10255 may be another
 #                     node's on this machine)
+# and one for several nodes on one machine (tools/lost-and-found.sh):
+#   NODE_POD_LOGS_DIR the node's pod log root (podlife's --pod-logs-dir, the
+#                     kubelet's podLogsDir) instead of /var/log/pods, which
+#                     another node on this machine may hold: a node removes
+#                     the log directories of pods it does not know there
 
-# free_port: a TCP port nothing listens on now.
+# free_port: a TCP port no socket uses now, below the kernel's ephemeral
+# range (32768 and up by default), where outgoing connections take their
+# local ports: a listener cannot bind a port one of them holds, and with
+# several nodes and control planes on this machine one soon would.
 free_port() {
   local p
   while :; do
-    p=$((20000 + RANDOM % 20000))
-    if ! (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+    p=$((20000 + RANDOM % 12000))
+    if ! (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null &&
+      { ! command -v ss >/dev/null || [[ -z "$(ss -Htan "sport = :$p" 2>/dev/null)" ]]; }; then
       echo "$p"
       return
     fi
@@ -72,6 +81,7 @@ evictionHard:
 serializeImagePulls: false
 clusterDomain: cluster.local
 EOF2
+  [[ -z "${NODE_POD_LOGS_DIR:-}" ]] || printf 'podLogsDir: %s\n' "$NODE_POD_LOGS_DIR"
   if [[ -n "${NODE_STATIC_PODS:-}" ]]; then
     printf 'staticPodPath: %s\nfileCheckFrequency: 10s\n' "$NODE_STATIC_PODS"
   fi
@@ -95,6 +105,7 @@ start_node() {
     podlife)
       [[ -z "${NODE_STATIC_PODS:-}" ]] || extra+=(--pod-manifest-path "$NODE_STATIC_PODS" --file-check-frequency 10s)
       [[ "${NODE_LOCAL_PORTS:-}" != true ]] || extra+=(--address 127.0.0.1:10255 --healthz-port 10248)
+      [[ -z "${NODE_POD_LOGS_DIR:-}" ]] || extra+=(--pod-logs-dir "$NODE_POD_LOGS_DIR")
       # The kubelet API on a free port, trusting the cluster CA: the API
       # server reaches it for logs, exec, attach and port-forward with its
       # kubelet client certificate, and asks SubjectAccessReviews for other
