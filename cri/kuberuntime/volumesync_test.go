@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podlife/podlife/cri/mount"
 	"github.com/podlife/podlife/cri/volume"
 	"github.com/podlife/podlife/internal/crifake"
 )
@@ -282,4 +284,46 @@ func (b blockingConfigMaps) ConfigMap(ctx context.Context, _, _ string) (*v1.Con
 	}
 	<-ctx.Done()
 	return nil, ctx.Err()
+}
+
+// The pods' root goes on a shared mount when the first pod with mount
+// propagation comes: its bind mount once hid the tmpfs of a pod that ran
+// before, which then could be neither unmounted nor removed (node e2e:
+// every housekeeping failed to remove such a pod's directory, "device or
+// resource busy"). The earlier pod's volume keeps working and goes with
+// its pod.
+func TestSharedRootKeepsEarlierMounts(t *testing.T) {
+	crifake.NeedRoot(t)
+	root := crifake.MountRoot(t)
+	t.Cleanup(func() {
+		if err := mount.UnmountAllUnder(root); err != nil {
+			t.Error(err)
+		}
+		_ = unix.Unmount(root, unix.MNT_DETACH)
+	})
+	h := newHarness(t, Options{PodsRoot: root}, "img")
+	first := crifake.VolumePod([]v1.Volume{{Name: "mem", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory}}}},
+		v1.VolumeMount{Name: "mem", MountPath: "/mem"})
+	h.mustSync(first)
+	second := crifake.VolumePod([]v1.Volume{crifake.EmptyDir("shared")},
+		v1.VolumeMount{Name: "shared", MountPath: "/shared", MountPropagation: new(v1.MountPropagationHostToContainer)})
+	second.Name, second.UID = "second", "uid-second"
+	h.mustSync(second)
+	mem := filepath.Join(root, string(first.UID), "volumes", "kubernetes.io~empty-dir", "mem")
+	if n := crifake.CountMounts(t, mem); n != 1 {
+		t.Fatalf("%d mounts on %s after the bind, want its tmpfs once", n, mem)
+	}
+	var fs unix.Statfs_t
+	if err := unix.Statfs(mem, &fs); err != nil || fs.Type != unix.TMPFS_MAGIC {
+		t.Errorf("%s is not a tmpfs after the bind (%v): the pod's files would go to the disk", mem, err)
+	}
+	if err := h.s.SyncTerminatingPod(context.Background(), first, nil, nil, nil); err != nil {
+		t.Fatalf("SyncTerminatingPod: %v", err)
+	}
+	if err := h.s.SyncTerminatedPod(context.Background(), first, nil); err != nil {
+		t.Fatalf("SyncTerminatedPod of the pod mounted before the propagation pod: %v", err)
+	}
+	if n := crifake.CountMounts(t, mem); n != 0 {
+		t.Errorf("%d tmpfs left on %s", n, mem)
+	}
 }

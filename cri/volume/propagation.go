@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/podlife/podlife/cri/mount"
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -74,16 +75,45 @@ func NeedsSharedRoot(pod *v1.Pod) bool {
 // made rshared. The volumes under dir (emptyDirs) can then propagate
 // mounts between the host and the containers. The bind mount stays, as the
 // kubelet's does.
+//
+// podlife makes it when the first pod needs it, when other pods' volumes
+// may be mounted under dir already: the bind takes copies of them (MS_REC)
+// and the originals, which it hides (their paths now lead into the bind),
+// are detached through a handle on dir taken before it. Left in place,
+// they could be neither unmounted nor removed through their paths.
 func MakeRShared(dir string) error {
 	shared, err := onSharedMount(dir, "/proc/self/mountinfo")
 	if err != nil || shared {
 		return err
 	}
-	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
+	points, err := mount.Points()
+	if err != nil {
+		return err
+	}
+	beneath, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", dir, err)
+	}
+	defer unix.Close(beneath)
+	if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind-mount %s on itself: %w", dir, err)
 	}
 	if err := unix.Mount("", dir, "", unix.MS_SHARED|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("make %s rshared: %w", dir, err)
+	}
+	var failed []string
+	for _, p := range points {
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || rel == "." || !within(p, dir) {
+			continue
+		}
+		hidden := fmt.Sprintf("/proc/self/fd/%d/%s", beneath, rel)
+		if err := unix.Unmount(hidden, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); err != nil && err != unix.EINVAL && err != unix.ENOENT {
+			failed = append(failed, fmt.Sprintf("%s: %v", p, err))
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("detach the mounts the bind of %s hides: %s", dir, strings.Join(failed, "; "))
 	}
 	return nil
 }
