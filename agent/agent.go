@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -54,8 +55,14 @@ type Options struct {
 	// the agent's own serving certificate manager; else Config's files,
 	// else a self-signed one.
 	ServingCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error)
-	// Stats serves the kubelet API's /stats/summary and /metrics/resource;
-	// nil: the runtime's and the node's (cri/stats).
+	// ReadOnlyAnyPort opens the read-only port on a free loopback port
+	// when the configuration leaves it off (it cannot ask for a free
+	// port: readOnlyPort 0 is off): for tests and embedders, which read
+	// Addr.
+	ReadOnlyAnyPort bool
+	// Stats serves /stats/summary and /metrics/resource, on the kubelet
+	// API and the read-only port; nil: the runtime's and the node's
+	// (cri/stats).
 	Stats kubeletserver.StatsProvider
 	// SystemBusAddress is the D-Bus address where systemd-logind is
 	// found; "": the system bus (DBUS_SYSTEM_BUS_ADDRESS, else
@@ -222,11 +229,24 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Agent, error) {
 			return nil, err
 		}
 	}
-	if a.server, err = server.Listen(a, server.Config{Address: cfg.Address, ControlSocket: a.controlSocket, Logger: a.log, Clock: a.clock}); err != nil {
+	for _, w := range cfg.Deprecations() {
+		a.log.Warn(w)
+	}
+	stats, err := a.statsProvider(opts)
+	if err != nil {
 		a.close()
 		return nil, err
 	}
-	if err := a.listenKubeletAPI(opts); err != nil {
+	readOnly := cfg.ReadOnlyAddress()
+	if opts.ReadOnlyAnyPort && readOnly == "" {
+		readOnly = "127.0.0.1:0"
+	}
+	if a.server, err = server.Listen(a, server.Config{Address: readOnly, ControlSocket: a.controlSocket, Logger: a.log, Clock: a.clock,
+		StatsRoutes: func(mux *http.ServeMux) { kubeletserver.StatsRoutes(mux, stats, a.probeMetrics, a.log) }}); err != nil {
+		a.close()
+		return nil, err
+	}
+	if err := a.listenKubeletAPI(opts, stats); err != nil {
 		a.close()
 		return nil, err
 	}

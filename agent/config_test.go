@@ -31,7 +31,7 @@ func TestNewRefusesUnsafeRootDir(t *testing.T) {
 	}
 	cfg := config.Default()
 	cfg.RootDir = dir
-	cfg.Address = "127.0.0.1:0"
+	cfg.Address = "127.0.0.1"
 	a, err := agent.New(context.Background(), cfg, agent.Options{})
 	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "writable by group or others") {
 		t.Fatalf("New: %v, %v; want the root directory's error", a, err)
@@ -49,7 +49,7 @@ func TestNewNamesABadBootstrapKubeconfig(t *testing.T) {
 	bootstrap := filepath.Join(root, "missing-bootstrap.kubeconfig")
 	cfg := config.Default()
 	cfg.RootDir = root
-	cfg.Address = "127.0.0.1:0"
+	cfg.Address = "127.0.0.1"
 	cfg.Kubeconfig = filepath.Join(root, "kubelet.kubeconfig")
 	cfg.BootstrapKubeconfig = bootstrap
 	a, err := agent.New(context.Background(), cfg, agent.Options{})

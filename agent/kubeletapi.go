@@ -26,7 +26,7 @@ import (
 // listenKubeletAPI opens the kubelet API, unless Port is 0 or, standalone,
 // the configuration does not say how to authenticate and authorize
 // (logged: the server stays off rather than open to anyone).
-func (a *Agent) listenKubeletAPI(opts Options) error {
+func (a *Agent) listenKubeletAPI(opts Options, stats kubeletserver.StatsProvider) error {
 	cfg := a.cfg
 	if cfg.Port == 0 {
 		return nil
@@ -62,22 +62,22 @@ func (a *Agent) listenKubeletAPI(opts Options) error {
 			tlsCfg.DNSNames = append(tlsCfg.DNSNames, addr.Address)
 		}
 	}
-	statsProvider := opts.Stats
-	if statsProvider == nil {
-		// The runtime's stats and the node's /proc, through the CRI calls'
-		// read lane.
-		if statsProvider, err = stats.New(stats.Config{
-			Runtime: a.conn.runtime, Images: a.conn.images, NodeName: cfg.NodeName, RootDir: cfg.RootDir,
-		}); err != nil {
-			return err
-		}
-	}
 	a.kubeletAPI, err = kubeletserver.Listen(kubeletHost{a}, kubeletserver.Config{
-		Address: cfg.BindAddress, Port: cfg.Port, NodeName: cfg.NodeName, TLS: tlsCfg, Auth: auth,
-		Stats: statsProvider, Logger: a.log, Clock: a.clock, MaxOpenConnections: cfg.MaxOpenConnections,
+		Address: cfg.ServingIP(), Port: cfg.Port, NodeName: cfg.NodeName, TLS: tlsCfg, Auth: auth,
+		Stats: stats, Logger: a.log, Clock: a.clock, MaxOpenConnections: cfg.MaxOpenConnections,
 		Configz: kubeletconfig.FromAgent(&cfg),
 	})
 	return err
+}
+
+// statsProvider is Options.Stats, or else the runtime's stats and the
+// node's /proc, read through the CRI calls' read lane (cri/stats), which
+// the kubelet API and the read-only port serve.
+func (a *Agent) statsProvider(opts Options) (kubeletserver.StatsProvider, error) {
+	if opts.Stats != nil {
+		return opts.Stats, nil
+	}
+	return stats.New(stats.Config{Runtime: a.conn.runtime, Images: a.conn.images, NodeName: a.cfg.NodeName, RootDir: a.cfg.RootDir})
 }
 
 // KubeletAPIAddr is the address the kubelet API listens on, "" when it is

@@ -42,7 +42,7 @@ func TestKubeletAPIStandalone(t *testing.T) {
 	}
 
 	h := agenttest.Start(t, agenttest.WithConfig(func(c *config.Config) {
-		c.Port, c.BindAddress = freePort(t), "127.0.0.1"
+		c.Port, c.Address = freePort(t), "127.0.0.1"
 		c.AnonymousAuth, c.AuthorizationMode = true, kubeletserver.ModeAlwaysAllow
 	}))
 	web := agenttest.PodSpec{Name: "web", UID: agenttest.UID(1)}

@@ -104,7 +104,7 @@ start_node() {
   case "$kind" in
     podlife)
       [[ -z "${NODE_STATIC_PODS:-}" ]] || extra+=(--pod-manifest-path "$NODE_STATIC_PODS" --file-check-frequency 10s)
-      [[ "${NODE_LOCAL_PORTS:-}" != true ]] || extra+=(--address 127.0.0.1:10255 --healthz-port 10248)
+      [[ "${NODE_LOCAL_PORTS:-}" != true ]] || extra+=(--read-only-port 10255 --healthz-port 10248)
       [[ -z "${NODE_POD_LOGS_DIR:-}" ]] || extra+=(--pod-logs-dir "$NODE_POD_LOGS_DIR")
       # The kubelet API on a free port, trusting the cluster CA: the API
       # server reaches it for logs, exec, attach and port-forward with its

@@ -80,19 +80,27 @@ type Config struct {
 	// the pod logs. It must be the agent's user's own: New creates it (mode
 	// 0700) or refuses it (see prepareRootDir).
 	RootDir string `json:"rootDir,omitempty"`
-	// Address is the local read-only HTTP endpoint (/metrics, /healthz,
-	// /pods, /lifecycle), host:port; "" (the default) turns it off, as the
-	// kubelet's readOnlyPort 0: every local user may read it, and although
-	// it serves no env value, command or args, it shows every pod. Control
-	// and status are on the unix socket api.ControlSocket(RootDir).
+	// Address is the IP the kubelet API and the read-only port listen on,
+	// the kubelet's address (--address): 0.0.0.0, every interface, by
+	// default. Deprecated form, podlife's meaning before (kept for one
+	// release, with a warning at start): host:port, the read-only
+	// endpoint's own address (see serving.go).
 	Address string `json:"address,omitempty"`
+	// ReadOnlyPort is the kubelet's read-only port on Address (plain
+	// HTTP, no authentication: /healthz, /pods without env values,
+	// commands or args, /metrics, /metrics/probes, /metrics/resource,
+	// /stats/summary, and podlife's /lifecycle); 0, the default, turns it
+	// off, as the kubelet's: anyone who reaches it may read it. Control
+	// and status are on the unix socket api.ControlSocket(RootDir).
+	ReadOnlyPort int `json:"readOnlyPort,omitempty"`
 	// Port is the kubelet API's port (HTTPS, authenticated; see
 	// agent/kubeletserver); 0 turns it off. Standalone (no Kubeconfig) it
 	// serves only with AuthorizationMode AlwaysAllow and ClientCAFile (or
 	// AnonymousAuth), and stays off otherwise.
 	Port int `json:"port,omitempty"`
-	// BindAddress is the IP the kubelet API listens on (the kubelet's
-	// --address: Address is taken by the read-only endpoint).
+	// BindAddress is Address's deprecated name (podlife's
+	// --bind-address, when its --address was the read-only endpoint),
+	// kept for one release: set, it is the IP, with a warning at start.
 	BindAddress string `json:"bindAddress,omitempty"`
 	// HealthzPort and HealthzBindAddress are the kubelet's healthz port
 	// (plain HTTP, GET /healthz only), 10248 on 127.0.0.1 as the
@@ -221,7 +229,7 @@ func Default() Config {
 		FileCheckFrequency:   metav1.Duration{Duration: time.Second},
 		RootDir:              api.DefaultRootDir(),
 		Port:                 kubeletserver.DefaultPort,
-		BindAddress:          "0.0.0.0",
+		Address:              DefaultAddress,
 		HealthzPort:          server.DefaultHealthzPort,
 		HealthzBindAddress:   server.DefaultHealthzBindAddress,
 		AuthorizationMode:    kubeletserver.ModeWebhook,
@@ -310,16 +318,9 @@ func (c *Config) Validate() error {
 	if len(c.NodeIPs) > 2 {
 		errs = append(errs, fmt.Errorf("nodeIPs: at most one IPv4 and one IPv6 address, got %d", len(c.NodeIPs)))
 	}
-	if c.Address != "" {
-		if _, _, err := net.SplitHostPort(c.Address); err != nil {
-			errs = append(errs, fmt.Errorf("address must be host:port (e.g. 127.0.0.1:10255) or empty (off), got %q", c.Address))
-		}
-	}
+	errs = append(errs, c.validateServing()...)
 	if c.Port < 0 || c.Port > 65535 {
 		errs = append(errs, fmt.Errorf("port must be 0 (off) to 65535, got %d", c.Port))
-	}
-	if net.ParseIP(c.BindAddress) == nil {
-		errs = append(errs, fmt.Errorf("bindAddress must be an IP address, got %q", c.BindAddress))
 	}
 	if c.HealthzPort < 0 || c.HealthzPort > 65535 {
 		errs = append(errs, fmt.Errorf("healthzPort must be 0 (off) to 65535, got %d", c.HealthzPort))

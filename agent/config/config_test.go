@@ -58,7 +58,11 @@ func TestValidateNamesBadFields(t *testing.T) {
 			c.ShutdownGracePeriodByPodPriority = []config.ShutdownGracePeriodByPodPriority{{Priority: 5, ShutdownGracePeriodSeconds: -1}}
 		}, []string{"shutdownGracePeriodByPodPriority", "priority 5"}},
 		{"no node name", func(c *config.Config) { c.NodeName = "" }, []string{"nodeName"}},
-		{"address without port", func(c *config.Config) { c.Address = "127.0.0.1" }, []string{"address must be host:port", `"127.0.0.1"`}},
+		{"address a host name", func(c *config.Config) { c.Address = "localhost" }, []string{"address must be an IP address", `"localhost"`}},
+		{"deprecated host:port address and a read-only port", func(c *config.Config) { c.Address, c.ReadOnlyPort = "127.0.0.1:10255", 10256 },
+			[]string{`address "127.0.0.1:10255" is the deprecated host:port`, "readOnlyPort 10256"}},
+		{"address and bindAddress disagree", func(c *config.Config) { c.Address, c.BindAddress = "10.0.0.1", "10.0.0.2" }, []string{"disagree"}},
+		{"read-only port too large", func(c *config.Config) { c.ReadOnlyPort = 70000 }, []string{"readOnlyPort must be 0 (off) to 65535", "70000"}},
 		{"no root directory", func(c *config.Config) { c.RootDir = "" }, []string{"rootDir"}},
 		{"bootstrap without kubeconfig", func(c *config.Config) { c.BootstrapKubeconfig = "/etc/podlife/bootstrap.kubeconfig" }, []string{"bootstrapKubeconfig", "need kubeconfig"}},
 		{"serving certificates without kubeconfig", func(c *config.Config) { c.RotateServerCertificates = true }, []string{"rotateServerCertificates", "need kubeconfig"}},

@@ -80,7 +80,6 @@ func Run(ctx context.Context, w io.Writer, opts Options) (err error) {
 	cfg.NodeName = "demo"
 	cfg.StaticPodPath = d.manifest
 	cfg.RootDir = dir
-	cfg.Address = "127.0.0.1:0"
 	cfg.Port = 0 // no kubelet API: the demo has no cluster
 	// No healthz port: a real node on this machine may hold the kubelet's 10248.
 	cfg.HealthzPort = 0
@@ -100,8 +99,8 @@ func Run(ctx context.Context, w io.Writer, opts Options) (err error) {
 	a, err := agent.New(ctx, cfg, agent.Options{
 		Logger:      logs,
 		Observer:    fsm.Observers{tw, &progress{d: d}},
-		SyncBackOff: 500 * time.Millisecond,
-		NoLogind:    true, // the demo's node shutdown is its own, not the machine's
+		SyncBackOff: 500 * time.Millisecond, ReadOnlyAnyPort: true,
+		NoLogind: true, // the demo's node shutdown is its own, not the machine's
 	})
 	if err != nil {
 		return err

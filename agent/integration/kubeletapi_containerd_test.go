@@ -37,7 +37,7 @@ func kubeletAPIAgent(t *testing.T) (*agenttest.CtrdAgent, *clientCA, string) {
 	ca := newClientCA(t, e.Dir)
 	manifests := filepath.Join(e.Dir, "manifests")
 	a := e.StartAgent(manifests, func(c *config.Config) {
-		c.Port, c.BindAddress = freePort(t), "127.0.0.1"
+		c.Port, c.Address = freePort(t), "127.0.0.1"
 		c.ClientCAFile, c.AuthorizationMode = ca.File, kubeletserver.ModeAlwaysAllow
 	})
 	if a.KubeletAPIAddr() == "" {

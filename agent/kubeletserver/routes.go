@@ -3,6 +3,7 @@ package kubeletserver
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,16 +40,7 @@ func (s *Server) Handler() http.Handler {
 		return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	}
 	mux.Handle("GET "+MetricsPath, metrics(s.host.Registry()))
-	mux.Handle("GET "+ProbeMetricsPath, metrics(s.host.ProbeMetrics()))
-	if s.cfg.Stats != nil {
-		resources := prometheus.NewRegistry()
-		resources.MustRegister(s.cfg.Stats.ResourceMetrics())
-		mux.Handle("GET "+ResourceMetricsPath, metrics(resources))
-		mux.HandleFunc("GET "+SummaryPath, s.serveSummary)
-	} else {
-		mux.HandleFunc("GET "+ResourceMetricsPath, statsNotAvailable)
-		mux.HandleFunc("GET "+SummaryPath, statsNotAvailable)
-	}
+	StatsRoutes(mux, s.cfg.Stats, s.host.ProbeMetrics(), s.log)
 	logs := server.ContainerLogs{Source: s.host, Clock: s.cfg.Clock, Log: s.log}
 	mux.Handle("GET "+ContainerLogsPath+"/{namespace}/{pod}", logs)
 	mux.Handle("GET "+ContainerLogsPath+"/{namespace}/{pod}/{container}", logs)
@@ -73,15 +65,30 @@ func (s *Server) serveHealthz(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintln(w, "ok")
 }
 
-// serveSummary is GET /stats/summary[?only_cpu_and_memory=true].
-func (s *Server) serveSummary(w http.ResponseWriter, r *http.Request) {
-	summary, err := s.cfg.Stats.Summary(r.Context(), r.URL.Query().Get("only_cpu_and_memory") == "true")
-	if err != nil {
-		s.log.Warn("kubelet API: stats summary failed", "err", err)
-		http.Error(w, "stats summary: "+err.Error(), http.StatusInternalServerError)
+// StatsRoutes registers on mux the routes of the probe and stats figures,
+// which the kubelet serves on its read-only port too (its
+// InstallAuthNotRequiredHandlers): GET /metrics/probes of probes, and
+// GET /stats/summary[?only_cpu_and_memory=true] and /metrics/resource of
+// stats (nil: 503, stats not available). log gets a summary's failure.
+func StatsRoutes(mux *http.ServeMux, stats StatsProvider, probes *prometheus.Registry, log *slog.Logger) {
+	mux.Handle("GET "+ProbeMetricsPath, promhttp.HandlerFor(probes, promhttp.HandlerOpts{Registry: probes}))
+	if stats == nil {
+		mux.HandleFunc("GET "+ResourceMetricsPath, statsNotAvailable)
+		mux.HandleFunc("GET "+SummaryPath, statsNotAvailable)
 		return
 	}
-	writeJSON(w, summary)
+	resources := prometheus.NewRegistry()
+	resources.MustRegister(stats.ResourceMetrics())
+	mux.Handle("GET "+ResourceMetricsPath, promhttp.HandlerFor(resources, promhttp.HandlerOpts{Registry: resources}))
+	mux.HandleFunc("GET "+SummaryPath, func(w http.ResponseWriter, r *http.Request) {
+		summary, err := stats.Summary(r.Context(), r.URL.Query().Get("only_cpu_and_memory") == "true")
+		if err != nil {
+			log.Warn("stats summary failed", "err", err)
+			http.Error(w, "stats summary: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, summary)
+	})
 }
 
 // statsNotAvailable answers the stats endpoints of an agent without a

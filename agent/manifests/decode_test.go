@@ -223,6 +223,14 @@ func TestDecodeErrors(t *testing.T) {
 			[]string{`spec.containers[0].restartPolicyRules[0].action: Unsupported value: "Pause"`, `spec.containers[0].restartPolicyRules[0].exitCodes.operator: Unsupported value: "Gt"`}},
 		{"too many restart rules", strings.Replace(validPod, "image: busybox", "image: busybox, restartPolicy: Never, restartPolicyRules: ["+strings.Repeat("{action: Restart, exitCodes: {operator: In, values: [1]}},", 21)+"]", 1),
 			[]string{`spec.containers[0].restartPolicyRules: Too many: 21: must have at most 20 items`}},
+		{"fileKeyRef to a volume that is not an emptyDir", strings.Replace(validPod, "image: busybox", "image: busybox, env: [{name: A, valueFrom: {fileKeyRef: {volumeName: host, path: a.env, key: A}}}]", 1) +
+			"  volumes: [{name: host, hostPath: {path: /etc}}]\n",
+			[]string{`spec.containers[0].env[0].valueFrom.fileKeyRef.volumeName: Invalid value: "host": referenced volume must be of type emptyDir`}},
+		{"fileKeyRef to no volume, out of it, without a key", strings.Replace(validPod, "image: busybox", "image: busybox, env: [{name: A, valueFrom: {fileKeyRef: {volumeName: none, path: ../a.env, key: ''}}}]", 1),
+			[]string{`spec.containers[0].env[0].valueFrom.fileKeyRef.volumeName: Not found: "none"`, `spec.containers[0].env[0].valueFrom.fileKeyRef.path: Invalid value: "../a.env": must not contain '..'`,
+				`spec.containers[0].env[0].valueFrom.fileKeyRef.key: Required value`}},
+		{"fileKeyRef key with '='", validPod + "  initContainers: [{name: i, image: a, env: [{name: A, valueFrom: {fileKeyRef: {volumeName: v, path: a.env, key: 'A=B'}}}]}]\n  volumes: [{name: v, emptyDir: {}}]\n",
+			[]string{`spec.initContainers[0].env[0].valueFrom.fileKeyRef.key: Invalid value: "A=B"`}},
 		{"negative grace", validPod + "  terminationGracePeriodSeconds: -1\n", []string{"spec.terminationGracePeriodSeconds: Invalid value: -1: must be at least 0"}},
 		{"bad restartPolicy", validPod + "  restartPolicy: Sometimes\n", []string{`spec.restartPolicy: Unsupported value: "Sometimes"`}},
 		{"bad imagePullPolicy", strings.Replace(validPod, "image: busybox", "image: busybox, imagePullPolicy: Maybe", 1), []string{`spec.containers[0].imagePullPolicy: Unsupported value: "Maybe"`}},
@@ -343,6 +351,8 @@ func TestDecodeAcceptsValidValues(t *testing.T) {
 		{"the longest grace period", validPod + "  terminationGracePeriodSeconds: 9223285636\n"},
 		{"the longest active deadline", validPod + "  activeDeadlineSeconds: 2147483647\n"},
 		{"quantities as numbers and strings", strings.Replace(validPod, "image: busybox", "image: busybox, resources: {requests: {cpu: 0.5, memory: 1e3}, limits: {cpu: '1', memory: 1Ki}}", 1)},
+		{"a fileKeyRef to an emptyDir", strings.Replace(validPod, "image: busybox", "image: busybox, env: [{name: A, valueFrom: {fileKeyRef: {volumeName: v, path: sub/a.env, key: 'a.b-c', optional: true}}}]", 1) +
+			"  volumes: [{name: v, emptyDir: {}}]\n"},
 		{"a pod as kubectl get prints it", string(readFixture(t, "kubectl-get.yaml"))},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -131,6 +131,7 @@ func validateSpec(s *v1.PodSpec, path *field.Path) field.ErrorList {
 	}
 	checkContainers(path.Child("initContainers"), s.InitContainers)
 	checkContainers(path.Child("containers"), s.Containers)
+	errs = append(errs, validateFileKeyRefs(s, path)...)
 
 	if g := s.TerminationGracePeriodSeconds; g != nil {
 		errs = append(errs, validateSeconds(*g, 0, path.Child("terminationGracePeriodSeconds"))...)

@@ -1,9 +1,9 @@
 // Package server is the node agent's two HTTP servers: the control socket
 // (a unix socket, mode 0600, whose peers are checked by their credentials:
 // GET /lifecycle, POST /shutdown and GET /containerLogs) and, when turned
-// on, the read-only TCP endpoint (GET /metrics, /healthz, /pods with no
-// env value, command or args, /lifecycle; every request's Host and method
-// are checked first). Both close idle connections (see timeouts.go). The
+// on, the read-only TCP endpoint, the kubelet's read-only port (GET
+// /metrics, /healthz, /pods with no env value, command or args, the stats
+// routes, /lifecycle; any other method is refused). Both close idle connections (see timeouts.go). The
 // kubelet's healthz port, GET /healthz only, is a third (healthz.go). The handlers ask the agent what they
 // serve through HostInterface; the agent constructs the servers with
 // itself as the host. Its kubelet counterpart is pkg/kubelet/server and its
@@ -53,10 +53,14 @@ type HostInterface interface {
 
 // Config says where the servers listen.
 type Config struct {
-	// Address is the read-only TCP endpoint's address; its host name (if
-	// any) is one a request's Host header may give. "": no TCP endpoint,
-	// as the kubelet's readOnlyPort 0.
+	// Address is the read-only TCP endpoint's address (the kubelet's
+	// address and readOnlyPort). "": no TCP endpoint, as the kubelet's
+	// readOnlyPort 0.
 	Address string
+	// StatsRoutes registers the routes of the probe and stats figures
+	// the kubelet serves read-only too (agent/kubeletserver.StatsRoutes:
+	// /metrics/probes, /metrics/resource, /stats/summary); nil: none.
+	StatsRoutes func(*http.ServeMux)
 	// ControlSocket is the path of the control socket.
 	ControlSocket string
 	Logger        *slog.Logger       // nil: no logs

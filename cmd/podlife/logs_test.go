@@ -44,11 +44,10 @@ func TestLogsCommandErrors(t *testing.T) {
 	cfg := config.Default()
 	cfg.NodeName = "node1"
 	cfg.RootDir = root
-	cfg.Address = "127.0.0.1:0"
 	cfg.StaticPodPath = manifests
 	// Tests in parallel never bind the kubelet's healthz port 10248.
 	cfg.HealthzPort = 0
-	a, err := agent.New(t.Context(), cfg, agent.Options{})
+	a, err := agent.New(t.Context(), cfg, agent.Options{ReadOnlyAnyPort: true})
 	if err != nil {
 		t.Fatal(err)
 	}

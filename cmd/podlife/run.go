@@ -30,8 +30,9 @@ runtime at --runtime-endpoint (containerd, for example) through the pod lifecycl
 a standalone kubelet does: it watches the directory, admits pods against allocatable CPU and
 memory, restarts containers as their restart policy says, kills runtime pods nobody knows, and
 answers podlife status, logs and shutdown on its control socket (podlife.sock in --root-dir). With
---address (off by default, as the kubelet's read-only port) it also serves /metrics, /healthz, /pods
-(without env values, commands or args) and /lifecycle, read-only, to every local user. The
+--read-only-port (off by default, as the kubelet's) it also serves, on --address (0.0.0.0), plain
+HTTP and without authentication, /healthz, /pods (without env values, commands or args),
+/metrics, /metrics/probes, /metrics/resource, /stats/summary and /lifecycle, read-only. The
 kubelet's healthz port, --healthz-port (10248) on --healthz-bind-address (127.0.0.1), serves GET
 /healthz only (kubeadm's kubelet-check polls it); 0 turns it off. In a cluster
 (--kubeconfig) it also serves the kubelet API on --port (10250), HTTPS, authenticated and
@@ -88,9 +89,10 @@ func addConfigFlags(fs *pflag.FlagSet, c *config.Config) {
 	fs.StringVar(&c.RuntimeEndpoint, "runtime-endpoint", c.RuntimeEndpoint, "CRI runtime socket, e.g. unix:///run/containerd/containerd.sock; empty: the embedded runtime")
 	fs.StringVar(&c.RuntimeEndpoint, "container-runtime-endpoint", c.RuntimeEndpoint, "the kubelet's name for --runtime-endpoint")
 	fs.StringVar(&c.RootDir, "root-dir", c.RootDir, "the agent's own directory for its control socket, the embedded runtime's socket and pod logs (created 0700; refused if others may write it)")
-	fs.StringVar(&c.Address, "address", c.Address, "host:port of the read-only HTTP endpoint (/metrics, /healthz, /pods without env values, commands or args, /lifecycle), e.g. 127.0.0.1:10255, for Host this address or localhost; empty: off, as the kubelet's readOnlyPort 0. Status, logs and control are on the socket in --root-dir")
+	fs.StringVar(&c.Address, "address", c.Address, "the IP the kubelet API (--port) and the read-only port (--read-only-port) listen on, as the kubelet's --address; 0.0.0.0: every interface. Deprecated (refused from the next release): host:port, the read-only endpoint's own address")
+	fs.IntVar(&c.ReadOnlyPort, "read-only-port", c.ReadOnlyPort, "the kubelet's read-only port on --address: plain HTTP without authentication, GET /healthz, /pods (without env values, commands or args), /metrics, /metrics/probes, /metrics/resource, /stats/summary and /lifecycle, for anyone who reaches it; 0: off. Status, logs and control are on the socket in --root-dir")
 	fs.IntVar(&c.Port, "port", c.Port, "the kubelet API's HTTPS port (logs, exec, attach, port-forward, /pods, /metrics, /stats); 0: off. Standalone (no --kubeconfig) it serves only with --authorization-mode AlwaysAllow and --client-ca-file (or --anonymous-auth: anyone who reaches the port), and stays off otherwise")
-	fs.StringVar(&c.BindAddress, "bind-address", c.BindAddress, "the IP the kubelet API listens on (the kubelet's --address; podlife's --address is the read-only endpoint)")
+	fs.StringVar(&c.BindAddress, "bind-address", c.BindAddress, "deprecated (refused from the next release): --address, the kubelet's name")
 	fs.IntVar(&c.HealthzPort, "healthz-port", c.HealthzPort, "port of the healthz endpoint (plain HTTP, GET /healthz only; kubeadm's kubelet-check polls it); 0: off")
 	fs.StringVar(&c.HealthzBindAddress, "healthz-bind-address", c.HealthzBindAddress, "the IP the healthz endpoint listens on")
 	fs.StringVar(&c.TLSCertFile, "tls-cert-file", c.TLSCertFile, "the kubelet API's serving certificate (PEM); without it and --tls-private-key-file, a self-signed one is made in --cert-dir")

@@ -31,7 +31,6 @@ func TestRunAgentStopsOnSignal(t *testing.T) {
 			t.Cleanup(func() { os.RemoveAll(root) })
 			cfg := config.Default()
 			cfg.RootDir = root
-			cfg.Address = "127.0.0.1:0"
 			// Tests in parallel never bind the kubelet's healthz port 10248.
 			cfg.HealthzPort = 0
 			cfg.ShutdownGracePeriod.Duration = 10 * time.Second // graceful node shutdown enabled

@@ -41,6 +41,10 @@ healthzPort: 10248
 	if err := os.WriteFile(refusedFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncgroupDriver: systemd\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	readOnlyFile := filepath.Join(t.TempDir(), "readonly.yaml")
+	if err := os.WriteFile(readOnlyFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\naddress: 0.0.0.0\nreadOnlyPort: 10255\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name  string
 		args  []string
@@ -135,6 +139,32 @@ healthzPort: 10248
 			}},
 		{name: "a bad node IP", args: []string{"--node-ip", "10.0.0"}, wantErr: `nodeIPs: "10.0.0" is not an IP address`},
 		{name: "a bad taint", args: []string{"--register-with-taints", "dedicated=ci"}, wantErr: "want key[=value]:Effect"},
+		{name: "the kubelet's address and read-only port", args: []string{"--address", "10.0.0.7", "--read-only-port", "10255"}, checkConfig: func(t *testing.T, cfg config.Config) {
+			if cfg.ServingIP() != "10.0.0.7" || cfg.ReadOnlyAddress() != "10.0.0.7:10255" || len(cfg.Deprecations()) != 0 {
+				t.Errorf("got serving IP %q read-only %q deprecations %q", cfg.ServingIP(), cfg.ReadOnlyAddress(), cfg.Deprecations())
+			}
+		}},
+		{name: "read-only port on every interface by default", args: []string{"--read-only-port", "10255"}, checkConfig: func(t *testing.T, cfg config.Config) {
+			if cfg.ReadOnlyAddress() != "0.0.0.0:10255" {
+				t.Errorf("got read-only %q", cfg.ReadOnlyAddress())
+			}
+		}},
+		{name: "the deprecated host:port address", args: []string{"--address", "127.0.0.1:10255"}, checkConfig: func(t *testing.T, cfg config.Config) {
+			if cfg.ServingIP() != "0.0.0.0" || cfg.ReadOnlyAddress() != "127.0.0.1:10255" || len(cfg.Deprecations()) != 1 {
+				t.Errorf("got serving IP %q read-only %q deprecations %q", cfg.ServingIP(), cfg.ReadOnlyAddress(), cfg.Deprecations())
+			}
+		}},
+		{name: "the deprecated bind address", args: []string{"--bind-address", "127.0.0.1"}, checkConfig: func(t *testing.T, cfg config.Config) {
+			if cfg.ServingIP() != "127.0.0.1" || cfg.ReadOnlyAddress() != "" || len(cfg.Deprecations()) != 1 {
+				t.Errorf("got serving IP %q read-only %q deprecations %q", cfg.ServingIP(), cfg.ReadOnlyAddress(), cfg.Deprecations())
+			}
+		}},
+		{name: "a host name as address", args: []string{"--address", "node1"}, wantErr: `address must be an IP address`},
+		{name: "a kubelet's file with address and readOnlyPort", args: []string{"--config", readOnlyFile}, checkConfig: func(t *testing.T, cfg config.Config) {
+			if cfg.ServingIP() != "0.0.0.0" || cfg.ReadOnlyAddress() != "0.0.0.0:10255" {
+				t.Errorf("got serving IP %q read-only %q", cfg.ServingIP(), cfg.ReadOnlyAddress())
+			}
+		}},
 		{name: "missing file", args: []string{"--config", filepath.Join(t.TempDir(), "nope.yaml")}, wantErr: "nope.yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

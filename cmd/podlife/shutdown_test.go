@@ -25,11 +25,10 @@ func TestShutdownCommand(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(root) })
 	cfg := config.Default()
 	cfg.RootDir = root
-	cfg.Address = "127.0.0.1:0"
 	// Tests in parallel never bind the kubelet's healthz port 10248.
 	cfg.HealthzPort = 0
-	cfg.ShutdownGracePeriod.Duration = 2 * time.Second                   // graceful node shutdown enabled
-	a, err := agent.New(t.Context(), cfg, agent.Options{NoLogind: true}) // the machine's logind is no test's
+	cfg.ShutdownGracePeriod.Duration = 2 * time.Second                                          // graceful node shutdown enabled
+	a, err := agent.New(t.Context(), cfg, agent.Options{NoLogind: true, ReadOnlyAnyPort: true}) // the machine's logind is no test's
 	if err != nil {
 		t.Fatal(err)
 	}

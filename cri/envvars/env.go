@@ -3,7 +3,8 @@
 // $(VAR) expansion of third_party/forked/golang/expansion): its envFrom
 // variables, then its variables in spec order, $(VAR) references
 // expanded, fieldRef, resourceFieldRef, configMapKeyRef and secretKeyRef
-// resolved (objects.go), and the same expansion of its command and args.
+// resolved (objects.go), fileKeyRef read from an emptyDir's env file
+// (envfile.go), and the same expansion of its command and args.
 // The downward API's values (downward.go) are shared with downwardAPI
 // volumes. The Services' variables (services.go: the kubelet's
 // getServiceEnvVarMap and pkg/kubelet/envvars) follow the container's own.
@@ -37,6 +38,10 @@ type Input struct {
 	// Services are the cluster's Services, whose variables the container
 	// gets (services.go); nil (standalone mode) is none.
 	Services ServiceLister
+	// EmptyDirs are the directories on the node of the pod's emptyDir
+	// volumes, by volume name, where fileKeyRef reads its env files; nil
+	// where the runtime mounts none (the embedded one).
+	EmptyDirs map[string]string
 }
 
 // ContainerEnv is the container's environment as the kubelet's
@@ -47,8 +52,8 @@ type Input struct {
 // optional ConfigMap, Secret or key leaves its variables out; a missing
 // required one fails the container with the kubelet's message (couldn't
 // find key K in ConfigMap ns/name), which the syncer reports as
-// CreateContainerConfigError. fileKeyRef is not supported: an optional
-// one is skipped, any other fails the container. The Services' variables
+// CreateContainerConfigError; fileKeyRef is read as the kubelet reads it
+// (envfile.go), when the container is created. The Services' variables
 // (services.go) come last, each one the container does not define
 // itself, and a value's $(VAR) may name them.
 func ContainerEnv(ctx context.Context, in Input) ([]*runtimeapi.KeyValue, error) {
@@ -115,7 +120,7 @@ func Vars(envs []*runtimeapi.KeyValue) map[string]string {
 }
 
 // valueFrom resolves one valueFrom source; skip says an optional source
-// that is missing, or not supported, leaves the variable out.
+// that is missing leaves the variable out.
 func (in Input) valueFrom(src *v1.EnvVarSource, objs *objectReader) (value string, skip bool, err error) {
 	switch {
 	case src.FieldRef != nil:
@@ -129,18 +134,9 @@ func (in Input) valueFrom(src *v1.EnvVarSource, objs *objectReader) (value strin
 	case src.SecretKeyRef != nil:
 		return objs.secretKey(src.SecretKeyRef)
 	case src.FileKeyRef != nil:
-		return unsupported(src.FileKeyRef.Optional, "fileKeyRef")
+		return in.fileKey(src.FileKeyRef)
 	}
 	return "", false, fmt.Errorf("valueFrom names no source")
-}
-
-// unsupported skips an optional source the agent cannot read, and fails
-// on any other.
-func unsupported(optional *bool, kind string) (string, bool, error) {
-	if optional != nil && *optional {
-		return "", true, nil
-	}
-	return "", false, fmt.Errorf("valueFrom.%s is not supported (only an optional one, which is skipped)", kind)
 }
 
 // fieldValue is the value of a fieldRef's path, the ones the API allows in

@@ -41,7 +41,6 @@ func resolveEnv(pod *v1.Pod) ([]*runtimeapi.KeyValue, error) {
 }
 
 func TestContainerEnvValues(t *testing.T) {
-	yes := new(true)
 	for _, tc := range []struct {
 		name string
 		env  v1.EnvVar
@@ -74,7 +73,6 @@ func TestContainerEnvValues(t *testing.T) {
 		{"another container's limit", crifake.ResourceEnv("X", "other", "limits.cpu", "1m"), "1500"},
 		{"another container's limit rounded up", crifake.ResourceEnv("X", "other", "limits.cpu", ""), "2"},
 		{"this container by name", crifake.ResourceEnv("X", "app", "limits.memory", "1Mi"), "64"},
-		{"optional file skipped", v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{Key: "k", Optional: yes}}}, "<none>"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			envs, err := resolveEnv(envPod(tc.env))
@@ -135,9 +133,6 @@ func TestContainerEnvErrors(t *testing.T) {
 		edit func(*v1.Container)
 		want []string
 	}{
-		{"file", func(c *v1.Container) {
-			c.Env = []v1.EnvVar{{Name: "F", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{Key: "k"}}}}
-		}, []string{"env F", "fileKeyRef is not supported"}},
 		{"unknown field", func(c *v1.Container) { c.Env = []v1.EnvVar{crifake.FieldEnv("U", "metadata.labels")} }, []string{"env U", `fieldRef "metadata.labels" is not supported`}},
 		{"unknown resource", func(c *v1.Container) { c.Env = []v1.EnvVar{crifake.ResourceEnv("R", "", "limits.example.com/gpu", "")} }, []string{"env R", `"limits.example.com/gpu" is not supported`}},
 		{"unknown container", func(c *v1.Container) { c.Env = []v1.EnvVar{crifake.ResourceEnv("R", "nope", "limits.cpu", "")} }, []string{"env R", `container "nope"`}},

@@ -59,6 +59,19 @@ type Volume struct {
 	readOnly bool
 }
 
+// EmptyDirs are the directories on the node of the pod's emptyDir volumes
+// among vols (SetUp's), by volume name: where a fileKeyRef's env file is
+// read (cri/envvars). None without vols (the embedded runtime).
+func EmptyDirs(pod *v1.Pod, vols map[string]Volume) map[string]string {
+	dirs := map[string]string{}
+	for _, v := range pod.Spec.Volumes {
+		if pv, ok := vols[v.Name]; ok && v.EmptyDir != nil {
+			dirs[v.Name] = pv.hostPath
+		}
+	}
+	return dirs
+}
+
 // Check refuses what podlife cannot mount: a volume whose type is
 // not supported, a volume name that cannot be part of a path or is used
 // twice, and a volumeMount naming no volume, with a subPath that is not a

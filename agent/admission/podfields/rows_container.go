@@ -79,7 +79,7 @@ var envVarSourceRows = []Row{
 	honoured("resourceFieldRef", "a container's requests and limits with divisor (cri/envvars)"),
 	honoured("configMapKeyRef", "a key of a ConfigMap, read in cluster mode; optional as in the kubelet (cri/envvars)"),
 	honoured("secretKeyRef", "a key of a Secret, read in cluster mode; optional as in the kubelet (cri/envvars)"),
-	refusedBy("fileKeyRef", "cri/envvars", "file keys are not supported: the container waits in CreateContainerConfigError (an optional one is skipped)"),
+	honoured("fileKeyRef", "a key of an env file in one of the pod's emptyDir volumes, read when the container is created (after the init containers that write it); a missing file, invalid file or required key leaves it waiting in CreateContainerConfigError, as in the kubelet (cri/envvars)"),
 }
 
 // unenforcedResources refuses the resources podlife would not hold a

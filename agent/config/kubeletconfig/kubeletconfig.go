@@ -34,9 +34,9 @@ func FromAgent(c *config.Config) *kubeletconfigv1beta1.KubeletConfiguration {
 		StaticPodPath:      c.StaticPodPath,
 		SyncFrequency:      c.SyncFrequency,
 		FileCheckFrequency: c.FileCheckFrequency,
-		Address:            c.BindAddress,
+		Address:            c.ServingIP(),
 		Port:               int32(c.Port),
-		ReadOnlyPort:       readOnlyPort(c.Address),
+		ReadOnlyPort:       readOnlyPort(c.ReadOnlyAddress()),
 		HealthzPort:        ptr.To(int32(c.HealthzPort)),
 		HealthzBindAddress: c.HealthzBindAddress,
 		TLSCertFile:        c.TLSCertFile,
@@ -89,8 +89,8 @@ func FromAgent(c *config.Config) *kubeletconfigv1beta1.KubeletConfiguration {
 }
 
 // readOnlyPort is the port of the read-only endpoint's host:port, 0 when
-// it is off (the kubelet's readOnlyPort is on its address, podlife's
-// endpoint has a host of its own).
+// it is off (its host is the serving IP but with the deprecated host:port
+// address).
 func readOnlyPort(address string) int32 {
 	_, port, err := net.SplitHostPort(address)
 	if err != nil {

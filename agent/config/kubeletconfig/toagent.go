@@ -3,10 +3,8 @@ package kubeletconfig
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"reflect"
-	"strconv"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,15 +69,16 @@ var fields = map[string]field{
 	"httpCheckFrequency": {why: staticPath},
 	"staticPodURL":       {why: staticPath},
 	"staticPodURLHeader": {why: staticPath},
-	"address":            {apply: func(k *KubeletConfiguration, c *config.Config) error { c.BindAddress = k.Address; return nil }},
-	"port":               {apply: func(k *KubeletConfiguration, c *config.Config) error { c.Port = int(k.Port); return nil }},
+	"address": {apply: func(k *KubeletConfiguration, c *config.Config) error {
+		if k.Address != "" {
+			c.Address = k.Address
+		}
+		return nil
+	}},
+	"port": {apply: func(k *KubeletConfiguration, c *config.Config) error { c.Port = int(k.Port); return nil }},
 	// The read-only port serves on address, as the kubelet's does.
 	"readOnlyPort": {apply: func(k *KubeletConfiguration, c *config.Config) error {
-		host := k.Address
-		if host == "" {
-			host = "0.0.0.0"
-		}
-		c.Address = net.JoinHostPort(host, strconv.Itoa(int(k.ReadOnlyPort)))
+		c.ReadOnlyPort = int(k.ReadOnlyPort)
 		return nil
 	}},
 	"tlsCertFile": {apply: func(k *KubeletConfiguration, c *config.Config) error { c.TLSCertFile = k.TLSCertFile; return nil }},

@@ -1,10 +1,12 @@
 package kubeletconfig
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,11 +51,13 @@ func TestApplyFromAgentRoundTrips(t *testing.T) {
 		if tt.edit != nil {
 			tt.edit(&want)
 		}
-		if want.Address != "" {
-			// The kubelet serves its read-only port on address: only the
-			// port goes through a KubeletConfiguration.
-			want.Address = "0.0.0.0" + want.Address[strings.LastIndex(want.Address, ":"):]
+		// The deprecated forms of address and bindAddress read back as
+		// the kubelet's address and readOnlyPort.
+		if ro := want.ReadOnlyAddress(); ro != "" {
+			_, port, _ := net.SplitHostPort(ro)
+			want.ReadOnlyPort, _ = strconv.Atoi(port)
 		}
+		want.Address, want.BindAddress = want.ServingIP(), ""
 		f := &File{Path: tt.name, k: *FromAgent(&want)}
 		got := config.Default()
 		got.Kubeconfig, got.BootstrapKubeconfig = want.Kubeconfig, want.BootstrapKubeconfig

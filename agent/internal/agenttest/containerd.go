@@ -353,7 +353,6 @@ func (e *CtrdEnv) StartAgent(manifestDir string, edit func(*config.Config)) *Ctr
 	// Logs under the root directory, not the machine's /var/log (a test
 	// may set PodLogsDir itself).
 	cfg.PodLogsDir = ""
-	cfg.Address = "127.0.0.1:0"
 	cfg.Port = 0 // no kubelet API unless a test asks (on a free port)
 	// No healthz port: tests in parallel never bind the kubelet's healthz port 10248.
 	cfg.HealthzPort = 0
@@ -371,10 +370,11 @@ func (e *CtrdEnv) StartAgent(manifestDir string, edit func(*config.Config)) *Ctr
 	logs := &testlog.Buffer{}
 	obs := &CtrdObserver{}
 	a, err := agent.New(t.Context(), cfg, agent.Options{
-		NoLogind:    true, // the machine's logind is no test's
-		Logger:      slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Observer:    obs,
-		SyncBackOff: 500 * time.Millisecond,
+		NoLogind:        true, // the machine's logind is no test's
+		ReadOnlyAnyPort: true,
+		Logger:          slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Observer:        obs,
+		SyncBackOff:     500 * time.Millisecond,
 
 		RestartBackoff: e.RestartBackoff, MaxRestartBackoff: e.RestartBackoff,
 	})

@@ -204,7 +204,6 @@ func Start(t testing.TB, opts ...Option) *Harness {
 	// Logs under the root directory, not the machine's /var/log (a test
 	// may set PodLogsDir itself).
 	cfg.PodLogsDir = ""
-	cfg.Address = "127.0.0.1:0"
 	cfg.Port = 0 // no kubelet API unless a test asks (on a free port)
 	// No healthz port: tests in parallel never bind the kubelet's healthz port 10248.
 	cfg.HealthzPort = 0
@@ -217,7 +216,7 @@ func Start(t testing.TB, opts ...Option) *Harness {
 	}
 	log := slog.New(slog.NewTextHandler(h.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	a, err := agent.New(context.Background(), cfg, agent.Options{
-		Logger: log, Observer: h.Rec, SyncBackOff: s.backOff,
+		Logger: log, Observer: h.Rec, SyncBackOff: s.backOff, ReadOnlyAnyPort: true,
 		SystemBusAddress: s.systemBus, NoLogind: s.systemBus == "",
 	})
 	if err != nil {
