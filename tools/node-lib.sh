@@ -12,8 +12,9 @@
 # (k8s.io/kubernetes test/e2e_node/services/kubelet.go):
 #   NODE_STATIC_PODS  a static pod directory (staticPodPath, the kubelet's
 #                     --pod-manifest-path), read every 10 s as that kubelet's
-#   NODE_LOCAL_PORTS  true: the read-only endpoint on localhost:10255 and
-#                     healthz on 127.0.0.1:10248, the ports the suite dials;
+#   NODE_LOCAL_PORTS  true: the read-only port 10255 (on every address, as the
+#                     kubelet's) and healthz on 127.0.0.1:10248, the ports
+#                     the suite dials on localhost;
 #                     otherwise both are off (10248 and 10255 may be another
 #                     node's on this machine)
 # and one for several nodes on one machine (tools/lost-and-found.sh):
