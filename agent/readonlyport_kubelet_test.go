@@ -94,6 +94,8 @@ func TestReadOnlyPortAsTheKubelets(t *testing.T) {
 		{"GET", "/stats/summary?only_cpu_and_memory=true", 200, `"nodeName":"` + agenttest.NodeName + `"`},
 		{"GET", "/metrics/resource", 200, "node_cpu_usage_seconds_total"},
 		{"GET", "/metrics/probes", 200, ""},
+		// No cAdvisor: refused with its reason as an exposition comment.
+		{"GET", "/metrics/cadvisor", http.StatusNotFound, "# /metrics/cadvisor: podlife has no cAdvisor"},
 		{"GET", "/metrics", 200, "# HELP"},
 		{"GET", "/pods", 200, `"kind": "PodList"`},
 		{"HEAD", "/stats/summary", 200, ""},

@@ -19,6 +19,7 @@ const (
 	MetricsPath         = "/metrics"
 	ProbeMetricsPath    = "/metrics/probes"
 	ResourceMetricsPath = "/metrics/resource"
+	CadvisorMetricsPath = "/metrics/cadvisor"
 	SummaryPath         = "/stats/summary"
 	ContainerLogsPath   = "/containerLogs"
 	ExecPath            = "/exec"
@@ -72,6 +73,7 @@ func (s *Server) serveHealthz(w http.ResponseWriter, _ *http.Request) {
 // stats (nil: 503, stats not available). log gets a summary's failure.
 func StatsRoutes(mux *http.ServeMux, stats StatsProvider, probes *prometheus.Registry, log *slog.Logger) {
 	mux.Handle("GET "+ProbeMetricsPath, promhttp.HandlerFor(probes, promhttp.HandlerOpts{Registry: probes}))
+	mux.HandleFunc("GET "+CadvisorMetricsPath, noCadvisor)
 	if stats == nil {
 		mux.HandleFunc("GET "+ResourceMetricsPath, statsNotAvailable)
 		mux.HandleFunc("GET "+SummaryPath, statsNotAvailable)
@@ -89,6 +91,16 @@ func StatsRoutes(mux *http.ServeMux, stats StatsProvider, probes *prometheus.Reg
 		}
 		writeJSON(w, summary)
 	})
+}
+
+// noCadvisor answers /metrics/cadvisor: podlife has no cAdvisor. The
+// answer is 404 with a reason, written as an exposition comment: a scraper
+// reads it as no samples (the upstream node e2e suite's metrics parser
+// never returns on a plain-text 404 body, prometheus/common v0.70).
+func noCadvisor(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	w.WriteHeader(http.StatusNotFound)
+	fmt.Fprintf(w, "# %s: podlife has no cAdvisor; container CPU and memory are at %s, the rest at %s\n", CadvisorMetricsPath, ResourceMetricsPath, SummaryPath)
 }
 
 // statsNotAvailable answers the stats endpoints of an agent without a
