@@ -1,14 +1,17 @@
 package kuberuntime
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/cri/mount"
 	"github.com/podlife/podlife/internal/crifake"
@@ -99,4 +102,20 @@ func mountsUnder(t *testing.T, dir string) int {
 		}
 	}
 	return n
+}
+
+// A pod directory that cannot be removed is retried by every housekeeping
+// but said once: the node e2e run logged one line per such pod every 2 s
+// for an hour.
+func TestPodDirFailureSaidOnce(t *testing.T) {
+	var logs bytes.Buffer
+	h := newHarness(t, Options{PodsRoot: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}, "img")
+	uid := types.UID("not/a-uid") // no directory of PodsRoot: its removal fails
+	for range 3 {
+		h.s.RemoveDeadPod(uid)
+		h.s.Close()
+	}
+	if n := strings.Count(logs.String(), "removing the pod directory failed"); n != 1 {
+		t.Errorf("%d warnings about the pod directory after three removals, want 1:\n%s", n, logs.String())
+	}
 }

@@ -104,9 +104,7 @@ func (s *Syncer) remove(ctx context.Context, p *cri.PodRuntime) {
 	}
 	if rest, err := readPod(ctx, s.rt, p.UID); err == nil && len(rest.Sandboxes)+len(rest.Containers) == 0 {
 		s.removeLogDir(p)
-		if err := volume.RemovePodDir(s.opts.PodsRoot, p.UID); err != nil {
-			s.opts.Logger.Warn("removing the pod directory failed", "uid", p.UID, "err", err)
-		}
+		s.dirRemoved(p.UID, volume.RemovePodDir(s.opts.PodsRoot, p.UID))
 	}
 }
 
@@ -165,4 +163,22 @@ func (s *Syncer) PodsOnDisk() ([]types.UID, error) {
 	}
 	slices.Sort(uids)
 	return uids, err
+}
+
+// dirRemoved logs the failure err to remove the directory of pod uid once
+// per pod and error, not at every housekeeping that retries it; nil (the
+// directory gone) forgets the pod.
+func (s *Syncer) dirRemoved(uid types.UID, err error) {
+	s.removingMu.Lock()
+	defer s.removingMu.Unlock()
+	if err == nil {
+		delete(s.dirFailed, uid)
+		return
+	}
+	if s.dirFailed[uid] == err.Error() {
+		s.opts.Logger.Debug("removing the pod directory failed again", "uid", uid, "err", err)
+		return
+	}
+	s.dirFailed[uid] = err.Error()
+	s.opts.Logger.Warn("removing the pod directory failed; housekeeping retries it", "uid", uid, "err", err)
 }

@@ -127,6 +127,9 @@ type Syncer struct {
 	// removed twice at once.
 	removingMu sync.Mutex
 	removing   map[types.UID]bool
+	// dirFailed is the last failure to remove each pod's directory, said
+	// once: housekeeping retries it every few seconds (dirRemoved).
+	dirFailed map[types.UID]string
 	// gc is the container garbage collector; collecting is set while a
 	// collection runs (GarbageCollect).
 	gc         *containergc.Collector
@@ -169,7 +172,7 @@ func NewSyncer(rt cri.Runtime, images cri.Images, opts Options) *Syncer {
 		opts.RemovalTimeout = time.Minute
 	}
 	return &Syncer{
-		rt: rt, images: images, opts: opts, removing: map[types.UID]bool{},
+		rt: rt, images: images, opts: opts, removing: map[types.UID]bool{}, dirFailed: map[types.UID]string{},
 		gc:      containergc.New(rt, opts.LogRoot, opts.PodsRoot, opts.Clock, opts.Logger),
 		backoff: newRestartBackoff(opts.Clock, opts.RestartBackoff, opts.MaxRestartBackoff),
 		pulls:   imagepull.NewBackoff(opts.Clock, opts.RestartBackoff, opts.MaxRestartBackoff),
