@@ -18,6 +18,7 @@ import (
 	"github.com/podlife/podlife/agent/admission"
 	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/agent/config"
+	"github.com/podlife/podlife/agent/devicemanager"
 	"github.com/podlife/podlife/agent/kubeletserver"
 	"github.com/podlife/podlife/agent/manifests"
 	"github.com/podlife/podlife/agent/podstatus"
@@ -85,6 +86,7 @@ type Agent struct {
 	source    *manifests.Source // nil: no manifest directory
 	cluster   *cluster          // nil: no API server (Config.Kubeconfig "")
 	admission *admission.Chain
+	devices   *devicemanager.Manager
 	shutdown  *shutdown.Manager
 	statuses  *podstatus.Manager
 	probes    *prober.Manager
@@ -164,6 +166,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Agent, error) {
 			a.log.Debug("the runtime sees the agent's mounts", "runtime", cfg.RuntimeEndpoint, "pid", m.PID, "why", m.Why)
 		}
 	}
+	if a.devices, err = a.newDeviceManager(); err != nil {
+		a.close()
+		return nil, err
+	}
 	machine, machineErr := machineCapacity()
 	allocatable, err := cfg.AllocatableResources(machine, machineErr)
 	if err != nil {
@@ -194,6 +200,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Agent, error) {
 		Security: cfg.SecurityOptions(), RuntimeFeatures: conn.features, RuntimeClasses: a.runtimeClasses(),
 		RestartBackoff: opts.RestartBackoff, MaxRestartBackoff: opts.MaxRestartBackoff,
 		ClusterDNS: dns.Cluster{Servers: cfg.ClusterDNS, Domain: cfg.ClusterDomain},
+		Devices:    a.devices,
 	})
 	if root := cfg.PodLogRoot(); root != "" {
 		maxSize, _ := cfg.ContainerLogMaxBytes()
@@ -231,6 +238,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Agent, error) {
 		return nil, err
 	}
 	if err := a.listenHealthz(opts); err != nil {
+		a.close()
+		return nil, err
+	}
+	if err := a.devices.Start(); err != nil {
 		a.close()
 		return nil, err
 	}
@@ -492,6 +503,9 @@ func (a *Agent) close() {
 	}
 	if a.healthz != nil {
 		a.healthz.Close()
+	}
+	if a.devices != nil {
+		a.devices.Stop()
 	}
 	a.conn.close()
 }

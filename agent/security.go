@@ -36,6 +36,7 @@ func (a *Agent) admissionChain(allocatable admission.Resources) (*admission.Chai
 		admission.PodFields(),
 		admission.VolumePaths(),
 		admission.NewGroupsPolicyAdmitter(a.conn.features),
+		a.deviceAdmitter(),
 		admission.NewResourceAdmitter(allocatable, a.cfg.MaxPods),
 		admission.NodeAffinity(a.admissionNode),
 		admission.NewAppArmorAdmitter(appArmorEnabled()),
