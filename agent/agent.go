@@ -193,7 +193,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Agent, error) {
 		return nil, err
 	}
 	a.syncer = kuberuntime.NewSyncer(conn.runtime, conn.images, kuberuntime.Options{
-		Statuses: a.statuses, Events: a.events, Clock: a.clock, Logger: a.log,
+		Statuses: deviceStatuses{a}, Events: a.events, Clock: a.clock, Logger: a.log,
 		RuntimeName: conn.name, LogRoot: cfg.PodLogRoot(), PodsRoot: cfg.PodsRoot(), Probes: a.probes,
 		Allocatable: downwardAllocatable(allocatable, cfg.RootDir), HostIPs: hostIPs(), MachineMemory: machine.Memory().Value(),
 		VolumeAPI: a.volumeAPI(), Services: a.serviceLister(),

@@ -4,9 +4,11 @@ import (
 	"path/filepath"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podlife/podlife/agent/admission"
 	"github.com/podlife/podlife/agent/devicemanager"
+	"github.com/podlife/podlife/worker"
 )
 
 // newDeviceManager prepares the device manager on <root
@@ -20,7 +22,29 @@ func (a *Agent) newDeviceManager() (*devicemanager.Manager, error) {
 				a.cluster.node.ResourcesChanged()
 			}
 		},
+		OnHealth: a.resyncPods,
 	})
+}
+
+// resyncPods syncs the admitted pods among uids: their statuses say
+// their devices' health anew.
+func (a *Agent) resyncPods(uids []types.UID) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, uid := range uids {
+		if e, ok := a.pods[uid]; ok && e.rejection == nil {
+			a.updatePod(worker.SyncPodSync, e.pod)
+		}
+	}
+}
+
+// deviceStatuses is the syncer's StatusWriter: the status manager's, with
+// the health of each container's devices set in its status.
+type deviceStatuses struct{ a *Agent }
+
+func (d deviceStatuses) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
+	d.a.devices.SetAllocatedResourcesStatus(pod, &status)
+	d.a.statuses.SetPodStatus(pod, status)
 }
 
 // deviceAdmitter allocates the devices of a pod's extended resources

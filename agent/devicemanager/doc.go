@@ -22,9 +22,10 @@
 // The gRPC shell (server.go) calls the plugins: Allocate once per container
 // at its first creation, PreStartContainer before each creation when the
 // plugin asks for it. Devices of pods that no longer hold node resources
-// are freed (Sweep, and before each admission).
+// are freed (Sweep, and before each admission). The containers' statuses
+// say their devices' health (allocatedResourcesStatus, podstatus.go).
 //
 // Not done, unlike the kubelet: the checkpoint (an agent restarted forgets
 // the allocations of running pods), topology hints and
-// GetPreferredAllocation, and the pods' allocatedResourcesStatus.
+// GetPreferredAllocation (the first free healthy devices by ID are taken).
 package devicemanager

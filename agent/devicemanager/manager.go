@@ -36,6 +36,10 @@ type Config struct {
 	// capacity or allocatable may have changed (the Node's status is
 	// written sooner). nil: nothing.
 	OnChange func()
+	// OnHealth is called, without the manager's lock, with the pods
+	// holding a device whose health changed (their statuses say so:
+	// SetAllocatedResourcesStatus). nil: nothing.
+	OnHealth func(pods []types.UID)
 }
 
 // Manager is the device manager. Its methods are safe for concurrent use.
@@ -79,6 +83,9 @@ func New(cfg Config) (*Manager, error) {
 	}
 	if cfg.OnChange == nil {
 		cfg.OnChange = func() {}
+	}
+	if cfg.OnHealth == nil {
+		cfg.OnHealth = func([]types.UID) {}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Manager{

@@ -356,3 +356,54 @@ func keys(kv []*runtimeapi.KeyValue) []string {
 	}
 	return out
 }
+
+// TestAllocatedResourcesStatus: a container's status says the health of
+// its devices, and the pods holding a device whose health changed are
+// named to OnHealth (the node e2e suite's "Device Plugin Failures Pod
+// Status").
+func TestAllocatedResourcesStatus(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), devicemanager.DirName)
+	health := make(chan []types.UID, 16)
+	m, err := devicemanager.New(devicemanager.Config{Dir: dir, OnHealth: func(pods []types.UID) { health <- pods }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Stop)
+	p := deviceplugintest.Start(t, dir, "gpu.sock", deviceplugintest.Devices(pluginapi.Healthy, "testdevice")...)
+	if err := p.Register(m.SocketPath(), resourceName); err != nil {
+		t.Fatal(err)
+	}
+	waitValue(t, m, resourceName, value{1, 1})
+	pod := devicePod("a", nil, 1, 0)
+	if err := m.Admit(pod, nil); err != nil {
+		t.Fatal(err)
+	}
+	statusSays := func(want v1.ResourceHealthStatus) {
+		t.Helper()
+		st := v1.PodStatus{ContainerStatuses: []v1.ContainerStatus{{Name: "ca"}, {Name: "cb"}}}
+		m.SetAllocatedResourcesStatus(pod, &st)
+		wantStatus := []v1.ResourceStatus{{Name: resourceName, Resources: []v1.ResourceHealth{{ResourceID: "testdevice", Health: want}}}}
+		if got := st.ContainerStatuses[0].AllocatedResourcesStatus; !slices.EqualFunc(got, wantStatus, func(a, b v1.ResourceStatus) bool {
+			return a.Name == b.Name && slices.Equal(a.Resources, b.Resources)
+		}) {
+			t.Errorf("container ca: %+v, want %+v", got, wantStatus)
+		}
+		if got := st.ContainerStatuses[1].AllocatedResourcesStatus; got != nil {
+			t.Errorf("container cb, without devices: %+v, want none", got)
+		}
+	}
+	statusSays(v1.ResourceHealthStatusHealthy)
+	p.SetHealth(pluginapi.Unhealthy, "testdevice")
+	select {
+	case got := <-health:
+		if !slices.Equal(got, []types.UID{"a"}) {
+			t.Errorf("OnHealth(%v), want [a]", got)
+		}
+	case <-time.After(pollTimeout):
+		t.Fatal("OnHealth not called after the device became unhealthy")
+	}
+	statusSays(v1.ResourceHealthStatusUnhealthy)
+}

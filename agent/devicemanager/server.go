@@ -156,10 +156,13 @@ func (m *Manager) listAndWatch(p *plugin) error {
 			return err
 		}
 		m.mu.Lock()
-		m.state.listed(p.resource, p.socket, resp.Devices)
+		pods := m.state.listed(p.resource, p.socket, resp.Devices)
 		m.mu.Unlock()
 		m.log.Debug("Device plugin listed its devices", "resource", p.resource, "devices", len(resp.Devices))
 		m.cfg.OnChange()
+		if len(pods) > 0 {
+			m.cfg.OnHealth(pods)
+		}
 	}
 }
 
