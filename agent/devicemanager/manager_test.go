@@ -2,6 +2,7 @@ package devicemanager_test
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -406,4 +407,48 @@ func TestAllocatedResourcesStatus(t *testing.T) {
 		t.Fatal("OnHealth not called after the device became unhealthy")
 	}
 	statusSays(v1.ResourceHealthStatusUnhealthy)
+}
+
+// TestTwoPluginsAnswers: a container with devices of two plugins gets
+// both answers, the first resource's (by name) where they collide on an
+// env var or a container path.
+func TestTwoPluginsAnswers(t *testing.T) {
+	m, _, dir := startManager(t)
+	for _, r := range []struct{ resource, socket, value string }{
+		{"b.test/y", "y.sock", "from-y"},
+		{"a.test/x", "x.sock", "from-x"},
+	} {
+		p := deviceplugintest.Start(t, dir, r.socket, deviceplugintest.Devices(pluginapi.Healthy, "0")...)
+		p.Answer = func(ids []string) *pluginapi.ContainerAllocateResponse {
+			return &pluginapi.ContainerAllocateResponse{
+				Envs:   map[string]string{"SHARED": r.value, "ONLY_" + r.value[5:]: "1"},
+				Mounts: []*pluginapi.Mount{{ContainerPath: "/shared", HostPath: "/host/" + r.value}},
+			}
+		}
+		if err := p.Register(m.SocketPath(), r.resource); err != nil {
+			t.Fatal(err)
+		}
+		waitValue(t, m, r.resource, value{1, 1})
+	}
+	one := *resource.NewQuantity(1, resource.DecimalSI)
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "p"}, Spec: v1.PodSpec{Containers: []v1.Container{{
+		Name: "c", Resources: v1.ResourceRequirements{Limits: v1.ResourceList{"a.test/x": one, "b.test/y": one}},
+	}}}}
+	if err := m.Admit(pod, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &runtimeapi.ContainerConfig{}
+	if err := m.AddDevices(context.Background(), pod, &pod.Spec.Containers[0], cfg); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, kv := range cfg.Envs {
+		env[kv.Key] = string(kv.Value)
+	}
+	if want := map[string]string{"SHARED": "from-x", "ONLY_x": "1", "ONLY_y": "1"}; !maps.Equal(env, want) {
+		t.Errorf("env %v, want %v", env, want)
+	}
+	if len(cfg.Mounts) != 1 || cfg.Mounts[0].HostPath != "/host/from-x" {
+		t.Errorf("mounts %v, want /shared from /host/from-x only", cfg.Mounts)
+	}
 }
