@@ -452,3 +452,24 @@ func TestTwoPluginsAnswers(t *testing.T) {
 		t.Errorf("mounts %v, want /shared from /host/from-x only", cfg.Mounts)
 	}
 }
+
+// TestPluginRegistersAgain: a plugin that stopped and registers again
+// (a new process on the same socket) serves its resource anew.
+func TestPluginRegistersAgain(t *testing.T) {
+	m, _, dir := startManager(t)
+	old := deviceplugintest.Start(t, dir, "gpu.sock", deviceplugintest.Devices(pluginapi.Healthy, "0", "1")...)
+	if err := old.Register(m.SocketPath(), resourceName); err != nil {
+		t.Fatal(err)
+	}
+	waitValue(t, m, resourceName, value{2, 2})
+	old.Stop()
+	waitValue(t, m, resourceName, value{0, 2})
+	renewed := deviceplugintest.Start(t, dir, "gpu.sock", deviceplugintest.Devices(pluginapi.Healthy, "0", "1", "2")...)
+	if err := renewed.Register(m.SocketPath(), resourceName); err != nil {
+		t.Fatal(err)
+	}
+	waitValue(t, m, resourceName, value{3, 3})
+	if err := m.Admit(devicePod("p", nil, 3), nil); err != nil {
+		t.Errorf("Admit after the plugin registered again: %v", err)
+	}
+}

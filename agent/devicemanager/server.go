@@ -119,7 +119,7 @@ func (m *Manager) connect(ctx context.Context, resource, socket string) (*plugin
 		conn.Close()
 		return nil, errors.New("the device manager is stopping")
 	}
-	if !m.state.connect(resource, socket) {
+	if _, ok := m.plugins[socket]; ok || !m.state.connect(resource, socket) {
 		conn.Close()
 		return nil, fmt.Errorf("device plugin already connected: %s", socket)
 	}
@@ -136,9 +136,11 @@ func (m *Manager) follow(p *plugin) {
 		m.log.Warn("ListAndWatch ended for device plugin; its devices are unhealthy until it registers again", "resource", p.resource, "socket", p.socket, "err", err)
 	}
 	m.mu.Lock()
-	m.state.disconnect(p.resource, p.socket, m.cfg.Clock.Now())
+	// Only while p is the socket's plugin: a plugin registered again on
+	// the same socket is refused until then, so this never ends it.
 	if m.plugins[p.socket] == p {
 		delete(m.plugins, p.socket)
+		m.state.disconnect(p.resource, p.socket, m.cfg.Clock.Now())
 	}
 	m.mu.Unlock()
 	p.conn.Close()
