@@ -25,7 +25,10 @@
 // are freed (Sweep, and before each admission). The containers' statuses
 // say their devices' health (allocatedResourcesStatus, podstatus.go).
 //
-// Not done, unlike the kubelet: the checkpoint (an agent restarted forgets
-// the allocations of running pods), topology hints and
-// GetPreferredAllocation (the first free healthy devices by ID are taken).
+// The allocations and the plugins' answers are kept in a checkpoint
+// (checkpoint.go): a restarted agent hands no running pod's device to
+// another pod; its first housekeeping sweep frees those of the pods gone.
+//
+// Not done, unlike the kubelet: topology hints and GetPreferredAllocation
+// (the first free healthy devices by ID are taken).
 package devicemanager

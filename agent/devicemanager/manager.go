@@ -104,7 +104,11 @@ func (m *Manager) SocketPath() string { return filepath.Join(m.cfg.Dir, SocketNa
 func (m *Manager) Resources() (capacity, allocatable v1.ResourceList) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.state.capacity(m.cfg.Clock.Now())
+	now := m.cfg.Clock.Now()
+	if m.state.expire(now) {
+		m.writeCheckpointLocked()
+	}
+	return m.state.capacity(now)
 }
 
 // Admit allocates the devices pod's containers ask for, after freeing
@@ -114,7 +118,7 @@ func (m *Manager) Resources() (capacity, allocatable v1.ResourceList) {
 func (m *Manager) Admit(pod *v1.Pod, active []*v1.Pod) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.freeLocked(append(slices.Clone(active), pod))
+	m.freeLocked(append(slices.Clone(active), pod), false)
 	return m.allocateLocked(pod)
 }
 
@@ -130,22 +134,30 @@ func (m *Manager) allocateLocked(pod *v1.Pod) error {
 	for name, byResource := range plan {
 		m.state.allocated[containerKey{pod.UID, name}] = byResource
 	}
+	if len(plan) > 0 {
+		m.writeCheckpointLocked()
+	}
 	return nil
 }
 
-// Sweep frees the devices of the pods not in active.
+// Sweep frees the devices of the pods not in active. The caller knows
+// every pod of its sources: the first Sweep after a restart frees the
+// devices the checkpoint kept for pods that are gone, which admissions
+// before it do not.
 func (m *Manager) Sweep(active []*v1.Pod) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.freeLocked(active)
+	m.freeLocked(active, true)
 }
 
-func (m *Manager) freeLocked(active []*v1.Pod) {
+func (m *Manager) freeLocked(active []*v1.Pod, sweep bool) {
 	keep := make(map[types.UID]bool, len(active))
 	for _, p := range active {
 		keep[p.UID] = true
 	}
-	m.state.free(keep)
+	if m.state.free(keep, sweep) {
+		m.writeCheckpointLocked()
+	}
 }
 
 // Devices returns the devices allocated to container c of pod uid, by
@@ -216,6 +228,7 @@ func (m *Manager) AddDevices(ctx context.Context, pod *v1.Pod, c *v1.Container, 
 			m.state.responses[key] = map[string]*pluginapi.ContainerAllocateResponse{}
 		}
 		maps.Copy(m.state.responses[key], responses)
+		m.writeCheckpointLocked()
 	}
 	m.mu.Unlock()
 	applyResponses(cfg, responses)

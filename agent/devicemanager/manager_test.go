@@ -473,3 +473,71 @@ func TestPluginRegistersAgain(t *testing.T) {
 		t.Errorf("Admit after the plugin registered again: %v", err)
 	}
 }
+
+// TestRestartKeepsAllocations: a manager started again on the same
+// directory (an agent restarted) keeps the devices of the pods allocated
+// before, and their plugins' answers, until a sweep says those pods are
+// gone; their resources are there with no device until the plugins
+// register again.
+func TestRestartKeepsAllocations(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), devicemanager.DirName)
+	start := func() *devicemanager.Manager {
+		m, err := devicemanager.New(devicemanager.Config{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(m.Stop)
+		return m
+	}
+	m := start()
+	p := deviceplugintest.Start(t, dir, "gpu.sock", deviceplugintest.Devices(pluginapi.Healthy, "0", "1")...)
+	if err := p.Register(m.SocketPath(), resourceName); err != nil {
+		t.Fatal(err)
+	}
+	waitValue(t, m, resourceName, value{2, 2})
+	a := devicePod("a", nil, 1)
+	if err := m.Admit(a, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddDevices(context.Background(), a, &a.Spec.Containers[0], &runtimeapi.ContainerConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	m.Stop()
+
+	m = start()
+	if got := valueOf(m, resourceName); got != (value{0, 0}) {
+		t.Errorf("restarted, before the plugin registers again: %+v, want {0 0}", got)
+	}
+	p2 := deviceplugintest.Start(t, dir, "gpu2.sock", deviceplugintest.Devices(pluginapi.Healthy, "0", "1")...)
+	if err := p2.Register(m.SocketPath(), resourceName); err != nil {
+		t.Fatal(err)
+	}
+	waitValue(t, m, resourceName, value{2, 2})
+	b := devicePod("b", nil, 2)
+	if err := m.Admit(b, nil); err == nil || !strings.Contains(err.Error(), "Available: 1") {
+		t.Errorf("Admit b before a sweep: %v, want a's device kept", err)
+	}
+	if err := m.Admit(a, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Devices("a", "ca")[resourceName]; !slices.Equal(got, []string{"0"}) {
+		t.Errorf("a's devices after the restart: %v, want [0]", got)
+	}
+	cfg := &runtimeapi.ContainerConfig{}
+	if err := m.AddDevices(context.Background(), a, &a.Spec.Containers[0], cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(cfg.Envs); !slices.Equal(got, []string{"DEVICE_0"}) {
+		t.Errorf("a's env after the restart: %v, want the answer kept", got)
+	}
+	if got := p2.Allocations(); len(got) != 0 {
+		t.Errorf("the plugin was asked again: %v", got)
+	}
+	m.Sweep(nil)
+	if err := m.Admit(b, nil); err != nil {
+		t.Errorf("Admit b after the sweep: %v", err)
+	}
+}

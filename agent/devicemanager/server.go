@@ -34,6 +34,12 @@ func (m *Manager) Start() error {
 	if err := removeSockets(m.cfg.Dir); err != nil {
 		return fmt.Errorf("device plugins: %w", err)
 	}
+	if err := m.readCheckpoint(); err != nil {
+		// As the kubelet: the agent runs on; the devices of running pods
+		// may be handed out again.
+		m.log.Error("Cannot read the device checkpoint; starting without it", "err", err)
+		m.state = newState()
+	}
 	ln, err := net.Listen("unix", m.SocketPath())
 	if err != nil {
 		return fmt.Errorf("device plugins: the registration socket: %w", err)
@@ -119,11 +125,15 @@ func (m *Manager) connect(ctx context.Context, resource, socket string) (*plugin
 		conn.Close()
 		return nil, errors.New("the device manager is stopping")
 	}
+	_, known := m.state.resources[resource]
 	if _, ok := m.plugins[socket]; ok || !m.state.connect(resource, socket) {
 		conn.Close()
 		return nil, fmt.Errorf("device plugin already connected: %s", socket)
 	}
 	m.plugins[socket] = p
+	if !known {
+		m.writeCheckpointLocked()
+	}
 	return p, nil
 }
 

@@ -67,6 +67,10 @@ type state struct {
 	// responses are the plugins' Allocate answers, by container and
 	// resource; a container is allocated once.
 	responses map[containerKey]map[string]*pluginapi.ContainerAllocateResponse
+	// restored are the pods whose devices came from the checkpoint: only
+	// a sweep frees them (admission runs before every pod of the sources
+	// is known again).
+	restored map[types.UID]bool
 }
 
 func newState() *state {
@@ -75,6 +79,7 @@ func newState() *state {
 		removed:   map[string]bool{},
 		allocated: map[containerKey]map[string][]string{},
 		responses: map[containerKey]map[string]*pluginapi.ContainerAllocateResponse{},
+		restored:  map[types.UID]bool{},
 	}
 }
 
@@ -154,21 +159,23 @@ func (s *state) listed(name, socket string, devices []*pluginapi.Device) []types
 }
 
 // expire drops the resources whose plugin went away more than the grace
-// period before now.
-func (s *state) expire(now time.Time) {
+// period before now, and reports whether it dropped any.
+func (s *state) expire(now time.Time) bool {
+	dropped := false
 	for name, r := range s.resources {
 		if !r.stoppedAt.IsZero() && now.Sub(r.stoppedAt) > endpointStopGracePeriod {
 			delete(s.resources, name)
 			s.removed[name] = true
+			dropped = true
 		}
 	}
+	return dropped
 }
 
 // capacity is what the Node says of the device plugins' resources at now:
 // capacity counts every device, allocatable the healthy ones. A resource
 // registered but not yet listed is not there yet; a removed one is 0.
 func (s *state) capacity(now time.Time) (capacity, allocatable v1.ResourceList) {
-	s.expire(now)
 	capacity, allocatable = v1.ResourceList{}, v1.ResourceList{}
 	for name, r := range s.resources {
 		if r.devices == nil {
@@ -219,12 +226,20 @@ func (s *state) hasPod(uid types.UID) bool {
 	return false
 }
 
-// free releases the devices of every pod but those in keep.
-func (s *state) free(keep map[types.UID]bool) {
+// free releases the devices of every pod but those in keep (and, unless
+// sweep, those restored from the checkpoint), and reports whether it
+// released any. A sweep ends the restored pods' protection.
+func (s *state) free(keep map[types.UID]bool, sweep bool) bool {
+	freed := false
 	for _, k := range slices.Collect(maps.Keys(s.allocated)) {
-		if !keep[k.pod] {
+		if !keep[k.pod] && (sweep || !s.restored[k.pod]) {
 			delete(s.allocated, k)
 			delete(s.responses, k)
+			freed = true
 		}
 	}
+	if sweep {
+		clear(s.restored)
+	}
+	return freed
 }
