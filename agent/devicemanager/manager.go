@@ -278,7 +278,7 @@ func (p pool) isDeviceResource(name string) bool { return p.s.isDeviceResource(n
 
 func (p pool) healthyFree(name string) ([]string, int, bool) {
 	r := p.s.resources[name]
-	if r == nil {
+	if r == nil || r.devices == nil {
 		return nil, 0, false
 	}
 	healthy := r.healthyIDs()

@@ -192,9 +192,12 @@ func (s *state) capacity(now time.Time) (capacity, allocatable v1.ResourceList) 
 }
 
 // isDeviceResource reports whether name is a device plugin's resource:
-// registered, or still allocated to a container.
+// listed by its plugin (or left without devices by it), or still
+// allocated to a container. A resource registered but not listed yet is
+// not one yet, as in the kubelet: a pod admitted meanwhile gets its
+// devices when its container is created.
 func (s *state) isDeviceResource(name string) bool {
-	if _, ok := s.resources[name]; ok {
+	if r, ok := s.resources[name]; ok && r.devices != nil {
 		return true
 	}
 	for _, byResource := range s.allocated {

@@ -107,3 +107,66 @@ spec:
 		t.Errorf("the container saw %q, want %q", got, want)
 	}
 }
+
+// An agent restarted on the same root directory keeps the device of the
+// pod that runs on: a pod asking for both devices is refused (the
+// checkpoint), not handed the running pod's device.
+func TestContainerdDevicePluginRestart(t *testing.T) {
+	e := agenttest.NewCtrdEnv(t)
+	manifests := filepath.Join(e.Dir, "manifests")
+	root := filepath.Join(e.Dir, "root-devices")
+	sameRoot := func(c *config.Config) { c.RootDir = root }
+	dir := filepath.Join(root, devicemanager.DirName)
+	kubeletSocket := filepath.Join(dir, devicemanager.SocketName)
+	const resource = "podlife.test/widget"
+	register := func(socket string) {
+		t.Helper()
+		p := deviceplugintest.Start(t, dir, socket, deviceplugintest.Devices(pluginapi.Healthy, "w0", "w1")...)
+		if err := p.Register(kubeletSocket, resource); err != nil {
+			t.Fatalf("Register: %v", err)
+		}
+	}
+	pod := func(name, uid string, n int) string {
+		return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+  namespace: %s
+  uid: %s
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: c
+    image: %s
+    imagePullPolicy: Never
+    command: [sh, -c, 'trap "exit 0" TERM; while true; do sleep 0.2; done']
+    resources:
+      limits:
+        %s: %d
+`, name, agenttest.CtrdNamespace, uid, critest.BusyboxImage, resource, n)
+	}
+	a := e.StartAgent(manifests, sameRoot)
+	register("widget.sock")
+	uid := e.NewUID()
+	writeManifest(t, manifests, "widget.yaml", pod("widget", uid, 1))
+	a.WaitRunning(uid, 1)
+	if err := a.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Found with the running pod's manifest when the agent starts again,
+	// and admitted first (the manifests in name order).
+	greedy := e.NewUID()
+	writeManifest(t, manifests, "greedy.yaml", pod("greedy", greedy, 2))
+	b := e.StartAgent(manifests, sameRoot)
+	register("widget2.sock")
+	b.WaitRunning(uid, 1)
+	agenttest.CtrdEventually(t, "the pod asking for both devices refused", func() (bool, string) {
+		st, ok := b.PodStatus(types.UID(greedy))
+		// Before the plugin registers again the resource has no device
+		// (as after a kubelet's restart); after, one is free.
+		return ok && st.Phase == v1.PodFailed && st.Reason == devicemanager.ReasonUnexpectedAdmissionError &&
+			(st.Message == "Allocate failed due to no healthy devices present; cannot allocate unhealthy devices podlife.test/widget, which is unexpected" ||
+				st.Message == "Allocate failed due to requested number of devices unavailable for podlife.test/widget. Requested: 2, Available: 1, which is unexpected"), fmt.Sprintf("%+v", st)
+	})
+}
