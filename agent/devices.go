@@ -12,8 +12,9 @@ import (
 )
 
 // newDeviceManager prepares the device manager on <root
-// dir>/device-plugins; it listens from startDevices. A change of the
-// device plugins' resources asks the Node for a status update.
+// dir>/device-plugins (New starts it last). A change of the device
+// plugins' resources asks the Node for a status update; a change of a
+// device's health resyncs the pods holding it.
 func (a *Agent) newDeviceManager() (*devicemanager.Manager, error) {
 	return devicemanager.New(devicemanager.Config{
 		Dir: filepath.Join(a.cfg.RootDir, devicemanager.DirName), Clock: a.clock, Logger: a.log,
@@ -49,7 +50,9 @@ func (d deviceStatuses) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 
 // deviceAdmitter allocates the devices of a pod's extended resources
 // served by device plugins, or refuses the pod with the kubelet's
-// UnexpectedAdmissionError (its resource allocator's admit handler).
+// UnexpectedAdmissionError (its resource allocator's admit handler). A
+// pod a later handler refuses holds them until the next admission or
+// housekeeping frees them, as in the kubelet.
 func (a *Agent) deviceAdmitter() admission.Handler {
 	return admission.HandlerFunc(func(pod *v1.Pod, active []*v1.Pod) admission.Result {
 		if err := a.devices.Admit(pod, active); err != nil {
