@@ -29,6 +29,10 @@
 // (checkpoint.go): a restarted agent hands no running pod's device to
 // another pod; its first housekeeping sweep frees those of the pods gone.
 //
+// Under a root directory too deep for a unix socket path (107 bytes) the
+// manager logs a warning and serves no registration socket: no plugin can
+// register, and the agent runs on.
+//
 // Not done, unlike the kubelet: topology hints and GetPreferredAllocation
 // (the first free healthy devices by ID are taken).
 package devicemanager

@@ -541,3 +541,24 @@ func TestRestartKeepsAllocations(t *testing.T) {
 		t.Errorf("Admit b after the sweep: %v", err)
 	}
 }
+
+// TestSocketPathTooLong: under a root directory too deep for a unix
+// socket the manager starts without its registration socket (and says so
+// in its log) rather than failing the agent.
+func TestSocketPathTooLong(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 100), devicemanager.DirName)
+	m, err := devicemanager.New(devicemanager.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer m.Stop()
+	if _, err := os.Stat(m.SocketPath()); !os.IsNotExist(err) {
+		t.Errorf("registration socket at a path too long: %v", err)
+	}
+	if capacity, _ := m.Resources(); len(capacity) != 0 {
+		t.Errorf("resources %v, want none", capacity)
+	}
+}
