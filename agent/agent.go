@@ -19,6 +19,7 @@ import (
 	"github.com/podlife/podlife/agent/admission"
 	"github.com/podlife/podlife/agent/api"
 	"github.com/podlife/podlife/agent/config"
+	"github.com/podlife/podlife/agent/devicemanager"
 	"github.com/podlife/podlife/agent/kubeletserver"
 	"github.com/podlife/podlife/agent/manifests"
 	"github.com/podlife/podlife/agent/podstatus"
@@ -92,6 +93,7 @@ type Agent struct {
 	source    *manifests.Source // nil: no manifest directory
 	cluster   *cluster          // nil: no API server (Config.Kubeconfig "")
 	admission *admission.Chain
+	devices   *devicemanager.Manager
 	shutdown  *shutdown.Manager
 	statuses  *podstatus.Manager
 	probes    *prober.Manager
@@ -171,6 +173,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Agent, error) {
 			a.log.Debug("the runtime sees the agent's mounts", "runtime", cfg.RuntimeEndpoint, "pid", m.PID, "why", m.Why)
 		}
 	}
+	if a.devices, err = a.newDeviceManager(); err != nil {
+		a.close()
+		return nil, err
+	}
 	machine, machineErr := machineCapacity()
 	allocatable, err := cfg.AllocatableResources(machine, machineErr)
 	if err != nil {
@@ -194,13 +200,14 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Agent, error) {
 		return nil, err
 	}
 	a.syncer = kuberuntime.NewSyncer(conn.runtime, conn.images, kuberuntime.Options{
-		Statuses: a.statuses, Events: a.events, Clock: a.clock, Logger: a.log,
+		Statuses: deviceStatuses{a}, Events: a.events, Clock: a.clock, Logger: a.log,
 		RuntimeName: conn.name, LogRoot: cfg.PodLogRoot(), PodsRoot: cfg.PodsRoot(), Probes: a.probes,
 		Allocatable: downwardAllocatable(allocatable, cfg.RootDir), HostIPs: hostIPs(), MachineMemory: machine.Memory().Value(),
 		VolumeAPI: a.volumeAPI(), Services: a.serviceLister(),
 		Security: cfg.SecurityOptions(), RuntimeFeatures: conn.features, RuntimeClasses: a.runtimeClasses(),
 		RestartBackoff: opts.RestartBackoff, MaxRestartBackoff: opts.MaxRestartBackoff,
 		ClusterDNS: dns.Cluster{Servers: cfg.ClusterDNS, Domain: cfg.ClusterDomain},
+		Devices:    a.devices,
 	})
 	if root := cfg.PodLogRoot(); root != "" {
 		maxSize, _ := cfg.ContainerLogMaxBytes()
@@ -251,6 +258,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Agent, error) {
 		return nil, err
 	}
 	if err := a.listenHealthz(opts); err != nil {
+		a.close()
+		return nil, err
+	}
+	if err := a.devices.Start(); err != nil {
 		a.close()
 		return nil, err
 	}
@@ -512,6 +523,9 @@ func (a *Agent) close() {
 	}
 	if a.healthz != nil {
 		a.healthz.Close()
+	}
+	if a.devices != nil {
+		a.devices.Stop()
 	}
 	a.conn.close()
 }

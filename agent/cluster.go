@@ -155,6 +155,7 @@ func (a *Agent) connectCluster(ctx context.Context, machine v1.ResourceList, all
 			v1.ResourceMemory: *resource.NewQuantity(allocatable.Memory, resource.BinarySI),
 			v1.ResourcePods:   *resource.NewQuantity(int64(cfg.MaxPods), resource.DecimalSI),
 		},
+		DeviceResources: a.devices.Resources,
 		Addresses:       nodeAddresses(cfg.NodeName, cfg.NodeIPs),
 		Labels:          cfg.NodeLabels,
 		Taints:          cfg.RegisterWithTaints,

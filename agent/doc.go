@@ -40,6 +40,9 @@
 //   - configmap: the ConfigMaps projected volumes show, read with the
 //     node's identity and kept for a sync period (cluster mode).
 //   - demo: the demo verb's scripted scenario on the embedded runtime.
+//   - devicemanager: the device plugins (registration socket, their
+//     devices in the Node's resources, admission and the containers'
+//     allocations); devices.go wires it in.
 //   - manifests: the static pod manifests of a directory.
 //   - mirror: the mirror pods of the static pods (cluster mode).
 //   - node: the Node object and its Lease (cluster mode).

@@ -63,7 +63,9 @@ func (a *Agent) housekeeping(ctx context.Context) {
 		}
 		a.working[rp.ID] = worker.PodWorkerSync{State: worker.TerminatingPod, Orphan: true}
 	}
-	a.gauges.set(a.desiredLocked(), a.activePodsLocked())
+	active := a.activePodsLocked()
+	a.gauges.set(a.desiredLocked(), active)
+	a.devices.Sweep(active)
 	a.statuses.Retain(func(uid types.UID) bool { return a.knownLocked(uid) })
 	if a.cluster != nil {
 		a.cluster.tokens.Retain(func(uid types.UID) bool { return a.knownLocked(uid) })

@@ -15,8 +15,8 @@ import (
 // the kubelet's order the sysctls (the safe ones for this kernel and the
 // allowed unsafe ones), the fields podlife refuses and the volume file
 // paths the API server refuses, supplementalGroupsPolicy Strict on this
-// runtime and the resources (its predicate), AppArmor profiles on this
-// host.
+// runtime, the device plugins' devices (its resource allocator) and the
+// resources (its predicate), AppArmor profiles on this host.
 func (a *Agent) admissionChain(allocatable admission.Resources) (*admission.Chain, error) {
 	sysctls, err := admission.NewSysctlAdmitter(append(admission.SafeSysctls(kernelVersion()), a.cfg.AllowedUnsafeSysctls...))
 	if err != nil {
@@ -36,6 +36,7 @@ func (a *Agent) admissionChain(allocatable admission.Resources) (*admission.Chai
 		admission.PodFields(),
 		admission.VolumePaths(),
 		admission.NewGroupsPolicyAdmitter(a.conn.features),
+		a.deviceAdmitter(),
 		admission.NewResourceAdmitter(allocatable, a.cfg.MaxPods),
 		admission.NodeAffinity(a.admissionNode),
 		admission.NewAppArmorAdmitter(appArmorEnabled()),

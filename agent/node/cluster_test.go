@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"runtime"
@@ -421,5 +422,50 @@ func TestNodeAuthorizerRefusesAnotherNode(t *testing.T) {
 	_, err = cfg.Client.CoreV1().Nodes().Patch(ctx, other, types.MergePatchType, []byte(`{"metadata":{"labels":{"stolen":"yes"}}}`), metav1.PatchOptions{})
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("node %s labelled node %s: %v, want forbidden", self, other, err)
+	}
+}
+
+// TestStatusFollowsDeviceResources: the device plugins' resources
+// (Config.DeviceResources) are set over the node's own capacity and
+// allocatable; a resource no longer named keeps its last value, as the
+// kubelet leaves it (the device manager names a dropped resource with 0).
+func TestStatusFollowsDeviceResources(t *testing.T) {
+	c := clustertest.Require(t)
+	name := c.NodeName(t)
+	ctx := context.Background()
+	type lists struct{ capacity, allocatable v1.ResourceList }
+	var devices atomic.Pointer[lists]
+	devices.Store(&lists{})
+	cfg := testConfig(t, c, name)
+	cfg.DeviceResources = func() (v1.ResourceList, v1.ResourceList) {
+		l := devices.Load()
+		return l.capacity, l.allocatable
+	}
+	m, _ := runManager(t, cfg)
+	registered(t, c, m)
+	const gpu = v1.ResourceName("test.device/gpu")
+	qty := func(n int64) resource.Quantity { return *resource.NewQuantity(n, resource.DecimalSI) }
+	for _, step := range []struct {
+		set                   *lists
+		capacity, allocatable int64
+	}{
+		{&lists{v1.ResourceList{gpu: qty(2)}, v1.ResourceList{gpu: qty(2)}}, 2, 2},
+		{&lists{v1.ResourceList{gpu: qty(2)}, v1.ResourceList{gpu: qty(1)}}, 2, 1},
+		{&lists{v1.ResourceList{gpu: qty(0)}, v1.ResourceList{gpu: qty(0)}}, 0, 0},
+		{&lists{v1.ResourceList{gpu: qty(3)}, v1.ResourceList{gpu: qty(3)}}, 3, 3},
+		{&lists{}, 3, 3},
+	} {
+		devices.Store(step.set)
+		m.ResourcesChanged()
+		eventually(t, fmt.Sprintf("%s capacity %d allocatable %d", gpu, step.capacity, step.allocatable), func() (bool, error) {
+			node, err := c.Admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			capacity, cok := node.Status.Capacity[gpu]
+			allocatable, aok := node.Status.Allocatable[gpu]
+			cpu := node.Status.Allocatable[v1.ResourceCPU]
+			return cok && aok && capacity.Value() == step.capacity && allocatable.Value() == step.allocatable && cpu.String() == "1500m", nil
+		})
 	}
 }

@@ -22,6 +22,11 @@ type Config struct {
 
 	Capacity    v1.ResourceList // cpu, memory and pods; a missing one keeps the node not ready, as in the kubelet
 	Allocatable v1.ResourceList // nil: Capacity
+	// DeviceResources, if set, is asked at each status update for the
+	// device plugins' resources, set over Capacity and Allocatable (the
+	// kubelet's GetDevicePluginResourceCapacity): a resource it stops
+	// naming keeps the value last written.
+	DeviceResources func() (capacity, allocatable v1.ResourceList)
 	// Addresses are the node's addresses; nil: the InternalIP of the host
 	// (the default route's interface, else the first non-loopback address)
 	// and the Hostname NodeName.

@@ -121,6 +121,10 @@ func (m *Manager) ClearShuttingDown() {
 	m.wakeStatusLoop()
 }
 
+// ResourcesChanged asks for a status update now: the device plugins'
+// resources changed.
+func (m *Manager) ResourcesChanged() { m.wakeStatusLoop() }
+
 // wakeStatusLoop asks the status loop for an update now.
 func (m *Manager) wakeStatusLoop() {
 	select {
@@ -184,10 +188,15 @@ func (m *Manager) desired() desiredState {
 	m.mu.Lock()
 	shuttingDown := m.shutdown != nil
 	m.mu.Unlock()
+	capacity, allocatable := m.cfg.Capacity, m.cfg.Allocatable
+	if m.cfg.DeviceResources != nil {
+		devCapacity, devAllocatable := m.cfg.DeviceResources()
+		capacity, allocatable = withResources(capacity, devCapacity), withResources(allocatable, devAllocatable)
+	}
 	return desiredState{
 		labels:      m.labels,
-		capacity:    m.cfg.Capacity,
-		allocatable: m.cfg.Allocatable,
+		capacity:    capacity,
+		allocatable: allocatable,
 		addresses:   m.addresses,
 		nodeInfo:    m.nodeInfo,
 		kubeletPort: m.cfg.KubeletPort,

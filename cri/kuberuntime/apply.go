@@ -149,6 +149,9 @@ func (s *Syncer) create(ctx context.Context, ps *podSync, c *v1.Container) error
 	if err == nil {
 		err = targetNamespace(ps, c, cfg)
 	}
+	if err == nil && s.opts.Devices != nil {
+		err = s.opts.Devices.AddDevices(ctx, pod, c, cfg)
+	}
 	if err != nil {
 		s.opts.Events.Eventf(pod, v1.EventTypeWarning, events.FailedToCreateContainer, "%s", events.ContainerError(err))
 		return waiting(c, "CreateContainerConfigError", err.Error(), err)

@@ -99,10 +99,22 @@ type Options struct {
 	// kubelet's clusterDNS and clusterDomain); none: the node's, with a
 	// MissingClusterDNS warning.
 	ClusterDNS dns.Cluster
+	// Devices gives a container's CRI config what its allocated devices
+	// need (env, mounts, device nodes: the node agent's device manager);
+	// nil: no container has devices.
+	Devices Devices
 	// Decided, if set, is told the rows each sync's plan fired (tests and
 	// developer tools record them as a trace of the container decisions,
 	// trace/container); the node agent sets none.
 	Decided func(pod *v1.Pod, steps []podplan.Step)
+}
+
+// Devices adds to the CRI config of a container instance what the device
+// plugins answered for its devices (the kubelet's device manager
+// GetDeviceRunContainerOptions). An error leaves the container waiting
+// with CreateContainerConfigError.
+type Devices interface {
+	AddDevices(ctx context.Context, pod *v1.Pod, c *v1.Container, cfg *runtimeapi.ContainerConfig) error
 }
 
 // runtimeOnlyGracePeriod is the grace period of a pod known only to the

@@ -393,3 +393,25 @@ func TestExplorerPackagesByJob(t *testing.T) {
 		}
 	}
 }
+
+// The device manager (agent/devicemanager) is a leaf that the agent root
+// wires in: the Node asks it through node.Config.DeviceResources, the
+// admission chain through an admission.Handler the root makes, the syncer
+// through kuberuntime.Devices. It imports nothing of podlife, and nothing
+// but the root (and the tests) imports it, so neither the Node, the
+// admission chain nor the syncer depend on the device plugins' gRPC.
+func TestDeviceManagerIsALeaf(t *testing.T) {
+	const dm = "agent/devicemanager"
+	pkgs := modulePackages(t)
+	if _, ok := pkgs[dm]; !ok {
+		t.Fatalf("go list found no package %s", dm)
+	}
+	if imps := inModule(pkgs[dm].Imports); len(imps) > 0 {
+		t.Errorf("%s imports %v; it must import nothing of podlife", dm, imps)
+	}
+	for rel, p := range pkgs {
+		if rel != "agent" && slices.Contains(inModule(p.Imports), dm) {
+			t.Errorf("%s imports %s; only the agent root wires the device manager", rel, dm)
+		}
+	}
+}
