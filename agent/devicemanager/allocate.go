@@ -44,7 +44,8 @@ func planPod(pod *v1.Pod, pool devicePool) (podAllocation, error) {
 	plan := podAllocation{}
 	taken := map[string][]string{}    // resource -> devices held by the pod
 	reusable := map[string][]string{} // resource -> devices of finished init containers
-	for _, c := range pod.Spec.InitContainers {
+	inits := len(pod.Spec.InitContainers)
+	for i, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
 		got, err := planContainer(&c, pool, taken, reusable)
 		if err != nil {
 			return nil, err
@@ -52,24 +53,15 @@ func planPod(pod *v1.Pod, pool devicePool) (podAllocation, error) {
 		if len(got) > 0 {
 			plan[c.Name] = got
 		}
+		// Only an init container that is not a sidecar is done before the
+		// next container starts.
+		done := i < inits && (c.RestartPolicy == nil || *c.RestartPolicy != v1.ContainerRestartPolicyAlways)
 		for name, ids := range got {
-			if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
-				reusable[name] = without(reusable[name], ids)
-			} else {
+			if done {
 				reusable[name] = union(reusable[name], ids)
+			} else {
+				reusable[name] = without(reusable[name], ids)
 			}
-		}
-	}
-	for _, c := range pod.Spec.Containers {
-		got, err := planContainer(&c, pool, taken, reusable)
-		if err != nil {
-			return nil, err
-		}
-		if len(got) > 0 {
-			plan[c.Name] = got
-		}
-		for name, ids := range got {
-			reusable[name] = without(reusable[name], ids)
 		}
 	}
 	return plan, nil
