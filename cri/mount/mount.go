@@ -66,7 +66,7 @@ func Points() ([]string, error) {
 		if len(fields) < 5 {
 			continue
 		}
-		points = append(points, unescapeMountPath(fields[4]))
+		points = append(points, UnescapePath(fields[4]))
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read /proc/self/mountinfo: %w", err)
@@ -74,9 +74,9 @@ func Points() ([]string, error) {
 	return points, nil
 }
 
-// unescapeMountPath decodes mountinfo's \ooo escapes (of space, tab,
-// newline and backslash).
-func unescapeMountPath(s string) string {
+// UnescapePath decodes mountinfo's \ooo escapes (of space, tab, newline
+// and backslash) in a mount point.
+func UnescapePath(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] == '\\' && i+3 < len(s) {

@@ -139,7 +139,7 @@ func onSharedMount(dir, mountinfo string) (bool, error) {
 		if len(fields) < 7 {
 			continue
 		}
-		point := unescapeMountPath(fields[4])
+		point := mount.UnescapePath(fields[4])
 		if !within(dir, point) || len(point) < len(best) {
 			continue
 		}
@@ -168,24 +168,4 @@ func within(path, point string) bool {
 		return true
 	}
 	return path == point || strings.HasPrefix(path, point+"/")
-}
-
-// unescapeMountPath undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMountPath(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			var v int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
